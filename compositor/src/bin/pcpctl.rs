@@ -1,0 +1,2 @@
+//! `pcpctl`: the client CLI.
+fn main() {}

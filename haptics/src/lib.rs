@@ -1,0 +1,1 @@
+//! Haptic confirmation: evdev force-feedback discovery and playback, and double-tap detection.
