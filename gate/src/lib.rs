@@ -2,6 +2,27 @@
 //! table, safety levels, friction adaptation, authorizers, the prompt state machine on an injected
 //! clock, the hash-chained audit log, confirmation tokens and the SQLite state store.
 
+pub mod audit;
+pub mod capability;
+pub mod config;
+pub mod error;
+pub mod friction;
+pub mod gate;
+pub mod intent;
+mod lifecycle;
+pub mod plan;
+pub mod prompt;
+pub mod store;
+pub mod threshold;
+pub mod token;
 pub mod types;
 
+pub use audit::{AuditRecord, ClientIdentity, Resolution};
+pub use config::{GateConfig, SafetyLevel};
+pub use error::{ConfigError, StoreError};
+pub use gate::{Gate, RespondError};
+pub use intent::{
+    Authorizer, Availability, Decision, Intent, IntentId, ModalityEvent, Outcome, Plan, Step,
+};
+pub use prompt::Prompt;
 pub use types::{Answer, AuthLevel, Modality, RiskClass, SideEffects, Threshold};

@@ -1,0 +1,206 @@
+//! The audit record: what was asked, by whom, how it was decided, chained by SHA-256 so that an
+//! edited, reordered or removed record is found by `verify`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::types::{Modality, Threshold};
+
+/// How a decision was reached (seed 003's resolutions plus the gate's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Resolution {
+    /// The threshold is none: executed with no prompt.
+    #[serde(rename = "policy_allow")]
+    PolicyAllow,
+    /// Friction history stood in for an explicit prompt.
+    #[serde(rename = "confirmed_by_history")]
+    ConfirmedByHistory,
+    /// Every required modality approved.
+    #[serde(rename = "user_approved")]
+    UserApproved,
+    /// A modality answered deny.
+    #[serde(rename = "user_denied")]
+    UserDenied,
+    /// A required modality did not answer in time.
+    #[serde(rename = "confirmation.timeout")]
+    ConfirmationTimeout,
+    /// Nobody could answer (no output or no input): the denying authorizer.
+    #[serde(rename = "confirmation_unavailable")]
+    ConfirmationUnavailable,
+    /// The capability is not in any trusted manifest.
+    #[serde(rename = "unknown_capability")]
+    UnknownCapability,
+    /// The client already has an open prompt, or the queue is full.
+    #[serde(rename = "rate_limited")]
+    RateLimited,
+    /// The client withdrew the intent.
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    /// The parameters are not a JSON object.
+    #[serde(rename = "invalid_params")]
+    InvalidParams,
+    /// The state store failed on the way to a decision: fail closed.
+    #[serde(rename = "state_unavailable")]
+    StateUnavailable,
+}
+
+impl Resolution {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::PolicyAllow => "policy_allow",
+            Resolution::ConfirmedByHistory => "confirmed_by_history",
+            Resolution::UserApproved => "user_approved",
+            Resolution::UserDenied => "user_denied",
+            Resolution::ConfirmationTimeout => "confirmation.timeout",
+            Resolution::ConfirmationUnavailable => "confirmation_unavailable",
+            Resolution::UnknownCapability => "unknown_capability",
+            Resolution::RateLimited => "rate_limited",
+            Resolution::Cancelled => "cancelled",
+            Resolution::InvalidParams => "invalid_params",
+            Resolution::StateUnavailable => "state_unavailable",
+        }
+    }
+
+    pub fn approves(self) -> bool {
+        matches!(
+            self,
+            Resolution::PolicyAllow | Resolution::ConfirmedByHistory | Resolution::UserApproved
+        )
+    }
+}
+
+impl std::fmt::Display for Resolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who asked: from the socket's credentials and the client's toplevel, never from the request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientIdentity {
+    /// A key unique to the client connection, for rate limiting.
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<String>,
+}
+
+impl ClientIdentity {
+    /// A client known only by a name (replay traces, tests).
+    pub fn named(name: &str) -> ClientIdentity {
+        ClientIdentity {
+            id: name.to_string(),
+            ..ClientIdentity::default()
+        }
+    }
+
+    /// The name to show a user: the app id, else the executable's file name, else the id.
+    pub fn display_name(&self) -> &str {
+        self.app_id
+            .as_deref()
+            .or_else(|| {
+                self.executable
+                    .as_deref()
+                    .map(|exe| exe.rsplit('/').next().unwrap_or(exe))
+            })
+            .unwrap_or(&self.id)
+    }
+}
+
+/// What one modality said, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModalityResult {
+    pub modality: Modality,
+    /// `approve`, `deny`, `timeout` or `lost`.
+    pub result: String,
+    pub at_ms: i64,
+}
+
+/// One audit record, as hashed and stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    pub seq: u64,
+    pub time_ms: i64,
+    pub profile: String,
+    pub client: ClientIdentity,
+    pub capability: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capability_version: Option<u32>,
+    pub params_digest: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Threshold>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_threshold: Option<Threshold>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorizer: Option<String>,
+    pub plan: Vec<Modality>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub press_and_hold: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modality_results: Vec<ModalityResult>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub outcome: String,
+    pub resolution: Resolution,
+    pub prev_hash: String,
+}
+
+/// The hash before the first record.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The chain hash of a record's stored text.
+pub fn chain_hash(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// The first record that breaks the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainBreak {
+    pub seq: u64,
+    pub reason: String,
+}
+
+/// Checks stored `(seq, text, hash)` rows in order: each text hashes to its stored hash, names the
+/// previous hash and carries its own sequence number, with no gaps.
+pub fn verify_chain<'a>(
+    rows: impl IntoIterator<Item = (u64, &'a str, &'a str)>,
+) -> Result<u64, ChainBreak> {
+    let mut prev = GENESIS_HASH.to_string();
+    let mut expected_seq = 1;
+    let mut count = 0;
+    for (seq, text, hash) in rows {
+        let fail = |reason: String| Err(ChainBreak { seq, reason });
+        if seq != expected_seq {
+            return fail(format!(
+                "expected record {expected_seq}, found {seq}: records are missing"
+            ));
+        }
+        if chain_hash(text) != hash {
+            return fail("its contents do not match its hash: the record was edited".into());
+        }
+        let record: AuditRecord = match serde_json::from_str(text) {
+            Ok(r) => r,
+            Err(e) => return fail(format!("it is not a readable record: {e}")),
+        };
+        if record.seq != seq {
+            return fail(format!("it says it is record {}", record.seq));
+        }
+        if record.prev_hash != prev {
+            return fail("it does not follow the record before it: the chain was rewritten".into());
+        }
+        prev = hash.to_string();
+        expected_seq += 1;
+        count += 1;
+    }
+    Ok(count)
+}

@@ -1,0 +1,377 @@
+//! Capabilities: the trusted manifests that say what an action does and who may run it, the
+//! registry built from them, description templates, and the fingerprint of an action's salient
+//! parameters. A client can never declare its own risk: it names a capability, nothing more.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::error::{ConfigError, Location};
+use crate::types::{AuthLevel, RiskClass, SideEffects};
+
+/// One `[[capability]]` table as written in a config or manifest file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityManifest {
+    pub name: Spanned<String>,
+    pub version: Spanned<u32>,
+    pub side_effects: SideEffects,
+    pub auth_level: AuthLevel,
+    pub description: Spanned<String>,
+    /// Template for the action's target, e.g. `"{path}"`; else the client's target hint is shown.
+    #[serde(default)]
+    pub target: Option<Spanned<String>>,
+    /// Parameters that make two actions "the same" for friction; absent means all of them.
+    #[serde(default)]
+    pub salient: Option<Spanned<Vec<String>>>,
+    /// A quick, low-risk action a haptic double-tap may confirm on hardware that has it.
+    #[serde(default)]
+    pub haptic: Option<Spanned<bool>>,
+}
+
+/// A capability the gate knows, with where it was declared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capability {
+    pub name: String,
+    pub version: u32,
+    pub side_effects: SideEffects,
+    pub auth_level: AuthLevel,
+    pub description: Template,
+    pub target: Option<Template>,
+    pub salient: Option<Vec<String>>,
+    pub haptic: bool,
+    pub declared_at: Location,
+}
+
+impl Capability {
+    pub fn risk(&self) -> RiskClass {
+        RiskClass::of(self.side_effects, self.auth_level)
+    }
+
+    /// The parameters that identify "the same action": the salient ones, or all.
+    pub fn salient_params(&self, params: &Value) -> Value {
+        match (&self.salient, params) {
+            (Some(keys), Value::Object(map)) => Value::Object(
+                keys.iter()
+                    .map(|k| (k.clone(), map.get(k).cloned().unwrap_or(Value::Null)))
+                    .collect(),
+            ),
+            _ => params.clone(),
+        }
+    }
+}
+
+/// A description template: text with `{param}` holes; `{{` and `}}` are literal braces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    parts: Vec<TemplatePart>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum TemplatePart {
+    Text(String),
+    Param(String),
+}
+
+impl Template {
+    /// Parses a template; the error gives the byte offset inside `text` and what is wrong.
+    pub fn parse(text: &str) -> Result<Template, (usize, String)> {
+        let mut parts = Vec::new();
+        let mut literal = String::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' if chars.peek().map(|&(_, n)| n) == Some('{') => {
+                    chars.next();
+                    literal.push('{');
+                }
+                '}' if chars.peek().map(|&(_, n)| n) == Some('}') => {
+                    chars.next();
+                    literal.push('}');
+                }
+                '{' => {
+                    let mut name = String::new();
+                    let mut closed = false;
+                    for (_, n) in chars.by_ref() {
+                        if n == '}' {
+                            closed = true;
+                            break;
+                        }
+                        name.push(n);
+                    }
+                    if !closed {
+                        return Err((
+                            i,
+                            "unclosed `{` in template (write `{{` for a brace)".into(),
+                        ));
+                    }
+                    if !is_identifier(&name) {
+                        return Err((i, format!("`{{{name}}}` is not a parameter name")));
+                    }
+                    if !literal.is_empty() {
+                        parts.push(TemplatePart::Text(std::mem::take(&mut literal)));
+                    }
+                    parts.push(TemplatePart::Param(name));
+                }
+                '}' => return Err((i, "stray `}` in template (write `}}` for a brace)".into())),
+                c => literal.push(c),
+            }
+        }
+        if !literal.is_empty() {
+            parts.push(TemplatePart::Text(literal));
+        }
+        Ok(Template { parts })
+    }
+
+    /// Fills the holes from `params`; a missing parameter stays visible as `{name}`.
+    pub fn render(&self, params: &Value) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                TemplatePart::Text(t) => out.push_str(t),
+                TemplatePart::Param(name) => match params.get(name) {
+                    Some(Value::String(s)) => out.push_str(s),
+                    Some(Value::Null) | None => {
+                        out.push('{');
+                        out.push_str(name);
+                        out.push('}');
+                    }
+                    Some(other) => out.push_str(&other.to_string()),
+                },
+            }
+        }
+        out
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+fn is_capability_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+}
+
+/// Canonical JSON: object keys sorted (serde_json's map is ordered), no insignificant space.
+pub fn canonical_json(value: &Value) -> String {
+    value.to_string()
+}
+
+/// SHA-256 (hex) of the canonical JSON of `value`.
+pub fn digest(value: &Value) -> String {
+    hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
+}
+
+/// Every capability the gate knows, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    capabilities: BTreeMap<String, Arc<Capability>>,
+}
+
+impl Registry {
+    pub fn get(&self, name: &str) -> Option<&Arc<Capability>> {
+        self.capabilities.get(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Capability>> {
+        self.capabilities.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.capabilities.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.capabilities.is_empty()
+    }
+
+    /// Replaces a capability's version (a capability update); false when it is unknown.
+    pub fn set_version(&mut self, name: &str, version: u32) -> bool {
+        match self.capabilities.get_mut(name) {
+            Some(cap) => {
+                Arc::make_mut(cap).version = version;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Adds the manifests parsed from `file`, whose text is `text`; a second declaration of a
+    /// name is an error that names both places.
+    pub fn add_manifests(
+        &mut self,
+        file: &Path,
+        text: &str,
+        manifests: Vec<CapabilityManifest>,
+    ) -> Result<(), ConfigError> {
+        for manifest in manifests {
+            let cap = validate(file, text, manifest)?;
+            if let Some(first) = self.capabilities.get(&cap.name) {
+                return Err(ConfigError::Invalid {
+                    location: cap.declared_at.clone(),
+                    message: format!(
+                        "capability `{}` is declared twice (first at {})",
+                        cap.name, first.declared_at
+                    ),
+                });
+            }
+            self.capabilities.insert(cap.name.clone(), Arc::new(cap));
+        }
+        Ok(())
+    }
+
+    /// Loads every `*.toml` manifest in `dir`, in name order; a missing folder adds nothing.
+    pub fn add_dir(&mut self, dir: &Path) -> Result<(), ConfigError> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: dir.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for file in files {
+            self.add_file(&file)?;
+        }
+        Ok(())
+    }
+
+    /// Loads one manifest file: `[[capability]]` tables and nothing else.
+    pub fn add_file(&mut self, file: &Path) -> Result<(), ConfigError> {
+        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+            path: file.to_path_buf(),
+            source,
+        })?;
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct ManifestFile {
+            #[serde(default)]
+            capability: Vec<CapabilityManifest>,
+        }
+        let parsed: ManifestFile =
+            toml::from_str(&text).map_err(|e| ConfigError::from_toml(file, &text, &e))?;
+        self.add_manifests(file, &text, parsed.capability)
+    }
+}
+
+fn validate(file: &Path, text: &str, m: CapabilityManifest) -> Result<Capability, ConfigError> {
+    let err = |span: std::ops::Range<usize>, msg: String| {
+        ConfigError::invalid(file, text, span.start, msg)
+    };
+    if !is_capability_name(m.name.get_ref()) {
+        return Err(err(
+            m.name.span(),
+            format!(
+                "`{}` is not a capability name (lowercase letters, digits, `.`, `_`, `-`)",
+                m.name.get_ref()
+            ),
+        ));
+    }
+    if *m.version.get_ref() == 0 {
+        return Err(err(m.version.span(), "version must be 1 or more".into()));
+    }
+    let template = |s: &Spanned<String>| {
+        // The span covers the quoted string; +1 skips the opening quote for a basic string.
+        Template::parse(s.get_ref()).map_err(|(offset, msg)| {
+            ConfigError::invalid(file, text, s.span().start + 1 + offset, msg)
+        })
+    };
+    let description = template(&m.description)?;
+    if m.description.get_ref().trim().is_empty() {
+        return Err(err(
+            m.description.span(),
+            "description must not be empty".into(),
+        ));
+    }
+    let target = m.target.as_ref().map(template).transpose()?;
+    if let Some(salient) = &m.salient {
+        if let Some(bad) = salient.get_ref().iter().find(|k| !is_identifier(k)) {
+            return Err(err(
+                salient.span(),
+                format!("`{bad}` is not a parameter name"),
+            ));
+        }
+    }
+    let risk = RiskClass::of(m.side_effects, m.auth_level);
+    let haptic = match &m.haptic {
+        Some(h) if *h.get_ref() && !risk.allows_haptic_alone() => {
+            return Err(err(
+                h.span(),
+                format!(
+                    "haptic = true is not allowed for a {} capability: a double-tap is never \
+                     the only confirmation of a destructive or system action",
+                    risk.as_str()
+                ),
+            ));
+        }
+        Some(h) => *h.get_ref(),
+        None => false,
+    };
+    Ok(Capability {
+        declared_at: Location::at(file, text, m.name.span().start),
+        name: m.name.into_inner(),
+        version: m.version.into_inner(),
+        side_effects: m.side_effects,
+        auth_level: m.auth_level,
+        description,
+        target,
+        salient: m.salient.map(Spanned::into_inner),
+        haptic,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn template_fills_params_and_keeps_missing_ones_visible() {
+        let t = Template::parse("Delete {path} ({size} bytes) {{literal}}").unwrap();
+        assert_eq!(
+            t.render(&json!({"path": "/tmp/a", "size": 12})),
+            "Delete /tmp/a (12 bytes) {literal}"
+        );
+        assert_eq!(
+            t.render(&json!({})),
+            "Delete {path} ({size} bytes) {literal}"
+        );
+    }
+
+    #[test]
+    fn template_errors_point_at_the_problem() {
+        assert_eq!(Template::parse("ab {x").unwrap_err().0, 3);
+        assert_eq!(Template::parse("ab }").unwrap_err().0, 3);
+        assert!(Template::parse("{ spaced }").is_err());
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_so_digests_ignore_order() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":2,"x":1}}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a":{"x":1,"y":2},"b":1}"#).unwrap();
+        assert_eq!(canonical_json(&a), r#"{"a":{"x":1,"y":2},"b":1}"#);
+        assert_eq!(digest(&a), digest(&b));
+    }
+}

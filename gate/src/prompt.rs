@@ -1,0 +1,93 @@
+//! A prompt: one intent waiting for the user, with its plan, its deadlines on the injected clock
+//! and what each modality has said so far.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::audit::ModalityResult;
+use crate::capability::Capability;
+use crate::friction::FrictionReason;
+use crate::intent::{Intent, IntentId, Plan};
+use crate::store::FrictionKey;
+use crate::types::{Modality, RiskClass, Threshold};
+
+/// An intent the gate has asked about and not yet decided.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    pub id: IntentId,
+    pub intent: Intent,
+    /// The params as checked (an object).
+    pub params: Value,
+    pub profile: String,
+    pub capability: Arc<Capability>,
+    /// The capability's description filled from the params.
+    pub description: String,
+    /// What the action acts on.
+    pub target: Option<String>,
+    /// Every step of a multi-step intent, described.
+    pub steps: Vec<String>,
+    pub risk: RiskClass,
+    pub threshold: Threshold,
+    pub effective: Threshold,
+    pub friction: FrictionReason,
+    pub plan: Plan,
+    pub(crate) friction_key: FrictionKey,
+    pub submitted_ms: i64,
+    /// When it was first presented; `None` while it waits in the queue behind another.
+    pub shown_ms: Option<i64>,
+    pub(crate) deadlines: Vec<(Modality, i64)>,
+    /// The parent authorizer's deadline, for nested sessions.
+    pub(crate) parent_deadline: Option<i64>,
+    pub(crate) results: Vec<ModalityResult>,
+}
+
+impl Prompt {
+    /// The deadline of `modality`, once the prompt is shown.
+    pub fn deadline(&self, modality: Modality) -> Option<i64> {
+        self.deadlines
+            .iter()
+            .find(|(m, _)| *m == modality)
+            .map(|&(_, at)| at)
+    }
+
+    /// The earliest deadline still running: when the prompt times out unless answered.
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.deadlines
+            .iter()
+            .filter(|(m, _)| !self.answered(*m))
+            .map(|&(_, at)| at)
+            .chain(self.parent_deadline)
+            .min()
+    }
+
+    /// Whether `modality` has already approved.
+    pub fn answered(&self, modality: Modality) -> bool {
+        self.results
+            .iter()
+            .any(|r| r.modality == modality && r.result == "approve")
+    }
+
+    /// What each modality has said so far.
+    pub fn results(&self) -> &[ModalityResult] {
+        &self.results
+    }
+
+    pub(crate) fn all_approved(&self) -> bool {
+        self.plan.modalities.iter().all(|m| self.answered(*m))
+    }
+
+    pub(crate) fn expired(&self, now_ms: i64) -> Option<Modality> {
+        self.deadlines
+            .iter()
+            .find(|&&(m, at)| at <= now_ms && !self.answered(m))
+            .map(|&(m, _)| m)
+    }
+
+    pub(crate) fn set_deadline(&mut self, modality: Modality, at: i64) {
+        match self.deadlines.iter_mut().find(|(m, _)| *m == modality) {
+            Some(entry) => entry.1 = at,
+            None => self.deadlines.push((modality, at)),
+        }
+    }
+}
