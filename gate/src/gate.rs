@@ -331,8 +331,13 @@ impl Gate {
             None
         };
         let prompt = self.make_prompt(id, intent, ev, plan, now_ms);
+        // Neither denial below asked anyone: the outcome's plan is empty (audit keeps the plan).
         if let Some(reason) = limited {
-            return Decision::Deny(self.finish(prompt, Resolution::RateLimited, reason, now_ms));
+            let outcome = self.finish(prompt, Resolution::RateLimited, reason, now_ms);
+            return Decision::Deny(Outcome {
+                plan: Vec::new(),
+                ..outcome
+            });
         }
         if prompt.plan.authorizer == Authorizer::Denying {
             let reason = "no output or no input device can show and answer a prompt".to_string();

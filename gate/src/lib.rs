@@ -12,6 +12,7 @@ pub mod intent;
 mod lifecycle;
 pub mod plan;
 pub mod prompt;
+pub mod replay;
 pub mod store;
 pub mod threshold;
 pub mod token;

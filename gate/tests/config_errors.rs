@@ -1,0 +1,196 @@
+//! Malformed configs and manifests: each error names file:line:column and what is wrong.
+
+mod support;
+
+use pcp_gate::GateConfig;
+
+/// Loads `text` as a config and returns (line, column, message) of its error.
+fn error_of(text: &str) -> (usize, usize, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    let err = GateConfig::load(&path).expect_err("the config must be refused");
+    let loc = err.location().expect("the error names a location").clone();
+    assert_eq!(loc.file, path, "the error names the file");
+    let shown = err.to_string();
+    assert!(
+        shown.starts_with(&format!("{}:{}:{}: ", path.display(), loc.line, loc.column)),
+        "{shown}"
+    );
+    (loc.line, loc.column, shown)
+}
+
+const CAP: &str = "[[capability]]\nname = \"file.delete\"\nversion = 1\nside_effects = \"destructive\"\nauth_level = \"user\"\ndescription = \"Delete {path}\"\n";
+
+#[test]
+fn unknown_top_level_section() {
+    let (line, _, msg) = error_of("[manifests]\ndirs = []\n\n[safty]\nlevel = \"strict\"\n");
+    assert_eq!(line, 4);
+    assert!(msg.contains("safty"), "{msg}");
+}
+
+#[test]
+fn unknown_key_in_a_section() {
+    let (line, col, msg) = error_of("[manifests]\ndirs = []\n[timeouts]\nvoice_secs = 5\n");
+    assert_eq!((line, col), (4, 1));
+    assert!(msg.contains("voice_secs"), "{msg}");
+}
+
+#[test]
+fn bad_safety_level() {
+    let (line, _, msg) = error_of("[manifests]\ndirs = []\n[safety]\nlevel = \"paranoid\"\n");
+    assert_eq!(line, 4);
+    assert!(msg.contains("paranoid") || msg.contains("variant"), "{msg}");
+}
+
+#[test]
+fn wrong_type_for_a_timeout() {
+    let (line, _, _) = error_of("[manifests]\ndirs = []\n[timeouts]\nvisual_seconds = \"30\"\n");
+    assert_eq!(line, 4);
+}
+
+#[test]
+fn zero_timeout() {
+    let (line, col, msg) = error_of("[manifests]\ndirs = []\n[timeouts]\n  voice_seconds = 0\n");
+    assert_eq!((line, col), (4, 3));
+    assert!(msg.contains("voice_seconds must be at least 1"), "{msg}");
+}
+
+#[test]
+fn duplicate_key() {
+    let (line, _, _) =
+        error_of("[manifests]\ndirs = []\n[queue]\nmax_pending = 3\nmax_pending = 4\n");
+    assert_eq!(line, 5);
+}
+
+#[test]
+fn unknown_side_effects_value() {
+    let text = CAP.replace("\"destructive\"", "\"explosive\"");
+    let (line, _, msg) = error_of(&format!("[manifests]\ndirs = []\n{text}"));
+    assert_eq!(line, 6);
+    assert!(
+        msg.contains("explosive") || msg.contains("variant"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_auth_level_value() {
+    let text = CAP.replace("\"user\"", "\"root\"");
+    let (line, _, _) = error_of(&format!("[manifests]\ndirs = []\n{text}"));
+    assert_eq!(line, 7);
+}
+
+#[test]
+fn unknown_key_in_a_capability() {
+    let (line, _, msg) = error_of(&format!("[manifests]\ndirs = []\n{CAP}risk = \"low\"\n"));
+    assert_eq!(line, 9);
+    assert!(msg.contains("risk"), "{msg}");
+}
+
+#[test]
+fn missing_version() {
+    let text = CAP.replace("version = 1\n", "");
+    let (line, _, msg) = error_of(&format!("[manifests]\ndirs = []\n{text}"));
+    assert_eq!(line, 3);
+    assert!(msg.contains("version"), "{msg}");
+}
+
+#[test]
+fn version_zero() {
+    let text = CAP.replace("version = 1", "version = 0");
+    let (line, col, _) = error_of(&format!("[manifests]\ndirs = []\n{text}"));
+    assert_eq!((line, col), (5, 11));
+}
+
+#[test]
+fn duplicate_capability_names_both_places() {
+    let (line, _, msg) = error_of(&format!("[manifests]\ndirs = []\n{CAP}{CAP}"));
+    assert_eq!(line, 10);
+    assert!(
+        msg.contains("declared twice") && msg.contains(":4:"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn bad_capability_name() {
+    let text = CAP.replace("file.delete", "File Delete");
+    let (line, _, msg) = error_of(&format!("[manifests]\ndirs = []\n{text}"));
+    assert_eq!(line, 4);
+    assert!(msg.contains("File Delete"), "{msg}");
+}
+
+#[test]
+fn broken_description_template() {
+    let text = CAP.replace("Delete {path}", "Delete {path");
+    let (line, col, msg) = error_of(&format!("[manifests]\ndirs = []\n{text}"));
+    assert_eq!((line, col), (8, 23), "the column of the unclosed brace");
+    assert!(msg.contains("unclosed"), "{msg}");
+}
+
+#[test]
+fn haptic_is_refused_for_destructive_capabilities() {
+    let (line, _, msg) = error_of(&format!("[manifests]\ndirs = []\n{CAP}haptic = true\n"));
+    assert_eq!(line, 9);
+    assert!(msg.contains("never"), "{msg}");
+}
+
+#[test]
+fn not_toml_at_all() {
+    let (line, _, _) = error_of("[manifests]\ndirs = []\n[session\nprofile = 1\n");
+    assert_eq!(line, 3);
+}
+
+#[test]
+fn errors_in_a_manifest_folder_name_the_manifest_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("caps");
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::write(manifests.join("ok.toml"), CAP).unwrap();
+    std::fs::write(
+        manifests.join("zz-bad.toml"),
+        CAP.replace("version = 1", "version = -1"),
+    )
+    .unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[manifests]\ndirs = [\"caps\"]\n").unwrap();
+    let err = GateConfig::load(&config).unwrap_err();
+    let loc = err.location().unwrap();
+    assert_eq!(loc.file, manifests.join("zz-bad.toml"));
+    assert_eq!(loc.line, 3);
+}
+
+#[test]
+fn a_duplicate_across_manifest_files_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("caps");
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::write(manifests.join("a.toml"), CAP).unwrap();
+    std::fs::write(manifests.join("b.toml"), CAP).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[manifests]\ndirs = [\"caps\"]\n").unwrap();
+    let err = GateConfig::load(&config).unwrap_err().to_string();
+    assert!(
+        err.contains("b.toml:2:") && err.contains("a.toml:2:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_shipped_config_and_manifests_load() {
+    let text = std::fs::read_to_string(support::assets().join("config/gate.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    let dirs = format!(
+        "[manifests]\ndirs = [{:?}]\n",
+        support::assets().join("capabilities.d")
+    );
+    assert!(text.contains("[manifests]\n"));
+    std::fs::write(&path, text.replacen("[manifests]\n", &dirs, 1)).unwrap();
+    let config = GateConfig::load(&path).unwrap();
+    assert!(config.registry.get("file.delete").is_some());
+    assert!(config.registry.get("window.move").is_some());
+    assert_eq!(config.file.timeouts.voice_seconds, 10);
+    assert_eq!(config.file.timeouts.visual_seconds, 30);
+}
