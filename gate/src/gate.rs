@@ -85,6 +85,27 @@ impl Gate {
         Ok(gate)
     }
 
+    /// A gate that only looks: the store opened read-only, capability versions not synced, a
+    /// throwaway token key. For `explain`.
+    pub fn inspect(config: GateConfig, state: &std::path::Path) -> Result<Gate, StoreError> {
+        let store = Store::open_read_only(state)?;
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map_err(|e| StoreError::File {
+            path: state.to_path_buf(),
+            message: format!("no randomness: {e}"),
+        })?;
+        let profile = config.file.session.profile.clone();
+        Ok(Gate {
+            config,
+            store,
+            key: TokenKey::from_bytes(key),
+            profile,
+            available: Availability::default(),
+            prompts: VecDeque::new(),
+            next_id: 1,
+        })
+    }
+
     /// Opens the store and token key at the config's state path.
     pub fn open(config: GateConfig) -> Result<Gate, StoreError> {
         let path = config.state_path();
@@ -271,7 +292,7 @@ impl Gate {
         })
     }
 
-    fn plan_for(&self, ev: &Evaluation) -> Plan {
+    pub(crate) fn plan_for(&self, ev: &Evaluation) -> Plan {
         plan::plan(
             PlanInput {
                 effective: ev.effective,

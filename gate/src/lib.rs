@@ -6,6 +6,7 @@ pub mod audit;
 pub mod capability;
 pub mod config;
 pub mod error;
+pub mod explain;
 pub mod friction;
 pub mod gate;
 pub mod intent;

@@ -123,6 +123,35 @@ impl Store {
         })
     }
 
+    /// Opens an existing store for reading only (no schema, no pragmas, nothing written); a
+    /// missing file gives an empty in-memory store.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let sql = |source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = if path.exists() {
+            Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .map_err(sql)?
+        } else {
+            let conn = Connection::open_in_memory().map_err(sql)?;
+            conn.execute_batch(SCHEMA).map_err(sql)?;
+            conn
+        };
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            pending: Vec::new(),
+            oldest_pending_ms: None,
+            head_seq: 0,
+            head_hash: GENESIS_HASH.to_string(),
+            group: GroupCommit {
+                max_records: 1,
+                max_age_ms: 0,
+            },
+        })
+    }
+
     fn sql(&self, source: rusqlite::Error) -> StoreError {
         StoreError::Sqlite {
             path: self.path.clone(),

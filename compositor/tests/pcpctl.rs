@@ -1,0 +1,237 @@
+//! `pcpctl` as a user runs it: exit codes, JSON output and error messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use pcp_gate::{ClientIdentity, Decision, Gate, GateConfig, Intent};
+use serde_json::{Value, json};
+
+fn pcpctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn assets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets")
+}
+
+fn config_in(dir: &Path) -> PathBuf {
+    let path = dir.join("config.toml");
+    let text = format!(
+        "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n",
+        assets().join("capabilities.d"),
+        dir.join("state.sqlite3")
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn validate_accepts_a_good_config_and_names_the_place_of_a_bad_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = config_in(dir.path());
+    let o = pcpctl(&["validate", "--config", good.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(stdout(&o).contains("ok ("));
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[safety]\nlevel = \"lax\"\n").unwrap();
+    let o = pcpctl(&["validate", "--config", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("{}:2:", bad.display())), "{err}");
+}
+
+#[test]
+fn explain_prints_threshold_plan_and_why_and_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    let o = pcpctl(&[
+        "explain",
+        "file.delete",
+        "--params",
+        r#"{"path":"/a"}"#,
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["threshold"], "voice+visual");
+    assert_eq!(v["plan"], json!(["voice", "visual"]));
+    assert_eq!(v["would"], "confirm");
+    assert!(
+        !dir.path().join("state.sqlite3").exists(),
+        "explain created no state"
+    );
+    let o = pcpctl(&[
+        "explain",
+        "file.delete",
+        "--available",
+        "visual",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["plan"], json!(["visual"]));
+    assert_eq!(v["press_and_hold"], true);
+    let o = pcpctl(&[
+        "explain",
+        "file.delete",
+        "--params",
+        "[1]",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("JSON object"));
+}
+
+#[test]
+fn replay_prints_one_line_per_intent() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    let trace = dir.path().join("t.jsonl");
+    std::fs::write(
+        &trace,
+        concat!(
+            r#"{"at_ms": 0, "capability": "file.delete", "params": {"path": "/home/u/a.txt"}, "client": "files", "profile": "alice", "available": ["visual", "voice", "haptic"], "answers": [{"modality": "voice", "answer": "approve", "after_ms": 900}, {"modality": "visual", "answer": "approve", "after_ms": 1500}]}"#,
+            "\n",
+            r#"{"at_ms": 60000, "event": "switch_profile", "profile": "bob"}"#,
+            "\n",
+            r#"{"at_ms": 90000, "event": "update_capability", "capability": "file.delete", "version": 2}"#,
+            "\n",
+            r#"{"at_ms": 100000, "capability": "file.delete", "params": {"path": "/x"}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let o = pcpctl(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let lines: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["threshold"], "voice+visual");
+    assert_eq!(lines[0]["plan"], json!(["voice", "visual"]));
+    assert_eq!(lines[0]["prompted"], true);
+    assert_eq!(lines[0]["outcome"], "approved");
+    assert_eq!(lines[0]["resolution"], "user_approved");
+    assert_eq!(lines[1]["resolution"], "confirmation.timeout");
+    assert!(
+        !dir.path().join("state.sqlite3").exists(),
+        "a fresh state unless --state"
+    );
+}
+
+#[test]
+fn replay_names_the_bad_trace_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    let trace = dir.path().join("t.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"at_ms\": 0, \"capability\": \"file.read\"}\n{\"at_ms\": \"soon\"}\n",
+    )
+    .unwrap();
+    let o = pcpctl(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("trace line 2"));
+}
+
+#[test]
+fn audit_lists_and_verifies_and_finds_tampering() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    let trace = dir.path().join("t.jsonl");
+    std::fs::write(&trace, "{\"at_ms\": 0, \"capability\": \"file.read\", \"params\": {\"path\": \"/a\"}}\n{\"at_ms\": 5, \"capability\": \"nope\"}\n").unwrap();
+    let state = dir.path().join("state.sqlite3");
+    let (c, s, t) = (
+        config.to_str().unwrap(),
+        state.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    );
+    assert!(
+        pcpctl(&["replay", t, "--config", c, "--state", s])
+            .status
+            .success()
+    );
+    let o = pcpctl(&["audit", "--json", "--state", s]);
+    let records: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1]["resolution"], "unknown_capability");
+    assert!(pcpctl(&["audit", "verify", "--state", s]).status.success());
+    let conn = rusqlite::Connection::open(&state).unwrap();
+    conn.execute_batch("DROP TRIGGER audit_no_update;").unwrap();
+    conn.execute(
+        "UPDATE audit SET record = replace(record, 'nope', 'yes') WHERE seq = 2",
+        [],
+    )
+    .unwrap();
+    let o = pcpctl(&["audit", "verify", "--state", s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("record 2"), "{}", stdout(&o));
+}
+
+#[test]
+fn token_verify_accepts_once_then_says_replayed_mismatch_or_forged() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    let token = {
+        let mut gate = Gate::open(GateConfig::load(&config).unwrap()).unwrap();
+        let intent = Intent::new(
+            "file.write",
+            json!({"path": "/a"}),
+            ClientIdentity::named("t"),
+        );
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        match gate.submit(intent, now) {
+            Decision::Execute(o) => o.token.unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let c = config.to_str().unwrap();
+    let verify = |tok: &str, params: &str| {
+        pcpctl(&[
+            "token",
+            "verify",
+            tok,
+            "--capability",
+            "file.write",
+            "--params",
+            params,
+            "--config",
+            c,
+        ])
+    };
+    let o = verify(&token, r#"{"path":"/b"}"#);
+    assert_eq!((o.status.code(), stdout(&o).trim()), (Some(1), "mismatch"));
+    let o = verify(&token, r#"{"path":"/a"}"#);
+    assert!(o.status.success(), "{o:?}");
+    let o = verify(&token, r#"{"path":"/a"}"#);
+    assert_eq!((o.status.code(), stdout(&o).trim()), (Some(1), "replayed"));
+    let forged = format!("{token}x");
+    let o = verify(&forged, r#"{"path":"/a"}"#);
+    assert_eq!((o.status.code(), stdout(&o).trim()), (Some(1), "forged"));
+}

@@ -1,0 +1,103 @@
+//! `explain`: what the gate would do with an intent now, and why, without recording anything.
+
+use serde::Serialize;
+
+use crate::gate::Gate;
+use crate::intent::{Authorizer, Intent};
+use crate::types::{AuthLevel, Modality, SideEffects, Threshold};
+
+/// The gate's reasoning about one intent.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    pub capability: String,
+    pub known: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side_effects: Option<SideEffects>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_level: Option<AuthLevel>,
+    pub safety_level: String,
+    pub threshold: Threshold,
+    pub effective_threshold: Threshold,
+    /// `execute`, `confirm` or `deny`.
+    pub would: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<&'static str>,
+    pub authorizer: Option<Authorizer>,
+    pub plan: Vec<Modality>,
+    pub press_and_hold: bool,
+    pub why: Vec<String>,
+}
+
+impl Gate {
+    /// Explains how `intent` would be decided at `now_ms` under the current availability.
+    pub fn explain(&self, intent: &Intent, now_ms: i64) -> Explanation {
+        let safety_level = format!("{:?}", self.config.file.safety.level).to_lowercase();
+        let cap = self.config.registry.get(&intent.capability);
+        let mut ex = Explanation {
+            capability: intent.capability.clone(),
+            known: cap.is_some(),
+            version: cap.map(|c| c.version),
+            side_effects: cap.map(|c| c.side_effects),
+            auth_level: cap.map(|c| c.auth_level),
+            safety_level,
+            threshold: Threshold::None,
+            effective_threshold: Threshold::None,
+            would: "deny",
+            resolution: None,
+            authorizer: None,
+            plan: Vec::new(),
+            press_and_hold: false,
+            why: Vec::new(),
+        };
+        let ev = match self.evaluate(intent, now_ms) {
+            Ok(ev) => ev,
+            Err(reason) => {
+                ex.resolution = Some(if cap.is_some() && intent.steps.is_empty() {
+                    "invalid_params"
+                } else {
+                    "unknown_capability"
+                });
+                ex.why.push(reason);
+                return ex;
+            }
+        };
+        ex.threshold = ev.threshold;
+        ex.effective_threshold = ev.effective;
+        ex.why.push(
+            format!(
+                "{:?} side effects at {:?} auth level under {} safety: {}",
+                ev.capability.side_effects, ev.capability.auth_level, ex.safety_level, ev.threshold
+            )
+            .to_lowercase(),
+        );
+        if ev.threshold != Threshold::None {
+            ex.why.push(ev.friction.describe());
+        }
+        if ev.effective == Threshold::None && ev.steps.is_empty() {
+            ex.would = "execute";
+            ex.resolution = Some(if ev.threshold == Threshold::None {
+                "policy_allow"
+            } else {
+                "confirmed_by_history"
+            });
+            return ex;
+        }
+        let plan = self.plan_for(&ev);
+        ex.authorizer = Some(plan.authorizer);
+        ex.press_and_hold = plan.press_and_hold;
+        for note in &plan.notes {
+            ex.why.push(crate::gate::note_str(*note).to_string());
+        }
+        if plan.authorizer == Authorizer::Denying {
+            ex.resolution = Some("confirmation_unavailable");
+            ex.why
+                .push("no output or no input device: nobody can answer".into());
+            return ex;
+        }
+        ex.would = "confirm";
+        ex.plan = plan.modalities;
+        ex
+    }
+}

