@@ -176,9 +176,8 @@ pub fn verify_chain<'a>(
     rows: impl IntoIterator<Item = (u64, &'a str, &'a str)>,
 ) -> Result<u64, ChainBreak> {
     let mut prev = GENESIS_HASH.to_string();
-    let mut expected_seq = 1;
     let mut count = 0;
-    for (seq, text, hash) in rows {
+    for (expected_seq, (seq, text, hash)) in (1u64..).zip(rows) {
         let fail = |reason: String| Err(ChainBreak { seq, reason });
         if seq != expected_seq {
             return fail(format!(
@@ -199,7 +198,6 @@ pub fn verify_chain<'a>(
             return fail("it does not follow the record before it: the chain was rewritten".into());
         }
         prev = hash.to_string();
-        expected_seq += 1;
         count += 1;
     }
     Ok(count)

@@ -305,13 +305,13 @@ fn validate(file: &Path, text: &str, m: CapabilityManifest) -> Result<Capability
         ));
     }
     let target = m.target.as_ref().map(template).transpose()?;
-    if let Some(salient) = &m.salient {
-        if let Some(bad) = salient.get_ref().iter().find(|k| !is_identifier(k)) {
-            return Err(err(
-                salient.span(),
-                format!("`{bad}` is not a parameter name"),
-            ));
-        }
+    if let Some(salient) = &m.salient
+        && let Some(bad) = salient.get_ref().iter().find(|k| !is_identifier(k))
+    {
+        return Err(err(
+            salient.span(),
+            format!("`{bad}` is not a parameter name"),
+        ));
     }
     let risk = RiskClass::of(m.side_effects, m.auth_level);
     let haptic = match &m.haptic {

@@ -360,10 +360,10 @@ fn find_key(text: &str, section: &str, key: &str) -> Option<usize> {
     let mut offset = header;
     for line in text[header..].split_inclusive('\n') {
         let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix(key) {
-            if rest.trim_start().starts_with('=') {
-                return Some(offset + (line.len() - trimmed.len()));
-            }
+        if let Some(rest) = trimmed.strip_prefix(key)
+            && rest.trim_start().starts_with('=')
+        {
+            return Some(offset + (line.len() - trimmed.len()));
         }
         offset += line.len();
     }

@@ -512,7 +512,7 @@ impl Gate {
             audit_seq: None,
             reason,
         };
-        match self.commit_approval(
+        let outcome = self.commit_approval(
             outcome,
             record,
             friction_update,
@@ -520,13 +520,16 @@ impl Gate {
             &ev.capability,
             &ev.params,
             now_ms,
-        ) {
-            Ok(outcome) => Decision::Execute(outcome),
-            Err(outcome) => Decision::Deny(outcome),
+        );
+        if outcome.approved {
+            Decision::Execute(outcome)
+        } else {
+            Decision::Deny(outcome)
         }
     }
 
-    /// Audits an approval and issues its token; on any failure the approval becomes a denial.
+    /// Audits an approval and issues its token; on any failure the approval becomes a denial
+    /// (the returned outcome is then not approved).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn commit_approval(
         &mut self,
@@ -537,7 +540,7 @@ impl Gate {
         capability: &Capability,
         params: &Value,
         now_ms: i64,
-    ) -> Result<Outcome, Outcome> {
+    ) -> Outcome {
         let expires = now_ms + 1000 * i64::from(self.config.file.tokens.expiry_seconds);
         let profile = record.profile.clone();
         let client = record.client.clone();
@@ -556,7 +559,7 @@ impl Gate {
             Ok((token, seq)) => {
                 outcome.token = Some(token);
                 outcome.audit_seq = Some(seq);
-                Ok(outcome)
+                outcome
             }
             Err(e) => {
                 tracing::error!(
@@ -570,7 +573,7 @@ impl Gate {
                     profile,
                     threshold: outcome.threshold,
                 };
-                Err(self.deny_unprompted(ctx, Resolution::StateUnavailable, e.to_string(), now_ms))
+                self.deny_unprompted(ctx, Resolution::StateUnavailable, e.to_string(), now_ms)
             }
         }
     }

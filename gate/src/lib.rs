@@ -18,6 +18,7 @@ pub mod store;
 pub mod threshold;
 pub mod token;
 pub mod types;
+mod writer;
 
 pub use audit::{AuditRecord, ClientIdentity, Resolution};
 pub use config::{GateConfig, SafetyLevel};

@@ -223,7 +223,7 @@ impl Gate {
         };
         if resolution.approves() {
             let plan = outcome.plan.clone();
-            return match self.commit_approval(
+            let committed = self.commit_approval(
                 outcome,
                 record,
                 update,
@@ -231,13 +231,8 @@ impl Gate {
                 &prompt.capability,
                 &prompt.params,
                 now_ms,
-            ) {
-                Ok(o) => o,
-                Err(mut denied) => {
-                    denied.plan = plan;
-                    denied
-                }
-            };
+            );
+            return Outcome { plan, ..committed };
         }
         tracing::info!(capability = %outcome.capability, %resolution, "denied: {}", outcome.reason);
         let audit_seq = self

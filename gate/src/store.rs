@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::audit::{AuditRecord, ChainBreak, GENESIS_HASH, chain_hash, verify_chain};
 use crate::error::StoreError;
 use crate::friction::History;
+use crate::writer::{Pending, Writer};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS friction (
@@ -57,13 +58,6 @@ pub enum FrictionUpdate {
     Clear(FrictionKey),
 }
 
-struct Pending {
-    seq: u64,
-    time_ms: i64,
-    text: String,
-    hash: String,
-}
-
 /// Group-commit limits for routine records.
 #[derive(Debug, Clone, Copy)]
 pub struct GroupCommit {
@@ -75,7 +69,8 @@ pub struct GroupCommit {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
-    pending: Vec<Pending>,
+    writer: Option<Writer>,
+    buffered: usize,
     oldest_pending_ms: Option<i64>,
     head_seq: u64,
     head_hash: String,
@@ -112,10 +107,12 @@ impl Store {
             .optional()
             .map_err(sql)?;
         let (head_seq, head_hash) = head.unwrap_or((0, GENESIS_HASH.to_string()));
+        let writer = Writer::start(path, group.max_records)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
-            pending: Vec::new(),
+            writer: Some(writer),
+            buffered: 0,
             oldest_pending_ms: None,
             head_seq,
             head_hash,
@@ -141,7 +138,8 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
-            pending: Vec::new(),
+            writer: None,
+            buffered: 0,
             oldest_pending_ms: None,
             head_seq: 0,
             head_hash: GENESIS_HASH.to_string(),
@@ -226,9 +224,16 @@ impl Store {
         Ok(reset)
     }
 
+    fn writer(&self) -> Result<&Writer, StoreError> {
+        self.writer.as_ref().ok_or_else(|| StoreError::File {
+            path: self.path.clone(),
+            message: "the store is open read-only".into(),
+        })
+    }
+
     /// Appends an audit record (its `seq` and `prev_hash` are filled here) with an optional
     /// friction change. `durable` commits it, and everything buffered before it, before returning;
-    /// otherwise it joins the group-commit buffer. Returns the record's sequence number.
+    /// otherwise it joins the group-commit buffer of the writer thread. Returns its sequence number.
     pub fn append(
         &mut self,
         mut record: AuditRecord,
@@ -247,16 +252,28 @@ impl Store {
             seq,
             time_ms: record.time_ms,
             text,
-            hash,
+            hash: hash.clone(),
         };
-        if durable || friction.is_some() || self.pending.len() + 1 >= self.group.max_records {
-            self.commit(Some(entry), friction.as_ref())?;
+        let writer = self.writer()?;
+        if durable || friction.is_some() {
+            // The head moves only once the record is committed: a failed commit leaves the
+            // chain where it was.
+            writer.durable(entry, friction)?;
+            self.buffered = 0;
+            self.oldest_pending_ms = None;
         } else {
-            self.oldest_pending_ms.get_or_insert(record.time_ms);
-            self.head_seq = entry.seq;
-            self.head_hash = entry.hash.clone();
-            self.pending.push(entry);
+            writer.append(entry)?;
+            self.buffered += 1;
+            if self.buffered >= self.group.max_records {
+                // The writer commits a full buffer by itself.
+                self.buffered = 0;
+                self.oldest_pending_ms = None;
+            } else {
+                self.oldest_pending_ms.get_or_insert(record.time_ms);
+            }
         }
+        self.head_seq = seq;
+        self.head_hash = hash;
         Ok(seq)
     }
 
@@ -270,86 +287,18 @@ impl Store {
 
     /// Commits every buffered record.
     pub fn flush(&mut self) -> Result<(), StoreError> {
-        if self.pending.is_empty() {
+        if self.writer.is_none() {
             return Ok(());
         }
-        self.commit(None, None)
-    }
-
-    /// Records buffered and not yet committed.
-    pub fn buffered(&self) -> usize {
-        self.pending.len()
-    }
-
-    fn commit(
-        &mut self,
-        last: Option<Pending>,
-        friction: Option<&FrictionUpdate>,
-    ) -> Result<(), StoreError> {
-        let path = self.path.clone();
-        let sql = move |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
-        let pending = &self.pending;
-        let tx = self.conn.transaction().map_err(&sql)?;
-        let result = (|| -> rusqlite::Result<()> {
-            {
-                let mut insert = tx.prepare_cached(
-                    "INSERT INTO audit (seq, time_ms, record, hash) VALUES (?1, ?2, ?3, ?4)",
-                )?;
-                for p in pending.iter().chain(last.iter()) {
-                    insert.execute(params![p.seq, p.time_ms, p.text, p.hash])?;
-                }
-            }
-            match friction {
-                Some(FrictionUpdate::Set(key, h)) => {
-                    tx.prepare_cached(
-                        "INSERT INTO friction (profile, capability, version, fingerprint,
-                             approvals, implicit_passes, last_approved_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                         ON CONFLICT(profile, capability, version, fingerprint) DO UPDATE SET
-                             approvals = excluded.approvals,
-                             implicit_passes = excluded.implicit_passes,
-                             last_approved_ms = excluded.last_approved_ms",
-                    )?
-                    .execute(params![
-                        key.profile,
-                        key.capability,
-                        key.version,
-                        key.fingerprint,
-                        h.approvals,
-                        h.implicit_passes,
-                        h.last_approved_ms
-                    ])?;
-                }
-                Some(FrictionUpdate::Clear(key)) => {
-                    tx.prepare_cached(
-                        "DELETE FROM friction WHERE profile = ?1 AND capability = ?2
-                         AND version = ?3 AND fingerprint = ?4",
-                    )?
-                    .execute(params![
-                        key.profile,
-                        key.capability,
-                        key.version,
-                        key.fingerprint
-                    ])?;
-                }
-                None => {}
-            }
-            Ok(())
-        })();
-        // On failure the buffered records stay buffered (and the new one is not chained), so a
-        // later commit retries them: nothing already decided is lost while the process lives.
-        result.map_err(&sql)?;
-        tx.commit().map_err(&sql)?;
-        self.pending.clear();
+        self.writer()?.flush()?;
+        self.buffered = 0;
         self.oldest_pending_ms = None;
-        if let Some(p) = last {
-            self.head_seq = p.seq;
-            self.head_hash = p.hash;
-        }
         Ok(())
+    }
+
+    /// Routine records handed to the writer since the last commit this store asked for.
+    pub fn buffered(&self) -> usize {
+        self.buffered
     }
 
     /// Marks a token nonce as spent; false when it already was (a replay).

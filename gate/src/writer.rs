@@ -1,0 +1,224 @@
+//! The audit writer: a thread with its own SQLite connection that commits audit records and
+//! friction changes. Routine records are handed over without waiting, so the decision path never
+//! waits for a disk sync; durable writes wait for the commit.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::thread::JoinHandle;
+
+use rusqlite::{Connection, params};
+
+use crate::error::StoreError;
+use crate::store::FrictionUpdate;
+
+/// One chained record, ready to insert.
+pub(crate) struct Pending {
+    pub seq: u64,
+    pub time_ms: i64,
+    pub text: String,
+    pub hash: String,
+}
+
+type Ack = SyncSender<Result<(), String>>;
+
+enum Message {
+    /// Buffer a routine record; commit when the buffer is full.
+    Append(Pending),
+    /// Commit the buffer and this record (with its friction change) now, then acknowledge.
+    Durable(Pending, Option<FrictionUpdate>, Ack),
+    /// Commit the buffer now, then acknowledge.
+    Flush(Ack),
+}
+
+pub(crate) struct Writer {
+    sender: Option<std::sync::mpsc::Sender<Message>>,
+    thread: Option<JoinHandle<()>>,
+    path: PathBuf,
+}
+
+impl Writer {
+    /// Starts the writer on its own connection to `path` (already set up by the store).
+    pub fn start(path: &Path, max_records: usize) -> Result<Writer, StoreError> {
+        let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let setup = conn
+            .busy_timeout(std::time::Duration::from_secs(5))
+            .and_then(|()| conn.pragma_update(None, "synchronous", "FULL"));
+        setup.map_err(|source| StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let (sender, receiver) = channel();
+        let thread_path = path.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("pcp-audit-writer".into())
+            .spawn(move || run(conn, receiver, max_records.max(1), thread_path))
+            .map_err(|e| StoreError::File {
+                path: path.to_path_buf(),
+                message: format!("cannot start the audit writer: {e}"),
+            })?;
+        Ok(Writer {
+            sender: Some(sender),
+            thread: Some(thread),
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn gone(&self) -> StoreError {
+        StoreError::File {
+            path: self.path.clone(),
+            message: "the audit writer has stopped".into(),
+        }
+    }
+
+    fn send(&self, message: Message) -> Result<(), StoreError> {
+        match &self.sender {
+            Some(s) => s.send(message).map_err(|_| self.gone()),
+            None => Err(self.gone()),
+        }
+    }
+
+    fn wait(&self, receiver: Receiver<Result<(), String>>) -> Result<(), StoreError> {
+        match receiver.recv() {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(message)) => Err(StoreError::File {
+                path: self.path.clone(),
+                message,
+            }),
+            Err(_) => Err(self.gone()),
+        }
+    }
+
+    pub fn append(&self, record: Pending) -> Result<(), StoreError> {
+        self.send(Message::Append(record))
+    }
+
+    pub fn durable(
+        &self,
+        record: Pending,
+        friction: Option<FrictionUpdate>,
+    ) -> Result<(), StoreError> {
+        let (ack, done) = sync_channel(1);
+        self.send(Message::Durable(record, friction, ack))?;
+        self.wait(done)
+    }
+
+    pub fn flush(&self) -> Result<(), StoreError> {
+        let (ack, done) = sync_channel(1);
+        self.send(Message::Flush(ack))?;
+        self.wait(done)
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Closing the channel makes the thread commit what it holds and exit.
+        self.sender = None;
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::error!("the audit writer panicked");
+        }
+    }
+}
+
+fn run(mut conn: Connection, receiver: Receiver<Message>, max_records: usize, path: PathBuf) {
+    let mut buffer: Vec<Pending> = Vec::new();
+    while let Ok(message) = receiver.recv() {
+        match message {
+            Message::Append(record) => {
+                buffer.push(record);
+                if buffer.len() >= max_records {
+                    if let Err(e) = commit(&mut conn, &buffer, None, None) {
+                        tracing::warn!(
+                            "{}: audit group commit failed, will retry: {e}",
+                            path.display()
+                        );
+                    } else {
+                        buffer.clear();
+                    }
+                }
+            }
+            Message::Durable(record, friction, ack) => {
+                let result = commit(&mut conn, &buffer, Some(&record), friction.as_ref());
+                if result.is_ok() {
+                    buffer.clear();
+                }
+                // On failure the durable record is dropped (its approval becomes a denial) and
+                // the buffered routine records stay for the next commit.
+                let _ = ack.send(result.map_err(|e| format!("cannot commit the audit log: {e}")));
+            }
+            Message::Flush(ack) => {
+                let result = commit(&mut conn, &buffer, None, None);
+                if result.is_ok() {
+                    buffer.clear();
+                }
+                let _ = ack.send(result.map_err(|e| format!("cannot commit the audit log: {e}")));
+            }
+        }
+    }
+    if !buffer.is_empty()
+        && let Err(e) = commit(&mut conn, &buffer, None, None)
+    {
+        tracing::error!(
+            "{}: {} audit records could not be committed at shutdown: {e}",
+            path.display(),
+            buffer.len()
+        );
+    }
+}
+
+fn commit(
+    conn: &mut Connection,
+    buffer: &[Pending],
+    last: Option<&Pending>,
+    friction: Option<&FrictionUpdate>,
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO audit (seq, time_ms, record, hash) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for p in buffer.iter().chain(last) {
+            insert.execute(params![p.seq, p.time_ms, p.text, p.hash])?;
+        }
+    }
+    match friction {
+        Some(FrictionUpdate::Set(key, h)) => {
+            tx.prepare_cached(
+                "INSERT INTO friction (profile, capability, version, fingerprint,
+                     approvals, implicit_passes, last_approved_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(profile, capability, version, fingerprint) DO UPDATE SET
+                     approvals = excluded.approvals,
+                     implicit_passes = excluded.implicit_passes,
+                     last_approved_ms = excluded.last_approved_ms",
+            )?
+            .execute(params![
+                key.profile,
+                key.capability,
+                key.version,
+                key.fingerprint,
+                h.approvals,
+                h.implicit_passes,
+                h.last_approved_ms
+            ])?;
+        }
+        Some(FrictionUpdate::Clear(key)) => {
+            tx.prepare_cached(
+                "DELETE FROM friction WHERE profile = ?1 AND capability = ?2
+                 AND version = ?3 AND fingerprint = ?4",
+            )?
+            .execute(params![
+                key.profile,
+                key.capability,
+                key.version,
+                key.fingerprint
+            ])?;
+        }
+        None => {}
+    }
+    tx.commit()
+}
