@@ -1,2 +1,25 @@
 //! Voice confirmation: cpal capture, resampling, Vosk grammar recognition, phrase packs, spoken
 //! prompts and availability probing.
+//!
+//! The compositor builds one [`SpeechEngine`] at start-up (the model loads in the background),
+//! asks [`SpeechEngine::available`] before offering voice, and for each prompt calls
+//! [`SpeechEngine::ask`], then polls the returned [`Listener`] from its event loop for
+//! [`SpeechEvent`]s. `pcpctl listen` calls [`listen::run`].
+
+pub mod capture;
+pub mod config;
+pub mod convert;
+pub mod error;
+pub mod listen;
+pub mod listener;
+pub mod model;
+pub mod phrases;
+pub mod prompt;
+pub mod recognize;
+
+pub use config::Config;
+pub use error::SpeechError;
+pub use listen::{ListenInput, ListenOptions, ListenReport, ReportAnswer};
+pub use listener::{Availability, Listener, SpeechEngine, SpeechEvent, Unavailable};
+pub use model::{ModelLoader, SpeechModel};
+pub use phrases::{PhrasePack, SpokenAnswer};

@@ -1,0 +1,256 @@
+//! Microphone capture through cpal: opens the configured input device (by name, else the
+//! default) in whatever rate, sample format and channel count it offers, downmixes in the audio
+//! callback and hands blocks over a bounded, blocking channel. The stream exists only while a
+//! `Capture` does; dropping it closes the receiver first so a callback blocked on a full channel
+//! wakes and the stream can stop.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::time::Duration;
+
+use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+use cpal::{
+    BufferSize, FromSample, SampleFormat, SizedSample, StreamConfig, SupportedBufferSize,
+    SupportedStreamConfig,
+};
+use tracing::{debug, warn};
+
+use crate::config::Config;
+use crate::convert::downmix;
+use crate::error::SpeechError;
+
+const INPUT: &str = "input";
+
+/// What the callback sends: mono audio at the device rate, or the stream's error.
+enum Block {
+    Audio(Vec<f32>),
+    Failed(String),
+}
+
+/// An open input stream and its receiving end.
+pub struct Capture {
+    // Field order matters: `rx` must be dropped before `stream` (see the module docs).
+    rx: Option<Receiver<Block>>,
+    stream: Option<cpal::Stream>,
+    device_name: String,
+    rate: u32,
+    channels: u16,
+    format: SampleFormat,
+}
+
+/// Finds an input device by name (empty: the default).
+pub fn input_device(name: &str) -> Result<cpal::Device, SpeechError> {
+    let host = cpal::default_host();
+    if name.is_empty() {
+        return host
+            .default_input_device()
+            .ok_or_else(|| SpeechError::NoDevice {
+                direction: INPUT,
+                name: "(default)".into(),
+            });
+    }
+    let devices = host
+        .input_devices()
+        .map_err(|e| SpeechError::DeviceUnavailable {
+            direction: INPUT,
+            name: name.into(),
+            reason: e.to_string(),
+        })?;
+    for device in devices {
+        if device.name().is_ok_and(|n| n == name) {
+            return Ok(device);
+        }
+    }
+    Err(SpeechError::NoDevice {
+        direction: INPUT,
+        name: format!("named `{name}`"),
+    })
+}
+
+/// Picks the stream config: the device default, with the configured rate and channel count when
+/// the device offers them.
+pub fn choose_input_config(
+    device: &cpal::Device,
+    config: &Config,
+) -> Result<SupportedStreamConfig, SpeechError> {
+    let name = device.name().unwrap_or_else(|_| "(unnamed)".into());
+    let unavailable = |reason: String| SpeechError::DeviceUnavailable {
+        direction: INPUT,
+        name: name.clone(),
+        reason,
+    };
+    let default = device
+        .default_input_config()
+        .map_err(|e| unavailable(e.to_string()))?;
+    if config.capture_rate == 0 && config.capture_channels == 0 {
+        return Ok(default);
+    }
+    let want_rate = if config.capture_rate == 0 {
+        default.sample_rate().0
+    } else {
+        config.capture_rate
+    };
+    let want_channels = if config.capture_channels == 0 {
+        default.channels()
+    } else {
+        config.capture_channels
+    };
+    let ranges = device
+        .supported_input_configs()
+        .map_err(|e| unavailable(e.to_string()))?;
+    let mut fitting: Vec<_> = ranges
+        .filter(|r| r.channels() == want_channels)
+        .filter_map(|r| r.try_with_sample_rate(cpal::SampleRate(want_rate)))
+        .collect();
+    // Prefer the default's sample format, then formats we read cheaply.
+    fitting.sort_by_key(|c| {
+        (
+            c.sample_format() != default.sample_format(),
+            c.sample_format() != SampleFormat::I16,
+        )
+    });
+    fitting.into_iter().next().ok_or_else(|| {
+        unavailable(format!(
+            "it offers no {want_channels}-channel capture at {want_rate} Hz"
+        ))
+    })
+}
+
+impl Capture {
+    /// Opens and starts capture with `config`'s device, rate and channel preferences.
+    pub fn open(config: &Config) -> Result<Capture, SpeechError> {
+        let device = input_device(&config.input_device)?;
+        let device_name = device.name().unwrap_or_else(|_| "(unnamed)".into());
+        let supported = choose_input_config(&device, config)?;
+        let format = supported.sample_format();
+        let mut stream_config: StreamConfig = supported.config();
+        // Ask for `block_ms` periods when the device allows it, so blocks arrive steadily.
+        let frames = stream_config.sample_rate.0 * config.block_ms / 1000;
+        if let SupportedBufferSize::Range { min, max } = supported.buffer_size()
+            && (*min..=*max).contains(&frames)
+        {
+            stream_config.buffer_size = BufferSize::Fixed(frames);
+        }
+        let (tx, rx) = sync_channel(config.queue_blocks);
+        let stream = match format {
+            SampleFormat::I8 => build::<i8>(&device, &stream_config, tx),
+            SampleFormat::I16 => build::<i16>(&device, &stream_config, tx),
+            SampleFormat::I32 => build::<i32>(&device, &stream_config, tx),
+            SampleFormat::I64 => build::<i64>(&device, &stream_config, tx),
+            SampleFormat::U8 => build::<u8>(&device, &stream_config, tx),
+            SampleFormat::U16 => build::<u16>(&device, &stream_config, tx),
+            SampleFormat::U32 => build::<u32>(&device, &stream_config, tx),
+            SampleFormat::U64 => build::<u64>(&device, &stream_config, tx),
+            SampleFormat::F32 => build::<f32>(&device, &stream_config, tx),
+            SampleFormat::F64 => build::<f64>(&device, &stream_config, tx),
+            other => {
+                return Err(SpeechError::DeviceUnavailable {
+                    direction: INPUT,
+                    name: device_name,
+                    reason: format!("unsupported sample format {other}"),
+                });
+            }
+        }
+        .map_err(|e| SpeechError::DeviceUnavailable {
+            direction: INPUT,
+            name: device_name.clone(),
+            reason: e.to_string(),
+        })?;
+        stream.play().map_err(|e| SpeechError::DeviceUnavailable {
+            direction: INPUT,
+            name: device_name.clone(),
+            reason: e.to_string(),
+        })?;
+        debug!(device = %device_name, rate = stream_config.sample_rate.0, channels = stream_config.channels, %format, "capture open");
+        Ok(Capture {
+            rx: Some(rx),
+            stream: Some(stream),
+            device_name,
+            rate: stream_config.sample_rate.0,
+            channels: stream_config.channels,
+            format,
+        })
+    }
+
+    /// The device's capture rate in Hz (audio from `next_block` is at this rate).
+    pub fn rate(&self) -> u32 {
+        self.rate
+    }
+
+    /// The channel count the stream was opened with (audio is downmixed to mono).
+    pub fn channels(&self) -> u16 {
+        self.channels
+    }
+
+    /// The sample format the stream was opened with.
+    pub fn format(&self) -> SampleFormat {
+        self.format
+    }
+
+    /// The device's name.
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    /// The next block of mono audio, waiting at most `wait`; `Ok(None)` if none came in time.
+    pub fn next_block(&self, wait: Duration) -> Result<Option<Vec<f32>>, SpeechError> {
+        let Some(rx) = self.rx.as_ref() else {
+            return Ok(None);
+        };
+        match rx.recv_timeout(wait) {
+            Ok(Block::Audio(a)) => Ok(Some(a)),
+            Ok(Block::Failed(reason)) => Err(SpeechError::Stream {
+                name: self.device_name.clone(),
+                reason,
+            }),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(SpeechError::Stream {
+                name: self.device_name.clone(),
+                reason: "the stream stopped delivering audio".into(),
+            }),
+        }
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        // Receiver first: a callback blocked in `send` then fails fast, so dropping the stream
+        // (which joins the audio thread) cannot deadlock.
+        drop(self.rx.take());
+        drop(self.stream.take());
+        debug!(device = %self.device_name, "capture closed");
+    }
+}
+
+fn build<T>(
+    device: &cpal::Device,
+    config: &StreamConfig,
+    tx: SyncSender<Block>,
+) -> Result<cpal::Stream, cpal::BuildStreamError>
+where
+    T: SizedSample,
+    f32: FromSample<T>,
+{
+    let channels = usize::from(config.channels);
+    let err_tx = tx.clone();
+    device.build_input_stream(
+        config,
+        move |data: &[T], _: &cpal::InputCallbackInfo| {
+            let mut mono = Vec::with_capacity(data.len() / channels.max(1));
+            downmix(data, channels, &mut mono);
+            // Blocking on purpose: dropping audio would lose answers (`try_send` does). It
+            // fails only once the receiver is gone, and then nobody wants the audio.
+            let _ = tx.send(Block::Audio(mono));
+        },
+        move |e| {
+            warn!("audio input stream error: {e}");
+            let _ = err_tx.try_send(Block::Failed(e.to_string()));
+        },
+        None,
+    )
+}
+
+/// Whether input would work now: the device exists and offers a capture format.
+pub fn probe_input(config: &Config) -> Result<(), SpeechError> {
+    let device = input_device(&config.input_device)?;
+    choose_input_config(&device, config).map(|_| ())
+}

@@ -1,0 +1,191 @@
+//! The `[speech]` section of the compositor config: model, language, devices, timeout, decision
+//! thresholds and the spoken question. Every key has a default; `assets/config/speech.toml` lists
+//! them all with comments.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SpeechError;
+
+/// Voice confirmation settings (`[speech]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Whether voice confirmation may be offered at all.
+    pub enabled: bool,
+    /// Language of the phrase pack and model (`ko`, `en`, ...).
+    pub language: String,
+    /// Vosk model directory; empty means discover (`~/.cache/vosk/*`, then the project cache).
+    pub model: PathBuf,
+    /// Directory of phrase packs (`<language>.toml`); empty means the packs built into the crate.
+    pub phrases_dir: PathBuf,
+    /// Input device name; empty means the system default.
+    pub input_device: String,
+    /// Output device for the spoken question; empty means the system default.
+    pub output_device: String,
+    /// Capture rate to ask the device for, in Hz; 0 means the device's default.
+    pub capture_rate: u32,
+    /// Capture channel count to ask the device for; 0 means the device's default.
+    pub capture_channels: u16,
+    /// How long to wait for an answer, in milliseconds (seed 000: 10 s). Counted both in captured
+    /// audio and in wall time; whichever ends first times out.
+    pub timeout_ms: u64,
+    /// How long a partial result must stay unchanged, in milliseconds of audio, before it
+    /// decides without waiting for Vosk's end of utterance.
+    pub stable_partial_ms: u64,
+    /// Audio hand-off block from the capture callback, in milliseconds.
+    pub block_ms: u32,
+    /// Blocks the capture callback may queue before it waits for the recognizer.
+    pub queue_blocks: usize,
+    /// How often a `Listening { level }` event is sent, in milliseconds of audio.
+    pub level_interval_ms: u64,
+    /// Speak the question before listening.
+    pub speak_prompt: bool,
+    /// espeak-ng voice for the question (a voice name such as `ko` or `en-us`).
+    pub voice: String,
+    /// Speaking rate of the question, in words per minute (espeak-ng's 80..=450).
+    pub speech_rate_wpm: u32,
+    /// Pitch of the question, 0..=100 (50 is espeak-ng's normal). Kept low for a calm tone.
+    pub pitch: u32,
+    /// The question: `{action}` is replaced by the action's description.
+    pub question_template: String,
+    /// Silence after the question before the microphone opens, in milliseconds, so the tail of
+    /// the question still in the device buffer is not heard as an answer.
+    pub after_prompt_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            enabled: true,
+            language: "ko".into(),
+            model: PathBuf::new(),
+            phrases_dir: PathBuf::new(),
+            input_device: String::new(),
+            output_device: String::new(),
+            capture_rate: 0,
+            capture_channels: 0,
+            timeout_ms: 10_000,
+            stable_partial_ms: 150,
+            block_ms: 20,
+            queue_blocks: 256,
+            level_interval_ms: 100,
+            speak_prompt: true,
+            voice: "ko".into(),
+            speech_rate_wpm: 150,
+            pitch: 40,
+            question_template: "{action}. 진행할까요? 네, 아니요, 또는 취소라고 말씀해 주세요."
+                .into(),
+            after_prompt_ms: 150,
+        }
+    }
+}
+
+impl Config {
+    /// Parses a `[speech]` section given as TOML text; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Config, SpeechError> {
+        let config: Config =
+            toml::from_str(text).map_err(|e| SpeechError::Config(format!("{origin}: {e}")))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads and parses a file holding a `[speech]` section's keys.
+    pub fn from_file(path: &Path) -> Result<Config, SpeechError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SpeechError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Checks values serde cannot: ranges and non-empty strings.
+    pub fn validate(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
+        if self.language.trim().is_empty() {
+            return bad("`language` is empty".into());
+        }
+        if self.timeout_ms == 0 {
+            return bad("`timeout_ms` must be more than 0".into());
+        }
+        if !(1..=1000).contains(&self.block_ms) {
+            return bad(format!(
+                "`block_ms` = {} is outside 1..=1000",
+                self.block_ms
+            ));
+        }
+        if self.queue_blocks == 0 {
+            return bad("`queue_blocks` must be more than 0".into());
+        }
+        if !(80..=450).contains(&self.speech_rate_wpm) {
+            return bad(format!(
+                "`speech_rate_wpm` = {} is outside 80..=450",
+                self.speech_rate_wpm
+            ));
+        }
+        if self.pitch > 100 {
+            return bad(format!("`pitch` = {} is outside 0..=100", self.pitch));
+        }
+        if self.level_interval_ms == 0 {
+            return bad("`level_interval_ms` must be more than 0".into());
+        }
+        Ok(())
+    }
+
+    /// The answer timeout as a duration.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    /// The question for an action, from `question_template`.
+    pub fn question(&self, action: &str) -> String {
+        self.question_template.replace("{action}", action)
+    }
+
+    /// `model` as an optional path (empty means discover).
+    pub fn model_dir(&self) -> Option<&Path> {
+        (!self.model.as_os_str().is_empty()).then_some(self.model.as_path())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_config_parses_to_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/config/speech.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let table: toml::Table = toml::from_str(&text).unwrap();
+        let section = table["speech"].as_table().expect("[speech] section");
+        let parsed = Config::from_toml(&toml::to_string(section).unwrap(), "speech.toml").unwrap();
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_rejected_with_their_name() {
+        let err = Config::from_toml("timeout = 3", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("timeout"), "{err}");
+        let err = Config::from_toml("timeout_ms = 0", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("timeout_ms"), "{err}");
+        let err = Config::from_toml("pitch = 300", "t")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("pitch"), "{err}");
+    }
+
+    #[test]
+    fn question_template_fills_in_the_action() {
+        let c = Config {
+            question_template: "Should I {action}?".into(),
+            ..Config::default()
+        };
+        assert_eq!(c.question("delete this file"), "Should I delete this file?");
+    }
+}

@@ -1,0 +1,350 @@
+//! One round of listening, shared by the CLI (`pcpctl listen`), the compositor's `Listener` and
+//! the tests: audio from a WAV file or a cpal device → conversion → grammar recognition, until an
+//! answer is decided or the timeout passes, counted in captured audio and in wall time.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::capture::Capture;
+use crate::config::Config;
+use crate::convert::{Converter, downmix};
+use crate::error::SpeechError;
+use crate::model::{SpeechModel, find_model};
+use crate::phrases::{PhrasePack, SpokenAnswer};
+use crate::recognize::{AnswerRecognizer, Heard};
+
+/// How long one wait for a capture block may last before timeouts are checked again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Where the audio comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListenInput {
+    /// A cpal input device by name; `None` is `[speech] input_device` (empty: the default).
+    Device(Option<String>),
+    /// A WAV file (any rate, channel count, integer or float samples).
+    Wav(PathBuf),
+}
+
+/// What `pcpctl listen` asks for.
+#[derive(Debug, Clone)]
+pub struct ListenOptions {
+    /// Model directory; `None` is the configured or discovered one.
+    pub model: Option<PathBuf>,
+    pub input: ListenInput,
+    /// Language; `None` is `[speech] language`.
+    pub lang: Option<String>,
+    /// Timeout; `None` is `[speech] timeout_ms`.
+    pub timeout: Option<Duration>,
+    pub config: Config,
+}
+
+/// The answer field of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportAnswer {
+    Approve,
+    Deny,
+    Cancel,
+    /// Nothing decided: timeout, or the file ended first.
+    None,
+}
+
+impl From<Option<SpokenAnswer>> for ReportAnswer {
+    fn from(a: Option<SpokenAnswer>) -> Self {
+        match a {
+            Some(SpokenAnswer::Approve) => ReportAnswer::Approve,
+            Some(SpokenAnswer::Deny) => ReportAnswer::Deny,
+            Some(SpokenAnswer::Cancel) => ReportAnswer::Cancel,
+            None => ReportAnswer::None,
+        }
+    }
+}
+
+/// `pcpctl listen`'s JSON line: `{"answer","transcript","audio_ms","decided_after_ms"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListenReport {
+    pub answer: ReportAnswer,
+    /// What was heard last (empty if nothing).
+    pub transcript: String,
+    /// Audio consumed, in milliseconds of captured (or file) time.
+    pub audio_ms: u64,
+    /// Wall time from the start of listening to the end (decision, timeout or end of file).
+    pub decided_after_ms: u64,
+}
+
+impl ListenReport {
+    /// The report as one JSON line (without the newline).
+    pub fn to_json(&self) -> String {
+        // A struct of strings and integers always serialises.
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}
+
+/// How a round ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    Heard(Heard),
+    /// The timeout passed (audio or wall time) with no answer.
+    Timeout,
+    /// A finite input ended with no answer.
+    EndOfInput,
+    /// `stop` was set by the caller.
+    Stopped,
+}
+
+/// A round's result.
+#[derive(Debug, Clone)]
+pub struct Round {
+    pub ending: Ending,
+    pub transcript: String,
+    pub audio_ms: u64,
+    pub wall: Duration,
+}
+
+impl Round {
+    /// The CLI's report of this round.
+    pub fn report(&self) -> ListenReport {
+        let answer = match &self.ending {
+            Ending::Heard(h) => Some(h.answer),
+            _ => None,
+        };
+        ListenReport {
+            answer: answer.into(),
+            transcript: self.transcript.clone(),
+            audio_ms: self.audio_ms,
+            decided_after_ms: self.wall.as_millis() as u64,
+        }
+    }
+}
+
+/// A source of mono audio blocks at a fixed rate.
+pub(crate) trait Source {
+    fn rate(&self) -> u32;
+    /// `Ok(Some(empty))` means nothing yet; `Ok(None)` means the input ended.
+    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError>;
+}
+
+impl Source for Capture {
+    fn rate(&self) -> u32 {
+        Capture::rate(self)
+    }
+    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
+        Ok(Some(self.next_block(POLL)?.unwrap_or_default()))
+    }
+}
+
+/// A whole WAV file, read up front and handed out in blocks.
+pub(crate) struct WavSource {
+    audio: Vec<f32>,
+    rate: u32,
+    pos: usize,
+    block: usize,
+}
+
+impl WavSource {
+    pub(crate) fn open(path: &Path, block_ms: u32) -> Result<WavSource, SpeechError> {
+        let bad = |reason: String| SpeechError::Wav {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let mut reader = hound::WavReader::open(path).map_err(|e| bad(e.to_string()))?;
+        let spec = reader.spec();
+        if spec.channels == 0 || spec.sample_rate < 4000 {
+            return Err(bad(format!(
+                "{} channels at {} Hz is not usable audio",
+                spec.channels, spec.sample_rate
+            )));
+        }
+        let channels = usize::from(spec.channels);
+        let mut audio = Vec::new();
+        match (spec.sample_format, spec.bits_per_sample) {
+            (hound::SampleFormat::Float, 32) => {
+                let s: Result<Vec<f32>, _> = reader.samples::<f32>().collect();
+                downmix(&s.map_err(|e| bad(e.to_string()))?, channels, &mut audio);
+            }
+            (hound::SampleFormat::Int, bits @ 1..=32) => {
+                let s: Result<Vec<i32>, _> = reader.samples::<i32>().collect();
+                let scale = 1.0 / (1u64 << (bits - 1)) as f32;
+                let s: Vec<f32> = s
+                    .map_err(|e| bad(e.to_string()))?
+                    .iter()
+                    .map(|v| *v as f32 * scale)
+                    .collect();
+                downmix(&s, channels, &mut audio);
+            }
+            (format, bits) => {
+                return Err(bad(format!(
+                    "unsupported sample format {format:?} with {bits} bits"
+                )));
+            }
+        }
+        let block = (spec.sample_rate as usize * block_ms as usize / 1000).max(1);
+        Ok(WavSource {
+            audio,
+            rate: spec.sample_rate,
+            pos: 0,
+            block,
+        })
+    }
+}
+
+impl Source for WavSource {
+    fn rate(&self) -> u32 {
+        self.rate
+    }
+    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
+        if self.pos >= self.audio.len() {
+            return Ok(None);
+        }
+        let end = (self.pos + self.block).min(self.audio.len());
+        let block = self.audio[self.pos..end].to_vec();
+        self.pos = end;
+        Ok(Some(block))
+    }
+}
+
+/// Root-mean-square level of a block mapped from −60..0 dBFS to 0..1.
+pub(crate) fn level(block: &[f32]) -> f32 {
+    if block.is_empty() {
+        return 0.0;
+    }
+    let rms = (block.iter().map(|s| s * s).sum::<f32>() / block.len() as f32).sqrt();
+    if rms <= 0.0 {
+        return 0.0;
+    }
+    ((20.0 * rms.log10() + 60.0) / 60.0).clamp(0.0, 1.0)
+}
+
+/// Runs one round: feeds `source` to a fresh recognizer until an answer, the timeout (audio or
+/// wall time), the end of the input, or `stop`. `on_level` gets a level every
+/// `level_interval_ms` of audio.
+pub(crate) fn listen_round(
+    model: &SpeechModel,
+    pack: Arc<PhrasePack>,
+    config: &Config,
+    timeout: Duration,
+    source: &mut dyn Source,
+    stop: &AtomicBool,
+    on_level: &mut dyn FnMut(f32),
+) -> Result<Round, SpeechError> {
+    let started = Instant::now();
+    let rate = source.rate();
+    let mut recognizer = AnswerRecognizer::new(model, pack, config.stable_partial_ms)?;
+    let mut converter = Converter::new(rate, model.sample_rate())?;
+    let limit_frames = timeout.as_millis() as u64 * u64::from(rate) / 1000;
+    let level_frames = (config.level_interval_ms * u64::from(rate) / 1000).max(1);
+    let mut frames = 0u64;
+    let mut next_level = 0u64;
+    let mut converted = Vec::new();
+    let audio_ms = |frames: u64| frames * 1000 / u64::from(rate.max(1));
+    let finish = |ending, recognizer: &AnswerRecognizer, frames| Round {
+        ending,
+        transcript: recognizer.last_transcript().to_string(),
+        audio_ms: audio_ms(frames),
+        wall: started.elapsed(),
+    };
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(finish(Ending::Stopped, &recognizer, frames));
+        }
+        if frames >= limit_frames || started.elapsed() >= timeout {
+            return Ok(finish(Ending::Timeout, &recognizer, frames));
+        }
+        let Some(mut block) = source.next()? else {
+            converted.clear();
+            converter.flush(&mut converted)?;
+            if let Some(heard) = recognizer.feed(&converted)? {
+                return Ok(finish(Ending::Heard(heard), &recognizer, frames));
+            }
+            let ending = match recognizer.finish() {
+                Some(heard) => Ending::Heard(heard),
+                None => Ending::EndOfInput,
+            };
+            return Ok(finish(ending, &recognizer, frames));
+        };
+        // Audio past the timeout is never heard: an answer must start and end in time.
+        block.truncate((limit_frames - frames) as usize);
+        frames += block.len() as u64;
+        if frames >= next_level && !block.is_empty() {
+            on_level(level(&block));
+            next_level = frames + level_frames;
+        }
+        converted.clear();
+        converter.push(&block, &mut converted)?;
+        if let Some(heard) = recognizer.feed(&converted)? {
+            return Ok(finish(Ending::Heard(heard), &recognizer, frames));
+        }
+    }
+}
+
+/// `pcpctl listen`: resolves model and pack, listens once, returns the JSON-able report.
+pub fn run(options: ListenOptions) -> Result<ListenReport, SpeechError> {
+    let lang = options
+        .lang
+        .clone()
+        .unwrap_or_else(|| options.config.language.clone());
+    let configured = options
+        .model
+        .clone()
+        .or_else(|| options.config.model_dir().map(Path::to_path_buf));
+    let dir = find_model(configured.as_deref(), &lang)?;
+    let model = SpeechModel::load(&dir)?;
+    run_with_model(&model, options)
+}
+
+/// Like [`run`] with an already loaded model (the model is expensive: load it once).
+pub fn run_with_model(
+    model: &SpeechModel,
+    options: ListenOptions,
+) -> Result<ListenReport, SpeechError> {
+    let mut config = options.config;
+    if let Some(lang) = options.lang {
+        config.language = lang;
+    }
+    config.validate()?;
+    let timeout = options.timeout.unwrap_or_else(|| config.timeout());
+    if timeout.is_zero() {
+        return Err(SpeechError::Config(
+            "the timeout must be more than 0".into(),
+        ));
+    }
+    let dir = (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());
+    let pack = PhrasePack::load(dir, &config.language)?;
+    model.check_pack(&pack)?;
+    let pack = Arc::new(pack);
+    let stop = AtomicBool::new(false);
+    let round = match options.input {
+        ListenInput::Wav(path) => {
+            let mut source = WavSource::open(&path, config.block_ms)?;
+            listen_round(
+                model,
+                pack,
+                &config,
+                timeout,
+                &mut source,
+                &stop,
+                &mut |_| {},
+            )?
+        }
+        ListenInput::Device(name) => {
+            if let Some(name) = name {
+                config.input_device = name;
+            }
+            let mut capture = Capture::open(&config)?;
+            listen_round(
+                model,
+                pack,
+                &config,
+                timeout,
+                &mut capture,
+                &stop,
+                &mut |_| {},
+            )?
+        }
+    };
+    Ok(round.report())
+}

@@ -1,0 +1,285 @@
+//! The real device path: fixtures → an ALSA `file` PCM over a `null` slave (assets/alsa) → cpal
+//! capture → resampling → Vosk with the Korean model; and the spoken question through the same
+//! PCM's playback side into a file. The plugin runs faster than real time, which is why timeouts
+//! also count captured audio.
+//!
+//! ALSA reads the file names from the environment when a PCM opens, so every test holds `ALSA`
+//! while it sets them and uses audio: nothing else in this binary touches the environment.
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use common::{Encoding, model, silence, speech};
+use pcp_speech::capture::{choose_input_config, input_device};
+use pcp_speech::listen::run_with_model;
+use pcp_speech::{
+    Config, ListenInput, ListenOptions, ReportAnswer, SpeechEngine, SpeechEvent, SpokenAnswer,
+    Unavailable,
+};
+
+static ALSA: Mutex<()> = Mutex::new(());
+
+fn alsa(capture: &Path, playback: &Path) -> MutexGuard<'static, ()> {
+    let guard = ALSA.lock().unwrap_or_else(|e| e.into_inner());
+    // The plugin opens its input file even to list formats: give it silence until a fixture.
+    if !capture.exists() {
+        std::fs::write(capture, [0u8; 8192]).unwrap();
+    }
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/alsa/pcp-test.conf");
+    // SAFETY: only tests holding `ALSA` read or write the environment in this binary.
+    unsafe {
+        std::env::set_var(
+            "ALSA_CONFIG_PATH",
+            format!("/usr/share/alsa/alsa.conf:{}", ours.display()),
+        );
+        std::env::set_var("PCP_ALSA_CAPTURE_FILE", capture);
+        std::env::set_var("PCP_ALSA_PLAYBACK_FILE", playback);
+    }
+    guard
+}
+
+/// A config that captures 44.1 kHz stereo, so downmixing and resampling both run.
+fn config() -> Config {
+    Config {
+        capture_rate: 44_100,
+        capture_channels: 2,
+        speak_prompt: false,
+        ..Config::default()
+    }
+}
+
+/// The encoding the device will be opened with (the fixture must match it byte for byte).
+fn device_encoding(config: &Config) -> Encoding {
+    let device = input_device(&config.input_device).unwrap();
+    let chosen = choose_input_config(&device, config).unwrap();
+    assert_eq!((chosen.sample_rate().0, chosen.channels()), (44_100, 2));
+    match chosen.sample_format() {
+        cpal::SampleFormat::I16 => Encoding::I16,
+        cpal::SampleFormat::F32 => Encoding::F32,
+        other => panic!("fixture encoding for {other} not written"),
+    }
+}
+
+fn listen_device(config: &Config) -> pcp_speech::ListenReport {
+    let options = ListenOptions {
+        model: None,
+        input: ListenInput::Device(None),
+        lang: None,
+        timeout: None,
+        config: config.clone(),
+    };
+    run_with_model(&model(), options).unwrap()
+}
+
+#[test]
+fn answers_through_cpal_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.raw");
+    let cfg = config();
+    for (text, want) in [
+        ("아니요", ReportAnswer::Deny),
+        ("취소", ReportAnswer::Cancel),
+        ("네", ReportAnswer::Approve),
+    ] {
+        let placeholder = dir.path().join("none.raw");
+        let _g = alsa(&placeholder, &out);
+        let enc = device_encoding(&cfg);
+        let raw = speech(
+            dir.path(),
+            &format!("{want:?}.raw"),
+            text,
+            44_100,
+            2,
+            enc,
+            (0.5, 1.5),
+        );
+        // SAFETY: `_g` holds the environment lock.
+        unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
+        let report = listen_device(&cfg);
+        assert_eq!(report.answer, want, "{text}: {report:?}");
+        assert!(
+            report.audio_ms < 10_000,
+            "decided before the timeout: {report:?}"
+        );
+    }
+}
+
+#[test]
+fn silence_times_out_after_ten_seconds_of_captured_audio() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config();
+    let placeholder = dir.path().join("none.raw");
+    let _g = alsa(&placeholder, &dir.path().join("out.raw"));
+    let raw = silence(dir.path(), "s.raw", 1.0, 44_100, 2, device_encoding(&cfg));
+    // SAFETY: `_g` holds the environment lock.
+    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
+    // The file ends after 1 s; the plugin then repeats its last (silent) period.
+    let report = listen_device(&cfg);
+    assert_eq!(report.answer, ReportAnswer::None, "{report:?}");
+    assert_eq!(report.audio_ms, 10_000, "{report:?}");
+}
+
+#[test]
+fn other_speech_through_the_device_never_approves() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        timeout_ms: 4000,
+        ..config()
+    };
+    let placeholder = dir.path().join("none.raw");
+    let _g = alsa(&placeholder, &dir.path().join("out.raw"));
+    let enc = device_encoding(&cfg);
+    for (i, text) in ["안녕하세요 오늘 날씨가 좋네요", "컴퓨터를 켜 주세요"]
+        .iter()
+        .enumerate()
+    {
+        let raw = speech(
+            dir.path(),
+            &format!("{i}.raw"),
+            text,
+            44_100,
+            2,
+            enc,
+            (0.3, 1.0),
+        );
+        // SAFETY: `_g` holds the environment lock.
+        unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
+        let report = listen_device(&cfg);
+        assert_ne!(report.answer, ReportAnswer::Approve, "{text}: {report:?}");
+    }
+}
+
+/// Samples of a raw playback capture, as f32, whatever format the device chose.
+fn read_raw(path: &Path, format: cpal::SampleFormat) -> Vec<f32> {
+    let bytes = std::fs::read(path).unwrap();
+    match format {
+        cpal::SampleFormat::I16 => bytes
+            .chunks_exact(2)
+            .map(|b| i16::from_le_bytes([b[0], b[1]]) as f32 / 32768.0)
+            .collect(),
+        cpal::SampleFormat::F32 => bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        other => panic!("playback format {other} not handled by the test"),
+    }
+}
+
+#[test]
+fn spoken_question_is_played_then_the_answer_is_heard() {
+    let dir = tempfile::tempdir().unwrap();
+    let played = dir.path().join("played.raw");
+    let placeholder = dir.path().join("none.raw");
+    let _g = alsa(&placeholder, &played);
+    let cfg = Config {
+        speak_prompt: true,
+        ..config()
+    };
+    let raw = speech(
+        dir.path(),
+        "answer.raw",
+        "아니요",
+        44_100,
+        2,
+        device_encoding(&cfg),
+        (0.5, 1.5),
+    );
+    // SAFETY: `_g` holds the environment lock.
+    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
+
+    let question = cfg.question("파일을 삭제합니다");
+    let expected = pcp_speech::prompt::synthesize(&question, &cfg).unwrap();
+    let engine = SpeechEngine::with_model(cfg.clone(), model()).unwrap();
+    assert_eq!(engine.available(), Ok(()));
+    let mut listener = engine.ask(&question);
+    let mut events = Vec::new();
+    // A guard against a hang, not a timing assertion.
+    let guard = Instant::now() + Duration::from_secs(60);
+    while !listener.is_done() && Instant::now() < guard {
+        match listener.poll() {
+            Some(e) => events.push(e),
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    let last = events.last().cloned();
+    assert!(
+        matches!(
+            &last,
+            Some(SpeechEvent::Heard {
+                answer: SpokenAnswer::Deny,
+                ..
+            })
+        ),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, SpeechEvent::Listening { .. })),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, SpeechEvent::Listening { level } if *level > 0.3)),
+        "the answer raised the level: {events:?}"
+    );
+
+    // The question reached the output: non-silent and as long as what espeak-ng made.
+    let device = pcp_speech::prompt::output_config().unwrap();
+    let samples = read_raw(&played, device.format);
+    let channels = usize::from(device.channels);
+    let loud: Vec<usize> = samples
+        .chunks_exact(channels)
+        .enumerate()
+        .filter(|(_, f)| f[0].abs() > 0.01)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!loud.is_empty(), "the question was silent");
+    let span_ms = (loud[loud.len() - 1] - loud[0]) as u64 * 1000 / u64::from(device.rate);
+    let want_ms = expected.duration_ms();
+    assert!(
+        span_ms * 10 >= want_ms * 8 && span_ms <= want_ms,
+        "played {span_ms} ms of sound, synthesized {want_ms} ms"
+    );
+}
+
+#[test]
+fn availability_names_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(&dir.path().join("none.raw"), &dir.path().join("out.raw"));
+    let engine = SpeechEngine::with_model(config(), model()).unwrap();
+    assert_eq!(engine.available(), Ok(()));
+    let cfg = Config {
+        input_device: "no such microphone".into(),
+        ..config()
+    };
+    let engine = SpeechEngine::with_model(cfg, model()).unwrap();
+    assert!(
+        matches!(engine.available(), Err(Unavailable::NoInputDevice(n)) if n.contains("no such microphone"))
+    );
+    let mut listener = engine.ask("질문");
+    let guard = Instant::now() + Duration::from_secs(30);
+    let mut last = None;
+    while !listener.is_done() && Instant::now() < guard {
+        if let Some(e) = listener.poll() {
+            last = Some(e);
+        }
+    }
+    assert!(
+        matches!(&last, Some(SpeechEvent::Unavailable { reason }) if reason.contains("no such microphone")),
+        "{last:?}"
+    );
+    let off = SpeechEngine::with_model(
+        Config {
+            enabled: false,
+            ..config()
+        },
+        model(),
+    )
+    .unwrap();
+    assert_eq!(off.available(), Err(Unavailable::Disabled));
+}
