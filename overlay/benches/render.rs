@@ -1,0 +1,89 @@
+//! Dialog rendering cost: a full render (layout, shaping and painting; what happens when a
+//! prompt appears or its content, theme or scale changes) and a countdown tick (the one region
+//! that changes every second), at 1920×1080 scale 1 and 3840×2160 scale 2. Budget (DESIGN.md):
+//! a tick ≤ 2 ms.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pcp_overlay::{
+    Config, ConfirmDialog, DialogContent, Fonts, Modality, Risk, ThemeName, VoiceState,
+};
+
+fn content() -> DialogContent {
+    DialogContent {
+        app: "Files".into(),
+        icon: None,
+        action: "Delete report.pdf".into(),
+        target: "/home/u/report.pdf".into(),
+        steps: vec![
+            "Move report.pdf to the trash".into(),
+            "Empty the trash".into(),
+        ],
+        risk: Risk::Destructive,
+        modalities: vec![Modality::Visual, Modality::Voice],
+        seconds_left: 27,
+        timeout_seconds: 30,
+        queued: 2,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let cases = [
+        ("1920x1080@1", 1.0, (1920, 1080)),
+        ("3840x2160@2", 2.0, (1920, 1080)),
+    ];
+    for (name, scale, output) in cases {
+        let fonts = Fonts::with_files::<&str>(&[]).expect("bundled font");
+        let mut dialog = ConfirmDialog::new(Config::default(), fonts);
+        dialog.show(content(), 0).expect("valid content");
+        dialog.render(scale, output).expect("render");
+
+        // A full render: the theme flips each iteration, which forces one (the layout is kept;
+        // a new prompt also lays out, measured separately below).
+        let mut dark = true;
+        c.bench_function(&format!("full_render_{name}"), |b| {
+            b.iter(|| {
+                dark = !dark;
+                dialog.set_theme(if dark {
+                    ThemeName::Dark
+                } else {
+                    ThemeName::Light
+                });
+                let r = dialog.render(scale, output).expect("render");
+                black_box(r.damage.len())
+            })
+        });
+
+        c.bench_function(&format!("show_layout_and_render_{name}"), |b| {
+            b.iter(|| {
+                dialog.show(content(), 0).expect("valid content");
+                let r = dialog.render(scale, output).expect("render");
+                black_box(r.damage.len())
+            })
+        });
+
+        let mut secs = 30u32;
+        c.bench_function(&format!("countdown_tick_{name}"), |b| {
+            b.iter(|| {
+                secs = if secs == 0 { 30 } else { secs - 1 };
+                dialog.set_seconds_left(secs);
+                let r = dialog.render(scale, output).expect("render");
+                black_box(r.damage.len())
+            })
+        });
+
+        let mut level = 0.0f32;
+        c.bench_function(&format!("level_meter_tick_{name}"), |b| {
+            b.iter(|| {
+                level = (level + 0.07) % 1.0;
+                dialog.set_voice(VoiceState::Listening, level);
+                let r = dialog.render(scale, output).expect("render");
+                black_box(r.damage.len())
+            })
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

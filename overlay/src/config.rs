@@ -1,0 +1,405 @@
+//! The `[overlay]` section of the compositor config: theme choice and palettes, every string the
+//! dialog shows, the clickjacking-guard delays and the layout limits. The shipped default file is
+//! `assets/config/overlay.toml`; a test checks it parses to [`Config::default`].
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::content::Risk;
+
+/// The overlay's configuration. Unknown keys are errors; missing keys take their defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Which palette to draw with.
+    pub theme: ThemeName,
+    /// Milliseconds the dialog must be visible and unmoved before input counts.
+    pub guard_delay_ms: u64,
+    /// How far an early press pushes the moment input starts to count, in milliseconds.
+    pub guard_early_press_extension_ms: u64,
+    /// Cap on the total extension early presses can add after one arming, in milliseconds.
+    pub guard_max_extension_ms: u64,
+    /// Approving these risk classes needs Approve held down this long (0 = a click is enough).
+    pub hold_to_approve_ms: u64,
+    /// Risk classes whose Approve must be held.
+    pub hold_risks: Vec<Risk>,
+    /// Widest the dialog gets, in logical pixels.
+    pub max_width: u32,
+    /// Smallest space kept between the dialog and the output's edges, in logical pixels.
+    pub margin: u32,
+    /// Smallest height of a touch target (the buttons), in logical pixels.
+    pub min_target: u32,
+    /// Base text size in logical pixels; headings and small print scale from it.
+    pub font_size: f32,
+    /// Outputs at least this wide (logical pixels) get the dialog near the focal point instead of
+    /// centred.
+    pub large_output_width: u32,
+    /// Most lines of the action description before it is ellipsized.
+    pub max_action_lines: u32,
+    /// Most lines of the target before it is ellipsized (in the middle: paths keep both ends).
+    pub max_target_lines: u32,
+    /// Most steps a multi-step intent may have; content with more is refused (fail closed).
+    pub max_steps: u32,
+    /// Every string the dialog shows.
+    pub text: Strings,
+    /// The three palettes.
+    pub themes: Themes,
+    /// Load the system's fonts as fallback after the bundled one (CJK, other scripts).
+    pub system_fonts: bool,
+    /// Extra font files loaded after the bundled font and before the system's.
+    pub extra_fonts: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            theme: ThemeName::Dark,
+            guard_delay_ms: 750,
+            guard_early_press_extension_ms: 500,
+            guard_max_extension_ms: 1500,
+            hold_to_approve_ms: 800,
+            hold_risks: vec![Risk::Destructive, Risk::System],
+            max_width: 560,
+            margin: 16,
+            min_target: 48,
+            font_size: 15.0,
+            large_output_width: 2560,
+            max_action_lines: 5,
+            max_target_lines: 2,
+            max_steps: 12,
+            text: Strings::default(),
+            themes: Themes::default(),
+            system_fonts: true,
+            extra_fonts: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// The palette of the configured theme.
+    pub fn palette(&self) -> &Palette {
+        self.themes.get(self.theme)
+    }
+}
+
+/// Every user-visible string. `{n}` is replaced where noted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Strings {
+    /// Line under the app name.
+    pub asks: String,
+    pub target_label: String,
+    pub steps_label: String,
+    pub approve: String,
+    pub deny: String,
+    pub risk_routine: String,
+    pub risk_privileged: String,
+    pub risk_destructive: String,
+    pub risk_system: String,
+    /// Voice modality while the microphone listens.
+    pub listening: String,
+    /// Voice modality after a spoken "yes" when the visual control is still needed.
+    pub voice_heard: String,
+    /// Voice modality when recognition failed or is unavailable.
+    pub voice_unavailable: String,
+    /// Haptic modality before the first tap.
+    pub double_tap: String,
+    /// Haptic modality after the first tap.
+    pub tap_again: String,
+    /// Shown when Approve must be held.
+    pub hold_hint: String,
+    /// Countdown; `{n}` is the number of seconds left.
+    pub seconds_left: String,
+    /// Queue badge; `{n}` is the number of other prompts waiting.
+    pub queued: String,
+}
+
+impl Default for Strings {
+    fn default() -> Self {
+        Strings {
+            asks: "asks to:".into(),
+            target_label: "Target".into(),
+            steps_label: "Steps".into(),
+            approve: "Approve".into(),
+            deny: "Deny".into(),
+            risk_routine: "Routine".into(),
+            risk_privileged: "Needs privileges".into(),
+            risk_destructive: "Destructive: cannot be undone".into(),
+            risk_system: "Changes the system".into(),
+            listening: "Listening… say “yes” or “no”".into(),
+            voice_heard: "Heard “yes”: now choose Approve".into(),
+            voice_unavailable: "Voice unavailable".into(),
+            double_tap: "Double-tap to confirm".into(),
+            tap_again: "Tap once more".into(),
+            hold_hint: "Hold Approve to confirm".into(),
+            seconds_left: "{n} s left".into(),
+            queued: "{n} more waiting".into(),
+        }
+    }
+}
+
+impl Strings {
+    /// The wording shown for a risk class.
+    pub fn risk(&self, risk: Risk) -> &str {
+        match risk {
+            Risk::Routine => &self.risk_routine,
+            Risk::Privileged => &self.risk_privileged,
+            Risk::Destructive => &self.risk_destructive,
+            Risk::System => &self.risk_system,
+        }
+    }
+}
+
+/// The name of a palette.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThemeName {
+    Light,
+    Dark,
+    HighContrast,
+}
+
+impl ThemeName {
+    /// Parses `light`, `dark` or `high-contrast`; `None` for anything else.
+    pub fn parse(name: &str) -> Option<ThemeName> {
+        match name {
+            "light" => Some(ThemeName::Light),
+            "dark" => Some(ThemeName::Dark),
+            "high-contrast" => Some(ThemeName::HighContrast),
+            _ => None,
+        }
+    }
+}
+
+/// The three palettes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Themes {
+    pub light: Palette,
+    pub dark: Palette,
+    pub high_contrast: Palette,
+}
+
+impl Themes {
+    /// The palette called `name`.
+    pub fn get(&self, name: ThemeName) -> &Palette {
+        match name {
+            ThemeName::Light => &self.light,
+            ThemeName::Dark => &self.dark,
+            ThemeName::HighContrast => &self.high_contrast,
+        }
+    }
+}
+
+impl Default for Themes {
+    fn default() -> Self {
+        let c = |s: &str| Rgba::parse(s).unwrap_or(Rgba::BLACK);
+        Themes {
+            light: Palette {
+                card: c("#fbfbfc"),
+                border: c("#c4c7cf"),
+                text: c("#1b1d22"),
+                muted: c("#555b66"),
+                button: c("#e8eaee"),
+                button_text: c("#1b1d22"),
+                disabled_text: c("#8d929c"),
+                focus: c("#1f5fd1"),
+                meter: c("#1f8a4c"),
+                track: c("#dcdfe4"),
+                badge: c("#1f5fd1"),
+                badge_text: c("#ffffff"),
+                routine: c("#1f8a4c"),
+                privileged: c("#a05a00"),
+                destructive: c("#c01c28"),
+                system: c("#7b2fbf"),
+            },
+            dark: Palette {
+                card: c("#24262b"),
+                border: c("#44474f"),
+                text: c("#f2f3f5"),
+                muted: c("#aab0bb"),
+                button: c("#363941"),
+                button_text: c("#f2f3f5"),
+                disabled_text: c("#767b85"),
+                focus: c("#78aeff"),
+                meter: c("#4cd07d"),
+                track: c("#3b3e46"),
+                badge: c("#3d6fd6"),
+                badge_text: c("#ffffff"),
+                routine: c("#4cd07d"),
+                privileged: c("#f0a53a"),
+                destructive: c("#ff6b6b"),
+                system: c("#c48cff"),
+            },
+            high_contrast: Palette {
+                card: c("#000000"),
+                border: c("#ffffff"),
+                text: c("#ffffff"),
+                muted: c("#ffffff"),
+                button: c("#000000"),
+                button_text: c("#ffffff"),
+                disabled_text: c("#9a9a9a"),
+                focus: c("#ffff00"),
+                meter: c("#00ff66"),
+                track: c("#5a5a5a"),
+                badge: c("#ffff00"),
+                badge_text: c("#000000"),
+                routine: c("#00ff66"),
+                privileged: c("#ffb000"),
+                destructive: c("#ff4040"),
+                system: c("#ff66ff"),
+            },
+        }
+    }
+}
+
+/// The colours of one theme. Risk colours are used for the card's edge stripe, the risk label
+/// and Approve's border, so the class is visible even without reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Palette {
+    pub card: Rgba,
+    pub border: Rgba,
+    pub text: Rgba,
+    pub muted: Rgba,
+    pub button: Rgba,
+    pub button_text: Rgba,
+    pub disabled_text: Rgba,
+    pub focus: Rgba,
+    pub meter: Rgba,
+    pub track: Rgba,
+    pub badge: Rgba,
+    pub badge_text: Rgba,
+    pub routine: Rgba,
+    pub privileged: Rgba,
+    pub destructive: Rgba,
+    pub system: Rgba,
+}
+
+impl Palette {
+    /// The colour of a risk class.
+    pub fn risk(&self, risk: Risk) -> Rgba {
+        match risk {
+            Risk::Routine => self.routine,
+            Risk::Privileged => self.privileged,
+            Risk::Destructive => self.destructive,
+            Risk::System => self.system,
+        }
+    }
+}
+
+/// A straight-alpha colour written `#rrggbb` or `#rrggbbaa` in config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Rgba {
+    pub r: u8,
+    pub g: u8,
+    pub b: u8,
+    pub a: u8,
+}
+
+impl Rgba {
+    /// Opaque black.
+    pub const BLACK: Rgba = Rgba {
+        r: 0,
+        g: 0,
+        b: 0,
+        a: 255,
+    };
+
+    /// Parses `#rrggbb` or `#rrggbbaa`; `None` for anything else.
+    pub fn parse(s: &str) -> Option<Rgba> {
+        let hex = s.strip_prefix('#')?;
+        if !(hex.len() == 6 || hex.len() == 8) || !hex.is_ascii() {
+            return None;
+        }
+        let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+        Some(Rgba {
+            r: byte(0)?,
+            g: byte(2)?,
+            b: byte(4)?,
+            a: if hex.len() == 8 { byte(6)? } else { 255 },
+        })
+    }
+
+    /// The tiny-skia colour.
+    pub fn to_skia(self) -> tiny_skia::Color {
+        tiny_skia::Color::from_rgba8(self.r, self.g, self.b, self.a)
+    }
+}
+
+impl TryFrom<String> for Rgba {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        Rgba::parse(&s).ok_or_else(|| format!("colour {s:?} is not #rrggbb or #rrggbbaa"))
+    }
+}
+
+impl From<Rgba> for String {
+    fn from(c: Rgba) -> String {
+        c.to_string()
+    }
+}
+
+impl fmt::Display for Rgba {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.a == 255 {
+            write!(f, "#{:02x}{:02x}{:02x}", self.r, self.g, self.b)
+        } else {
+            write!(
+                f,
+                "#{:02x}{:02x}{:02x}{:02x}",
+                self.r, self.g, self.b, self.a
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        overlay: Config,
+    }
+
+    #[test]
+    fn shipped_default_file_parses_to_the_defaults() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/config/overlay.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let file: File = toml::from_str(&text).unwrap();
+        assert_eq!(file.overlay, Config::default());
+    }
+
+    #[test]
+    fn colours_parse_and_reject() {
+        assert_eq!(
+            Rgba::parse("#10203040"),
+            Some(Rgba {
+                r: 0x10,
+                g: 0x20,
+                b: 0x30,
+                a: 0x40
+            })
+        );
+        assert_eq!(Rgba::parse("#102030").map(|c| c.a), Some(255));
+        for bad in ["102030", "#12345", "#gg0000", "#1020304050", "#ééé"] {
+            assert_eq!(Rgba::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn unknown_key_and_bad_colour_are_errors_that_say_where() {
+        let err = toml::from_str::<Config>("colour = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `colour`"), "{err}");
+        let err = toml::from_str::<Config>("[themes.dark]\ncard = \"red\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"red\""), "{err}");
+    }
+}

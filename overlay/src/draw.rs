@@ -1,0 +1,340 @@
+//! Drawing: pure functions from a [`Layout`], the content and the live state to pixels in a
+//! premultiplied RGBA pixmap. [`draw_full`] paints everything; [`draw_region`] repaints one live
+//! region (a row, the level meter, the countdown, a button) and returns its damage, producing
+//! exactly the pixels a full render of the same state would.
+
+use tiny_skia::{
+    FillRule, FilterQuality, Paint, Path, PathBuilder, Pixmap, PixmapPaint, Stroke, Transform,
+};
+
+use crate::config::{Config, Palette, Rgba};
+use crate::content::{Control, DialogContent, HapticState, LiveState, VoiceState};
+use crate::layout::{IRect, Layout, RING_GAP, RING_W, Role, Row};
+use crate::text::Fonts;
+
+/// A part of the dialog that changes while it is up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Region {
+    /// The live row at this index of [`Layout::rows`].
+    Row(usize),
+    /// The voice level meter.
+    Meter,
+    /// The countdown text and bar.
+    Countdown,
+    /// A button with its focus ring.
+    Button(Control),
+}
+
+/// Everything the drawing reads.
+pub struct Scene<'a> {
+    pub config: &'a Config,
+    pub palette: &'a Palette,
+    pub content: &'a DialogContent,
+    pub live: &'a LiveState,
+}
+
+impl Scene<'_> {
+    fn seconds_left(&self) -> u32 {
+        self.live.seconds_left.unwrap_or(self.content.seconds_left)
+    }
+}
+
+/// Paints the whole dialog into `pixmap` (sized [`Layout::size`]).
+pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
+    let risk = p.risk(scene.content.risk);
+    pixmap.fill(tiny_skia::Color::TRANSPARENT);
+    let (w, h) = (layout.size.0 as f32, layout.size.1 as f32);
+    // The risk colour frames the card: a thin border and a thick stripe on the leading edge.
+    if let Some(rect) = tiny_skia::Rect::from_xywh(0.0, 0.0, w, h) {
+        fill_path(pixmap, rounded(rect, layout.radius), risk);
+    }
+    let b = layout.border as f32;
+    let s = layout.stripe as f32;
+    if let Some(rect) = tiny_skia::Rect::from_xywh(s, b, w - s - b, h - 2.0 * b) {
+        fill_path(pixmap, rounded(rect, (layout.radius - b).max(0.0)), p.card);
+    }
+
+    match &scene.content.icon {
+        Some(icon) => {
+            let sx = layout.icon.w as f32 / icon.pixels.width() as f32;
+            let sy = layout.icon.h as f32 / icon.pixels.height() as f32;
+            let paint = PixmapPaint {
+                quality: FilterQuality::Bicubic,
+                ..PixmapPaint::default()
+            };
+            pixmap.draw_pixmap(
+                0,
+                0,
+                icon.pixels.as_ref(),
+                &paint,
+                Transform::from_row(sx, 0.0, 0.0, sy, layout.icon.x as f32, layout.icon.y as f32),
+                None,
+            );
+        }
+        None => {
+            if let Some(r) = layout.icon.to_skia() {
+                fill_path(pixmap, rounded(r, 8.0 * layout.k), p.button);
+                let bw = layout.border as f32;
+                if let Some(inner) = tiny_skia::Rect::from_xywh(
+                    r.x() + bw / 2.0,
+                    r.y() + bw / 2.0,
+                    r.width() - bw,
+                    r.height() - bw,
+                ) {
+                    stroke_path(
+                        pixmap,
+                        rounded(inner, 8.0 * layout.k - bw / 2.0),
+                        p.border,
+                        bw,
+                    );
+                }
+            }
+        }
+    }
+    if let Some(badge) = layout.badge.and_then(IRect::to_skia) {
+        fill_path(pixmap, rounded(badge, badge.height() / 2.0), p.badge);
+    }
+    if let Some(dot) = layout.risk_dot.to_skia() {
+        fill_path(pixmap, PathBuilder::from_oval(dot), risk);
+    }
+    fill_rect(pixmap, layout.separator, p.border);
+
+    let all = IRect::new(0, 0, layout.size.0, layout.size.1);
+    for t in &layout.texts {
+        let color = match t.role {
+            Role::Text => p.text,
+            Role::Muted => p.muted,
+            Role::Risk => risk,
+            Role::Badge => p.badge_text,
+            Role::Monogram if scene.content.icon.is_some() => continue,
+            Role::Monogram => p.button_text,
+        };
+        fonts.draw(&t.text, pixmap, t.x, t.y, color, all);
+    }
+
+    for i in 0..layout.rows.len() {
+        draw_region(fonts, layout, scene, Region::Row(i), pixmap);
+    }
+    draw_region(fonts, layout, scene, Region::Countdown, pixmap);
+    draw_region(fonts, layout, scene, Region::Button(Control::Deny), pixmap);
+    draw_region(
+        fonts,
+        layout,
+        scene,
+        Region::Button(Control::Approve),
+        pixmap,
+    );
+}
+
+/// Repaints one live region and returns the damaged rectangle (physical pixels).
+pub fn draw_region(
+    fonts: &mut Fonts,
+    layout: &Layout,
+    scene: &Scene<'_>,
+    region: Region,
+    pixmap: &mut Pixmap,
+) -> IRect {
+    let p = scene.palette;
+    let k = layout.k;
+    let px = |v: f32| (v * k).round() as i32;
+    let live = scene.live;
+    let text = &scene.config.text;
+    match region {
+        Region::Row(i) => {
+            let Some(&(row, r)) = layout.rows.get(i) else {
+                return IRect::default();
+            };
+            fill_rect(pixmap, r, p.card);
+            let (label, dot) = match row {
+                Row::Voice => match live.voice {
+                    VoiceState::Listening => (text.listening.as_str(), p.meter),
+                    VoiceState::Heard => (text.voice_heard.as_str(), p.routine),
+                    VoiceState::Unavailable => (text.voice_unavailable.as_str(), p.muted),
+                },
+                Row::Haptic => match live.haptic {
+                    HapticState::Waiting => (text.double_tap.as_str(), p.focus),
+                    HapticState::FirstTap => (text.tap_again.as_str(), p.meter),
+                },
+                Row::Hold => (text.hold_hint.as_str(), p.risk(scene.content.risk)),
+            };
+            let d = px(8.0);
+            if let Some(dr) = IRect::new(r.x + px(1.0), r.y + (r.h - d) / 2, d, d).to_skia() {
+                fill_path(pixmap, PathBuilder::from_oval(dr), dot);
+            }
+            let meter_w = match (row, layout.meter) {
+                (Row::Voice, Some(m)) => m.w + px(8.0),
+                _ => 0,
+            };
+            let t = fonts.shape(label, &layout.small, (r.w - px(18.0) - meter_w) as f32);
+            fonts.draw(
+                &t,
+                pixmap,
+                r.x + px(18.0),
+                r.y + (r.h - t.height) / 2,
+                p.text,
+                r,
+            );
+            if row == Row::Voice {
+                draw_region(fonts, layout, scene, Region::Meter, pixmap);
+            }
+            r
+        }
+        Region::Meter => {
+            let Some(m) = layout.meter else {
+                return IRect::default();
+            };
+            fill_rect(pixmap, m, p.card);
+            if live.voice == VoiceState::Listening {
+                draw_bar(pixmap, m, live.voice_level, p.track, p.meter);
+            }
+            m
+        }
+        Region::Countdown => {
+            let r = layout.countdown;
+            fill_rect(pixmap, r, p.card);
+            let secs = scene.seconds_left();
+            let label = text.seconds_left.replace("{n}", &secs.to_string());
+            let bar = layout.countdown_bar;
+            let t = fonts.shape(&label, &layout.small, (bar.x - r.x - px(8.0)) as f32);
+            fonts.draw(&t, pixmap, r.x, r.y + (r.h - t.height) / 2, p.muted, r);
+            let frac = secs as f32 / scene.content.timeout_seconds.max(1) as f32;
+            draw_bar(pixmap, bar, frac, p.track, p.muted);
+            r
+        }
+        Region::Button(control) => {
+            let (b, label) = match control {
+                Control::Deny => (layout.deny, &layout.deny_label),
+                Control::Approve => (layout.approve, &layout.approve_label),
+            };
+            // One pixel more than the ring's reach takes its anti-aliased fringe.
+            let area = b.inflate(layout.ring_reach + 1);
+            fill_rect(pixmap, area, p.card);
+            let radius = 8.0 * k;
+            if let Some(r) = b.to_skia() {
+                fill_path(pixmap, rounded(r, radius), p.button);
+                // Approve is outlined in the risk colour; Deny in the neutral border colour.
+                // Neither is filled as a default would be.
+                let (edge, width) = match control {
+                    Control::Approve => (p.risk(scene.content.risk), (2.0 * k).max(1.0)),
+                    Control::Deny => (p.border, k.max(1.0)),
+                };
+                let inset = width / 2.0;
+                if let Some(er) = tiny_skia::Rect::from_xywh(
+                    r.x() + inset,
+                    r.y() + inset,
+                    r.width() - width,
+                    r.height() - width,
+                ) {
+                    stroke_path(pixmap, rounded(er, radius - inset), edge, width);
+                }
+            }
+            if control == Control::Approve && live.hold_progress > 0.0 {
+                let bh = px(4.0).max(2);
+                let inner =
+                    IRect::new(b.x + px(6.0), b.bottom() - bh - px(5.0), b.w - px(12.0), bh);
+                draw_bar(
+                    pixmap,
+                    inner,
+                    live.hold_progress,
+                    p.track,
+                    p.risk(scene.content.risk),
+                );
+            }
+            let color = if live.armed {
+                p.button_text
+            } else {
+                p.disabled_text
+            };
+            let tx = b.x;
+            let ty = b.y + (b.h - label.height) / 2;
+            fonts.draw(label, pixmap, tx, ty, color, b);
+            if live.focus == Some(control) {
+                let reach = (RING_GAP + RING_W / 2.0) * k;
+                if let Some(rr) = tiny_skia::Rect::from_xywh(
+                    b.x as f32 - reach,
+                    b.y as f32 - reach,
+                    b.w as f32 + 2.0 * reach,
+                    b.h as f32 + 2.0 * reach,
+                ) {
+                    stroke_path(pixmap, rounded(rr, radius + reach), p.focus, RING_W * k);
+                }
+            }
+            area
+        }
+    }
+}
+
+/// A track with `frac` (clamped to 0–1) of it filled from the leading edge.
+fn draw_bar(pixmap: &mut Pixmap, r: IRect, frac: f32, track: Rgba, fill: Rgba) {
+    let radius = r.h as f32 / 2.0;
+    if let Some(t) = r.to_skia() {
+        fill_path(pixmap, rounded(t, radius), track);
+    }
+    let fw = (r.w as f32 * frac.clamp(0.0, 1.0)).round() as i32;
+    if fw > 0
+        && let Some(f) = IRect::new(r.x, r.y, fw, r.h).to_skia()
+    {
+        fill_path(pixmap, rounded(f, radius.min(fw as f32 / 2.0)), fill);
+    }
+}
+
+fn paint(color: Rgba) -> Paint<'static> {
+    let mut paint = Paint::default();
+    paint.set_color(color.to_skia());
+    paint.anti_alias = true;
+    paint
+}
+
+/// Fills an integer rectangle without anti-aliasing: its edges are exact pixels.
+fn fill_rect(pixmap: &mut Pixmap, r: IRect, color: Rgba) {
+    if let Some(rect) = r.to_skia() {
+        let mut paint = paint(color);
+        paint.anti_alias = false;
+        // Replace, don't blend: a region repaint must erase what was there.
+        paint.blend_mode = tiny_skia::BlendMode::Source;
+        pixmap.fill_rect(rect, &paint, Transform::identity(), None);
+    }
+}
+
+fn fill_path(pixmap: &mut Pixmap, path: Option<Path>, color: Rgba) {
+    if let Some(path) = path {
+        pixmap.fill_path(
+            &path,
+            &paint(color),
+            FillRule::Winding,
+            Transform::identity(),
+            None,
+        );
+    }
+}
+
+fn stroke_path(pixmap: &mut Pixmap, path: Option<Path>, color: Rgba, width: f32) {
+    if let Some(path) = path {
+        let stroke = Stroke {
+            width,
+            ..Stroke::default()
+        };
+        pixmap.stroke_path(&path, &paint(color), &stroke, Transform::identity(), None);
+    }
+}
+
+/// A rectangle with circular corners of `radius` (clamped to half the shorter side).
+fn rounded(r: tiny_skia::Rect, radius: f32) -> Option<Path> {
+    let rad = radius.min(r.width() / 2.0).min(r.height() / 2.0).max(0.0);
+    // Control-point distance that makes a cubic approximate a quarter circle.
+    let c = rad * (1.0 - 0.552_284_8);
+    let (l, t, rt, b) = (r.left(), r.top(), r.right(), r.bottom());
+    let mut pb = PathBuilder::new();
+    pb.move_to(l + rad, t);
+    pb.line_to(rt - rad, t);
+    pb.cubic_to(rt - c, t, rt, t + c, rt, t + rad);
+    pb.line_to(rt, b - rad);
+    pb.cubic_to(rt, b - c, rt - c, b, rt - rad, b);
+    pb.line_to(l + rad, b);
+    pb.cubic_to(l + c, b, l, b - c, l, b - rad);
+    pb.line_to(l, t + rad);
+    pb.cubic_to(l, t + c, l + c, t, l + rad, t);
+    pb.close();
+    pb.finish()
+}

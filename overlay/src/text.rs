@@ -1,0 +1,340 @@
+//! Text: the font set (bundled DejaVu Sans first, then listed files, then optionally the
+//! system's fonts as fallback), shaping with cosmic-text at physical pixel sizes (wrapping,
+//! ellipsizing, bidi), and blitting glyph masks into a premultiplied RGBA pixmap with a clip.
+
+use std::path::Path;
+
+use cosmic_text::{
+    Align, Attrs, Buffer, Ellipsize, EllipsizeHeightLimit, Family, FontSystem, LayoutGlyph,
+    LayoutRun, Metrics, Shaping, SwashCache, SwashContent, Weight, Wrap, fontdb,
+};
+use tiny_skia::Pixmap;
+
+use crate::OverlayError;
+use crate::config::{Config, Rgba};
+use crate::layout::IRect;
+
+/// The bundled regular face (DejaVu Sans; licence in `assets/fonts/LICENSE-DejaVu.txt`).
+const BUNDLED_REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+/// The bundled bold face.
+const BUNDLED_BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
+/// The family the dialog asks for; fallback fonts fill in scripts it lacks.
+const FAMILY: &str = "DejaVu Sans";
+/// Locale for font fallback when none can be read from the environment. Fixed so that a font set
+/// without system fonts renders the same pixels everywhere.
+const DEFAULT_LOCALE: &str = "en-US";
+
+/// The fonts and the glyph cache. Create once (loading system fonts takes a while) and share.
+pub struct Fonts {
+    system: FontSystem,
+    cache: SwashCache,
+}
+
+impl std::fmt::Debug for Fonts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fonts")
+            .field("faces", &self.system.db().len())
+            .finish()
+    }
+}
+
+impl Fonts {
+    /// Only the bundled font plus `files`, in that order: what tests and goldens use, so a fresh
+    /// machine renders the same pixels.
+    pub fn with_files<P: AsRef<Path>>(files: &[P]) -> Result<Fonts, OverlayError> {
+        Ok(Fonts::from_db(database(files)?, DEFAULT_LOCALE.to_owned()))
+    }
+
+    /// The fonts the config asks for: bundled, `extra_fonts`, then the system's if
+    /// `system_fonts` is on.
+    pub fn from_config(config: &Config) -> Result<Fonts, OverlayError> {
+        let mut db = database(&config.extra_fonts)?;
+        let locale = if config.system_fonts {
+            db.load_system_fonts();
+            env_locale()
+        } else {
+            DEFAULT_LOCALE.to_owned()
+        };
+        tracing::debug!(faces = db.len(), %locale, "overlay fonts loaded");
+        Ok(Fonts::from_db(db, locale))
+    }
+
+    fn from_db(mut db: fontdb::Database, locale: String) -> Fonts {
+        db.set_sans_serif_family(FAMILY);
+        Fonts {
+            system: FontSystem::new_with_locale_and_db(locale, db),
+            cache: SwashCache::new(),
+        }
+    }
+
+    /// Shapes `text` at `size` physical pixels into lines at most `width` pixels wide.
+    pub fn shape(&mut self, text: &str, style: &TextStyle, width: f32) -> Shaped {
+        let metrics = Metrics::new(style.size, (style.size * style.line_height).round());
+        let mut buffer = Buffer::new(&mut self.system, metrics);
+        buffer.set_wrap(Wrap::WordOrGlyph);
+        let limit = EllipsizeHeightLimit::Lines(style.max_lines.max(1));
+        buffer.set_ellipsize(if style.middle_ellipsis {
+            Ellipsize::Middle(limit)
+        } else {
+            Ellipsize::End(limit)
+        });
+        buffer.set_size(Some(width.max(1.0)), None);
+        let weight = if style.bold {
+            Weight::BOLD
+        } else {
+            Weight::NORMAL
+        };
+        let attrs = Attrs::new().family(Family::Name(FAMILY)).weight(weight);
+        buffer.set_text(&display_text(text), &attrs, Shaping::Advanced, style.align);
+        buffer.shape_until_scroll(&mut self.system, false);
+        let (mut w, mut lines) = (0.0f32, 0usize);
+        for run in buffer.layout_runs() {
+            w = w.max(run.line_w);
+            lines += 1;
+        }
+        Shaped {
+            height: (lines as f32 * metrics.line_height).ceil() as i32,
+            width: w.ceil() as i32,
+            lines,
+            buffer,
+        }
+    }
+
+    /// Draws `shaped` with its top-left at (`x`, `y`) in `color`, touching only pixels in `clip`.
+    pub fn draw(
+        &mut self,
+        shaped: &Shaped,
+        pixmap: &mut Pixmap,
+        x: i32,
+        y: i32,
+        color: Rgba,
+        clip: IRect,
+    ) {
+        let clip = clip.intersect(&IRect::new(
+            0,
+            0,
+            pixmap.width() as i32,
+            pixmap.height() as i32,
+        ));
+        let stride = pixmap.width() as usize * 4;
+        let data = pixmap.data_mut();
+        for run in shaped.buffer.layout_runs() {
+            let shift = leading_space(&run);
+            for glyph in run.glyphs {
+                let phys = glyph.physical((x as f32 - shift, y as f32 + run.line_y), 1.0);
+                let Some(image) = self.cache.get_image(&mut self.system, phys.cache_key) else {
+                    continue;
+                };
+                let left = phys.x + image.placement.left;
+                let top = phys.y - image.placement.top;
+                let (gw, gh) = (image.placement.width as i32, image.placement.height as i32);
+                let channels = match image.content {
+                    SwashContent::Mask => 1,
+                    SwashContent::SubpixelMask | SwashContent::Color => 4,
+                };
+                for gy in 0..gh {
+                    let py = top + gy;
+                    if py < clip.y || py >= clip.bottom() {
+                        continue;
+                    }
+                    for gx in 0..gw {
+                        let px = left + gx;
+                        if px < clip.x || px >= clip.right() {
+                            continue;
+                        }
+                        let i = ((gy * gw + gx) as usize) * channels;
+                        let src = match image.content {
+                            SwashContent::Mask => tint(color, image.data[i]),
+                            SwashContent::SubpixelMask => {
+                                let d = &image.data[i..i + 3];
+                                let m = (u16::from(d[0]) + u16::from(d[1]) + u16::from(d[2])) / 3;
+                                tint(color, m as u8)
+                            }
+                            SwashContent::Color => {
+                                let d = &image.data[i..i + 4];
+                                let c = Rgba {
+                                    r: d[0],
+                                    g: d[1],
+                                    b: d[2],
+                                    a: d[3],
+                                };
+                                tint(c, 255)
+                            }
+                        };
+                        let o = py as usize * stride + px as usize * 4;
+                        blend(&mut data[o..o + 4], src);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How to shape one text block.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TextStyle {
+    /// Font size in physical pixels.
+    pub size: f32,
+    /// Line height as a multiple of the size.
+    pub line_height: f32,
+    pub bold: bool,
+    /// Lines before the text is ellipsized.
+    pub max_lines: usize,
+    /// Ellipsize in the middle (paths) instead of the end.
+    pub middle_ellipsis: bool,
+    /// `None`: start-aligned by the paragraph's direction (right for RTL text).
+    pub align: Option<Align>,
+}
+
+/// Shaped text and its measured size in physical pixels.
+#[derive(Debug)]
+pub struct Shaped {
+    pub width: i32,
+    pub height: i32,
+    /// Visual lines after wrapping and ellipsizing.
+    pub lines: usize,
+    buffer: Buffer,
+}
+
+/// `text` made safe to show: control characters (newlines included) become spaces so a
+/// client cannot fake extra lines, and bidi embedding/override/isolate controls become U+FFFD so
+/// a name like `report\u{202e}fdp.exe` cannot disguise its real order.
+pub fn display_text(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => '\u{fffd}',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// The bundled faces, then `files` in order.
+fn database<P: AsRef<Path>>(files: &[P]) -> Result<fontdb::Database, OverlayError> {
+    let mut db = fontdb::Database::new();
+    db.load_font_data(BUNDLED_REGULAR.to_vec());
+    db.load_font_data(BUNDLED_BOLD.to_vec());
+    for file in files {
+        let path = file.as_ref();
+        let before = db.len();
+        db.load_font_file(path).map_err(|e| OverlayError::Font {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        if db.len() == before {
+            return Err(OverlayError::Font {
+                path: path.to_owned(),
+                message: "no usable font face in the file".into(),
+            });
+        }
+    }
+    Ok(db)
+}
+
+/// How far a left-to-right line starts with whitespace: cosmic-text keeps the space at a wrap
+/// point at the start of an ellipsized line, which would indent it.
+fn leading_space(run: &LayoutRun<'_>) -> f32 {
+    if run.rtl {
+        return 0.0;
+    }
+    let is_space = |g: &LayoutGlyph| {
+        run.text
+            .get(g.start..g.end)
+            .is_some_and(|t| t.chars().all(char::is_whitespace))
+    };
+    match (run.glyphs.first(), run.glyphs.iter().find(|g| !is_space(g))) {
+        (Some(first), Some(ink)) if is_space(first) => (ink.x - first.x).max(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Premultiplies `color` at `coverage`.
+fn tint(color: Rgba, coverage: u8) -> [u8; 4] {
+    let a = mul(color.a, coverage);
+    [mul(color.r, a), mul(color.g, a), mul(color.b, a), a]
+}
+
+/// `a × b / 255`, rounded.
+fn mul(a: u8, b: u8) -> u8 {
+    let t = u32::from(a) * u32::from(b) + 128;
+    ((t + (t >> 8)) >> 8) as u8
+}
+
+/// Source-over of a premultiplied pixel onto `dst`.
+fn blend(dst: &mut [u8], src: [u8; 4]) {
+    let inv = 255 - src[3];
+    for k in 0..4 {
+        dst[k] = src[k].saturating_add(mul(dst[k], inv));
+    }
+}
+
+/// The locale from `LC_ALL`/`LC_MESSAGES`/`LANG` (`ja_JP.UTF-8` → `ja-JP`), for system fallback.
+fn env_locale() -> String {
+    ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .find(|v| !v.is_empty() && v != "C" && v != "POSIX")
+        .and_then(|v| v.split('.').next().map(|s| s.replace('_', "-")))
+        .unwrap_or_else(|| DEFAULT_LOCALE.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn style(max_lines: usize) -> TextStyle {
+        TextStyle {
+            size: 15.0,
+            line_height: 1.3,
+            bold: false,
+            max_lines,
+            middle_ellipsis: false,
+            align: None,
+        }
+    }
+
+    #[test]
+    fn display_text_defuses_newlines_and_bidi_overrides() {
+        assert_eq!(display_text("a\nb\tc"), "a b c");
+        assert_eq!(
+            display_text("report\u{202e}fdp.exe"),
+            "report\u{fffd}fdp.exe"
+        );
+        assert_eq!(display_text("שלום עולם"), "שלום עולם");
+    }
+
+    #[test]
+    fn long_text_wraps_and_is_ellipsized_to_max_lines() {
+        let mut f = Fonts::with_files::<&str>(&[]).unwrap();
+        let long = "word ".repeat(200);
+        let s = f.shape(&long, &style(3), 300.0);
+        assert_eq!(s.lines, 3);
+        assert!(s.width <= 300, "{}", s.width);
+        let short = f.shape("Delete", &style(3), 300.0);
+        assert_eq!(short.lines, 1);
+        assert!(short.width > 20 && short.width < 80, "{}", short.width);
+    }
+
+    #[test]
+    fn unbreakable_text_breaks_at_glyphs() {
+        let mut f = Fonts::with_files::<&str>(&[]).unwrap();
+        let s = f.shape(&"x".repeat(400), &style(2), 200.0);
+        assert_eq!(s.lines, 2);
+        assert!(s.width <= 200, "{}", s.width);
+    }
+
+    #[test]
+    fn blending_is_source_over() {
+        let mut px = [0u8, 0, 255, 255];
+        blend(&mut px, tint(Rgba::parse("#ff0000").unwrap(), 128));
+        assert_eq!(px, [128, 0, 127, 255]);
+        assert_eq!(mul(255, 255), 255);
+        assert_eq!(mul(0, 255), 0);
+    }
+
+    #[test]
+    fn a_missing_font_file_is_named() {
+        let e = Fonts::with_files(&["/nonexistent/font.ttf"]).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/font.ttf"), "{e}");
+    }
+}
