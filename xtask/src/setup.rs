@@ -29,6 +29,7 @@ const APT_PACKAGES: &[&str] = &[
     "xkb-data",
     "unzip",
     "python3-pip",
+    "fonts-droid-fallback",
 ];
 
 struct Wheel {
