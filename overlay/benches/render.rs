@@ -25,6 +25,7 @@ fn content() -> DialogContent {
         seconds_left: 27,
         timeout_seconds: 30,
         queued: 2,
+        press_and_hold: false,
     }
 }
 

@@ -59,7 +59,7 @@ impl Default for Config {
             guard_early_press_extension_ms: 500,
             guard_max_extension_ms: 1500,
             hold_to_approve_ms: 800,
-            hold_risks: vec![Risk::Destructive, Risk::System],
+            hold_risks: Vec::new(),
             max_width: 560,
             margin: 16,
             min_target: 48,

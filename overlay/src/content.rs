@@ -56,9 +56,18 @@ pub struct DialogContent {
     pub timeout_seconds: u32,
     /// Other prompts waiting behind this one.
     pub queued: u32,
+    /// The plan asks for a press-and-hold on Approve: the stronger gesture the gate requires
+    /// when voice was needed but is unavailable.
+    pub press_and_hold: bool,
 }
 
 impl DialogContent {
+    /// Whether Approve must be held: the plan says so, or the config asks it for this risk.
+    pub fn needs_hold(&self, config: &crate::Config) -> bool {
+        config.hold_to_approve_ms > 0
+            && (self.press_and_hold || config.hold_risks.contains(&self.risk))
+    }
+
     /// Checks the rules a prompt must hold before it can be shown. An `Err` is a denial.
     pub fn validate(&self, max_steps: u32) -> Result<(), OverlayError> {
         let bad = |m: String| Err(OverlayError::InvalidContent(m));
@@ -106,6 +115,8 @@ struct ContentFile {
     timeout_seconds: u32,
     #[serde(default)]
     queued: u32,
+    #[serde(default)]
+    press_and_hold: bool,
 }
 
 fn default_modalities() -> Vec<Modality> {
@@ -219,6 +230,7 @@ pub fn load_content(path: &Path, max_steps: u32) -> Result<DialogContent, Overla
         seconds_left: file.seconds_left,
         timeout_seconds: file.timeout_seconds,
         queued: file.queued,
+        press_and_hold: file.press_and_hold,
     };
     content.validate(max_steps)?;
     Ok(content)

@@ -499,7 +499,7 @@ impl ConfirmDialog {
 }
 
 fn needs_hold(config: &Config, content: &DialogContent) -> bool {
-    config.hold_to_approve_ms > 0 && config.hold_risks.contains(&content.risk)
+    content.needs_hold(config)
 }
 
 fn to_choice(c: Control) -> Choice {

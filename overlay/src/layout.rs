@@ -440,7 +440,7 @@ fn build(
         rows.push((row, r));
         y += row_h + px(2.0);
     }
-    if config.hold_to_approve_ms > 0 && config.hold_risks.contains(&content.risk) {
+    if content.needs_hold(config) {
         rows.push((Row::Hold, IRect::new(left, y, inner_w, row_h)));
         y += row_h + px(2.0);
     }

@@ -23,6 +23,8 @@ fn content(risk: Risk) -> DialogContent {
         seconds_left: 27,
         timeout_seconds: 30,
         queued: 2,
+        // As the gate asks when voice is unavailable: these tests exercise the hold.
+        press_and_hold: matches!(risk, Risk::Destructive | Risk::System),
     }
 }
 
