@@ -39,31 +39,49 @@ pub struct Capture {
 
 /// Finds an input device by name (empty: the default).
 pub fn input_device(name: &str) -> Result<cpal::Device, SpeechError> {
+    find_device(Direction::Input, name)
+}
+
+/// Which side of the audio a device is looked up for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Input,
+    Output,
+}
+
+/// Finds a device by exact name in one direction; an empty name is that direction's default.
+pub(crate) fn find_device(direction: Direction, name: &str) -> Result<cpal::Device, SpeechError> {
     let host = cpal::default_host();
+    let label = match direction {
+        Direction::Input => INPUT,
+        Direction::Output => crate::prompt::OUTPUT,
+    };
     if name.is_empty() {
-        return host
-            .default_input_device()
-            .ok_or_else(|| SpeechError::NoDevice {
-                direction: INPUT,
-                name: "(default)".into(),
-            });
+        let default = match direction {
+            Direction::Input => host.default_input_device(),
+            Direction::Output => host.default_output_device(),
+        };
+        return default.ok_or_else(|| SpeechError::NoDevice {
+            direction: label,
+            name: "(default)".into(),
+        });
     }
-    let devices = host
-        .input_devices()
-        .map_err(|e| SpeechError::DeviceUnavailable {
-            direction: INPUT,
-            name: name.into(),
-            reason: e.to_string(),
-        })?;
-    for device in devices {
-        if device.name().is_ok_and(|n| n == name) {
-            return Ok(device);
-        }
-    }
-    Err(SpeechError::NoDevice {
-        direction: INPUT,
-        name: format!("named `{name}`"),
-    })
+    let devices: Result<Vec<cpal::Device>, _> = match direction {
+        Direction::Input => host.input_devices().map(Iterator::collect),
+        Direction::Output => host.output_devices().map(Iterator::collect),
+    };
+    let devices = devices.map_err(|e| SpeechError::DeviceUnavailable {
+        direction: label,
+        name: name.into(),
+        reason: e.to_string(),
+    })?;
+    devices
+        .into_iter()
+        .find(|device| device.name().is_ok_and(|n| n == name))
+        .ok_or_else(|| SpeechError::NoDevice {
+            direction: label,
+            name: format!("named `{name}`"),
+        })
 }
 
 /// Picks the stream config: the device default, with the configured rate and channel count when

@@ -7,16 +7,17 @@ use std::sync::Mutex;
 use std::sync::mpsc::sync_channel;
 use std::time::Duration;
 
-use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+use cpal::traits::{DeviceTrait, StreamTrait};
 use cpal::{FromSample, Sample, SampleFormat, SizedSample, StreamConfig};
 use espeakng_sys as es;
 use tracing::debug;
 
+use crate::capture::{Direction, find_device};
 use crate::config::Config;
 use crate::convert::Converter;
 use crate::error::SpeechError;
 
-const OUTPUT: &str = "output";
+pub(crate) const OUTPUT: &str = "output";
 
 /// Extra wall time allowed for playback beyond the audio's own length.
 const PLAYBACK_GRACE: Duration = Duration::from_secs(2);
@@ -144,31 +145,7 @@ pub struct Playback {
 }
 
 fn output_device(name: &str) -> Result<cpal::Device, SpeechError> {
-    let host = cpal::default_host();
-    if name.is_empty() {
-        return host
-            .default_output_device()
-            .ok_or_else(|| SpeechError::NoDevice {
-                direction: OUTPUT,
-                name: "(default)".into(),
-            });
-    }
-    let devices = host
-        .output_devices()
-        .map_err(|e| SpeechError::DeviceUnavailable {
-            direction: OUTPUT,
-            name: name.into(),
-            reason: e.to_string(),
-        })?;
-    for device in devices {
-        if device.name().is_ok_and(|n| n == name) {
-            return Ok(device);
-        }
-    }
-    Err(SpeechError::NoDevice {
-        direction: OUTPUT,
-        name: format!("named `{name}`"),
-    })
+    find_device(Direction::Output, name)
 }
 
 /// The output device's name, rate, channels and sample format, as `play` would open it.
