@@ -107,41 +107,33 @@ fn demo() -> Result<()> {
          Until the compositor lands, answers come from the trace instead of a screen, a\n\
          microphone and a touch surface.\n"
     );
-    cargo(
+    let (trace, config, state) = (
+        trace.to_string_lossy(),
+        config.to_string_lossy(),
+        state.to_string_lossy(),
+    );
+    pcpctl(
         &[
-            "run",
-            "--quiet",
-            "--package",
-            "pcp-compositor",
-            "--bin",
-            "pcpctl",
-            "--",
-            "replay",
-            &trace.to_string_lossy(),
-            "--config",
-            &config.to_string_lossy(),
-            "--state",
-            &state.to_string_lossy(),
-            "--table",
+            "replay", &trace, "--config", &config, "--state", &state, "--table",
         ],
         &cache,
     )?;
-    cargo(
-        &[
-            "run",
-            "--quiet",
-            "--package",
-            "pcp-compositor",
-            "--bin",
-            "pcpctl",
-            "--",
-            "audit",
-            "verify",
-            "--state",
-            &state.to_string_lossy(),
-        ],
-        &cache,
-    )?;
-    println!("\nThe audit log is in {}", state.display());
+    pcpctl(&["audit", "verify", "--state", &state], &cache)?;
+    println!("\nThe audit log is in {state}");
     Ok(())
+}
+
+/// Runs the workspace's `pcpctl` with `args`.
+fn pcpctl(args: &[&str], cache: &Path) -> Result<()> {
+    let mut full = vec![
+        "run",
+        "--quiet",
+        "--package",
+        "pcp-compositor",
+        "--bin",
+        "pcpctl",
+        "--",
+    ];
+    full.extend_from_slice(args);
+    cargo(&full, cache)
 }
