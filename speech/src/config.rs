@@ -35,6 +35,9 @@ pub struct Config {
     /// How long a partial result must stay unchanged, in milliseconds of audio, before it
     /// decides without waiting for Vosk's end of utterance.
     pub stable_partial_ms: u64,
+    /// Audio at or below this level (dBFS) counts as quiet: a partial result decides only once
+    /// the speaker has been quiet for `stable_partial_ms`.
+    pub quiet_dbfs: f32,
     /// Audio hand-off block from the capture callback, in milliseconds.
     pub block_ms: u32,
     /// Blocks the capture callback may queue before it waits for the recognizer.
@@ -69,6 +72,7 @@ impl Default for Config {
             capture_channels: 0,
             timeout_ms: 10_000,
             stable_partial_ms: 150,
+            quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
             block_ms: 20,
             queue_blocks: 256,
             level_interval_ms: 100,
@@ -130,6 +134,12 @@ impl Config {
         }
         if self.level_interval_ms == 0 {
             return bad("`level_interval_ms` must be more than 0".into());
+        }
+        if !(-96.0..=0.0).contains(&self.quiet_dbfs) {
+            return bad(format!(
+                "`quiet_dbfs` = {} is outside -96.0..=0.0",
+                self.quiet_dbfs
+            ));
         }
         Ok(())
     }

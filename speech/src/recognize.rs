@@ -1,6 +1,8 @@
 //! Grammar recognition: a Vosk recognizer restricted to one phrase pack, fed mono `i16` at the
 //! model's rate, that decides as soon as an answer is unambiguous: on a final result, or on a
-//! partial result that has stayed the same for `stable_partial_ms` of audio.
+//! partial result that has stayed the same for `stable_partial_ms` of audio *after the speaker
+//! fell quiet*. Without the quiet, a partial is only a guess about speech still going on (Vosk
+//! reads the start of "안녕하세요" as "아니"), so it never decides.
 
 use std::sync::Arc;
 
@@ -9,6 +11,13 @@ use tracing::debug;
 use crate::error::SpeechError;
 use crate::model::SpeechModel;
 use crate::phrases::{PhrasePack, SpokenAnswer};
+
+/// The default quiet level: −40 dBFS, below speech and above a quiet room.
+pub const DEFAULT_QUIET_DBFS: f32 = -40.0;
+
+fn dbfs_to_level(dbfs: f32) -> i16 {
+    (f32::from(i16::MAX) * 10f32.powf(dbfs.clamp(-96.0, 0.0) / 20.0)) as i16
+}
 
 /// An answer the recognizer is sure of.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +36,10 @@ pub struct AnswerRecognizer {
     partial: String,
     partial_since: u64,
     last_text: String,
+    /// Samples at or below this magnitude count as quiet.
+    quiet_level: i16,
+    /// The sample count just after the last sample louder than `quiet_level`.
+    last_voice: u64,
 }
 
 impl AnswerRecognizer {
@@ -54,7 +67,15 @@ impl AnswerRecognizer {
             partial: String::new(),
             partial_since: 0,
             last_text: String::new(),
+            quiet_level: dbfs_to_level(DEFAULT_QUIET_DBFS),
+            last_voice: 0,
         })
+    }
+
+    /// Sets the level (dBFS) below which audio counts as quiet, i.e. the speaker has finished.
+    pub fn with_quiet_level(mut self, dbfs: f32) -> AnswerRecognizer {
+        self.quiet_level = dbfs_to_level(dbfs);
+        self
     }
 
     /// Feeds audio; `Some` once an answer is decided (the caller stops feeding then).
@@ -65,6 +86,12 @@ impl AnswerRecognizer {
             .map_err(|e| SpeechError::Recognizer {
                 reason: e.to_string(),
             })?;
+        if let Some(i) = audio
+            .iter()
+            .rposition(|s| s.unsigned_abs() > self.quiet_level.unsigned_abs())
+        {
+            self.last_voice = self.samples + i as u64 + 1;
+        }
         self.samples += audio.len() as u64;
         match state {
             vosk::DecodingState::Failed => Err(SpeechError::Recognizer {
@@ -91,8 +118,11 @@ impl AnswerRecognizer {
                     }
                     return Ok(None);
                 }
-                if self.samples - self.partial_since >= self.stable_samples {
-                    return Ok(self.judge(self.partial.clone(), "stable partial"));
+                let quiet_for = self.samples - self.last_voice;
+                if self.samples - self.partial_since >= self.stable_samples
+                    && quiet_for >= self.stable_samples
+                {
+                    return Ok(self.judge(self.partial.clone(), "stable partial after speech"));
                 }
                 Ok(None)
             }

@@ -114,6 +114,25 @@ fn other_speech_never_approves() {
 }
 
 #[test]
+fn a_word_that_starts_like_an_answer_is_not_decided_mid_word() {
+    // Vosk's partial for the start of "안녕하세요" (hello) is "아니" (no). A partial must not
+    // decide while the speaker is still talking; once the greeting is complete the transcript
+    // holds a decoy and decides nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let wav = speech(
+        dir.path(),
+        "hello.wav",
+        "안녕하세요",
+        16_000,
+        1,
+        Encoding::I16,
+        (0.5, 1.5),
+    );
+    let report = listen_wav(wav);
+    assert_eq!(report.answer, ReportAnswer::None, "{report:?}");
+}
+
+#[test]
 fn silence_decides_nothing_and_times_out_in_audio_time() {
     let dir = tempfile::tempdir().unwrap();
     let short = silence(dir.path(), "s.wav", 2.0, 16_000, 1, Encoding::I16);
