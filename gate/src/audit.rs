@@ -160,7 +160,7 @@ pub const GENESIS_HASH: &str = "000000000000000000000000000000000000000000000000
 
 /// The chain hash of a record's stored text.
 pub fn chain_hash(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
+    crate::capability::lower_hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// The first record that breaks the chain.

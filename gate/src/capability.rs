@@ -171,9 +171,20 @@ pub fn canonical_json(value: &Value) -> String {
     value.to_string()
 }
 
+/// Lowercase hex of `bytes` (a table lookup: this runs for every audit record).
+pub fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
 /// SHA-256 (hex) of the canonical JSON of `value`.
 pub fn digest(value: &Value) -> String {
-    hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
+    lower_hex(&Sha256::digest(canonical_json(value).as_bytes()))
 }
 
 /// Every capability the gate knows, by name.
@@ -365,6 +376,12 @@ mod tests {
         assert_eq!(Template::parse("ab {x").unwrap_err().0, 3);
         assert_eq!(Template::parse("ab }").unwrap_err().0, 3);
         assert!(Template::parse("{ spaced }").is_err());
+    }
+
+    #[test]
+    fn lower_hex_matches_the_hex_crate() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(lower_hex(&bytes), hex::encode(&bytes));
     }
 
     #[test]

@@ -98,7 +98,7 @@ impl Gate {
         Ok(Gate {
             config,
             store,
-            key: TokenKey::from_bytes(key),
+            key: TokenKey::from_bytes(key)?,
             profile,
             available: Availability::default(),
             prompts: VecDeque::new(),

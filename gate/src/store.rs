@@ -70,7 +70,8 @@ pub struct Store {
     conn: Connection,
     path: PathBuf,
     writer: Option<Writer>,
-    buffered: usize,
+    /// Routine records not yet handed to the writer (no syscall per routine decision).
+    batch: Vec<Pending>,
     oldest_pending_ms: Option<i64>,
     head_seq: u64,
     head_hash: String,
@@ -107,12 +108,12 @@ impl Store {
             .optional()
             .map_err(sql)?;
         let (head_seq, head_hash) = head.unwrap_or((0, GENESIS_HASH.to_string()));
-        let writer = Writer::start(path, group.max_records)?;
+        let writer = Writer::start(path)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
             writer: Some(writer),
-            buffered: 0,
+            batch: Vec::new(),
             oldest_pending_ms: None,
             head_seq,
             head_hash,
@@ -139,7 +140,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             writer: None,
-            buffered: 0,
+            batch: Vec::new(),
             oldest_pending_ms: None,
             head_seq: 0,
             head_hash: GENESIS_HASH.to_string(),
@@ -254,22 +255,20 @@ impl Store {
             text,
             hash: hash.clone(),
         };
-        let writer = self.writer()?;
         if durable || friction.is_some() {
             // The head moves only once the record is committed: a failed commit leaves the
-            // chain where it was.
-            writer.durable(entry, friction)?;
-            self.buffered = 0;
+            // chain where it was (the batch before it stays with the writer for a retry).
+            let before = std::mem::take(&mut self.batch);
             self.oldest_pending_ms = None;
+            self.writer()?.durable(before, entry, friction)?;
         } else {
-            writer.append(entry)?;
-            self.buffered += 1;
-            if self.buffered >= self.group.max_records {
-                // The writer commits a full buffer by itself.
-                self.buffered = 0;
+            self.writer()?;
+            self.batch.push(entry);
+            self.oldest_pending_ms.get_or_insert(record.time_ms);
+            if self.batch.len() >= self.group.max_records {
+                let full = std::mem::take(&mut self.batch);
                 self.oldest_pending_ms = None;
-            } else {
-                self.oldest_pending_ms.get_or_insert(record.time_ms);
+                self.writer()?.batch(full)?;
             }
         }
         self.head_seq = seq;
@@ -287,18 +286,17 @@ impl Store {
 
     /// Commits every buffered record.
     pub fn flush(&mut self) -> Result<(), StoreError> {
-        if self.writer.is_none() {
+        let Some(writer) = &self.writer else {
             return Ok(());
-        }
-        self.writer()?.flush()?;
-        self.buffered = 0;
+        };
+        let records = std::mem::take(&mut self.batch);
         self.oldest_pending_ms = None;
-        Ok(())
+        writer.flush(records)
     }
 
-    /// Routine records handed to the writer since the last commit this store asked for.
+    /// Routine records waiting for their group commit.
     pub fn buffered(&self) -> usize {
-        self.buffered
+        self.batch.len()
     }
 
     /// Marks a token nonce as spent; false when it already was (a replay).

@@ -5,6 +5,8 @@
 use std::io::{Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -62,6 +64,10 @@ impl TokenRejection {
 #[derive(Clone)]
 pub struct TokenKey {
     key: [u8; KEY_LEN],
+    /// Nonces are a random per-load prefix and a counter shared by clones: unique without a
+    /// system call per token (a nonce must be unique, not secret; the MAC protects it).
+    nonce_prefix: [u8; 8],
+    nonce_counter: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for TokenKey {
@@ -99,7 +105,7 @@ impl TokenKey {
                 file.write_all(&key)
                     .and_then(|()| file.sync_all())
                     .map_err(|e| file_err(format!("cannot write the token key: {e}")))?;
-                return Ok(TokenKey { key });
+                return TokenKey::with_fresh_nonces(key).map_err(file_err);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(file_err(format!("cannot create the token key: {e}"))),
@@ -126,12 +132,25 @@ impl TokenKey {
                 bytes.len()
             ))
         })?;
-        Ok(TokenKey { key })
+        TokenKey::with_fresh_nonces(key).map_err(file_err)
     }
 
     /// A key from bytes (tests, embedders that keep their own secret).
-    pub fn from_bytes(key: [u8; KEY_LEN]) -> TokenKey {
-        TokenKey { key }
+    pub fn from_bytes(key: [u8; KEY_LEN]) -> Result<TokenKey, StoreError> {
+        TokenKey::with_fresh_nonces(key).map_err(|message| StoreError::File {
+            path: PathBuf::from("getrandom"),
+            message,
+        })
+    }
+
+    fn with_fresh_nonces(key: [u8; KEY_LEN]) -> Result<TokenKey, String> {
+        let mut nonce_prefix = [0u8; 8];
+        getrandom::fill(&mut nonce_prefix).map_err(|e| format!("no randomness: {e}"))?;
+        Ok(TokenKey {
+            key,
+            nonce_prefix,
+            nonce_counter: Arc::new(AtomicU64::new(0)),
+        })
     }
 
     fn mac(&self) -> Hmac<Sha256> {
@@ -149,17 +168,16 @@ impl TokenKey {
         expires_ms: i64,
     ) -> Result<String, StoreError> {
         let mut nonce = [0u8; 16];
-        getrandom::fill(&mut nonce).map_err(|e| StoreError::File {
-            path: PathBuf::from("getrandom"),
-            message: format!("no randomness for a token nonce: {e}"),
-        })?;
+        nonce[..8].copy_from_slice(&self.nonce_prefix);
+        let count = self.nonce_counter.fetch_add(1, Ordering::Relaxed);
+        nonce[8..].copy_from_slice(&count.to_be_bytes());
         let claims = TokenClaims {
             capability: capability.to_string(),
             version,
             params: canonical_json(params),
             profile: profile.to_string(),
             expires_ms,
-            nonce: hex::encode(nonce),
+            nonce: crate::capability::lower_hex(&nonce),
         };
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap_or_default());
         let mut mac = self.mac();

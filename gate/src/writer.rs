@@ -1,6 +1,6 @@
 //! The audit writer: a thread with its own SQLite connection that commits audit records and
-//! friction changes. Routine records are handed over without waiting, so the decision path never
-//! waits for a disk sync; durable writes wait for the commit.
+//! friction changes. Routine records arrive in batches and are committed without the decision
+//! path waiting for a disk sync; durable writes wait for their commit.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
@@ -22,12 +22,12 @@ pub(crate) struct Pending {
 type Ack = SyncSender<Result<(), String>>;
 
 enum Message {
-    /// Buffer a routine record; commit when the buffer is full.
-    Append(Pending),
-    /// Commit the buffer and this record (with its friction change) now, then acknowledge.
-    Durable(Pending, Option<FrictionUpdate>, Ack),
-    /// Commit the buffer now, then acknowledge.
-    Flush(Ack),
+    /// A full batch of routine records: commit it without anyone waiting.
+    Batch(Vec<Pending>),
+    /// Commit these routine records and this one (with its friction change), then acknowledge.
+    Durable(Vec<Pending>, Pending, Option<FrictionUpdate>, Ack),
+    /// Commit these routine records, then acknowledge.
+    Flush(Vec<Pending>, Ack),
 }
 
 pub(crate) struct Writer {
@@ -38,7 +38,7 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Starts the writer on its own connection to `path` (already set up by the store).
-    pub fn start(path: &Path, max_records: usize) -> Result<Writer, StoreError> {
+    pub fn start(path: &Path) -> Result<Writer, StoreError> {
         let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
             path: path.to_path_buf(),
             source,
@@ -54,7 +54,7 @@ impl Writer {
         let thread_path = path.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("pcp-audit-writer".into())
-            .spawn(move || run(conn, receiver, max_records.max(1), thread_path))
+            .spawn(move || run(conn, receiver, thread_path))
             .map_err(|e| StoreError::File {
                 path: path.to_path_buf(),
                 message: format!("cannot start the audit writer: {e}"),
@@ -91,23 +91,27 @@ impl Writer {
         }
     }
 
-    pub fn append(&self, record: Pending) -> Result<(), StoreError> {
-        self.send(Message::Append(record))
+    /// Hands over a full batch of routine records; does not wait.
+    pub fn batch(&self, records: Vec<Pending>) -> Result<(), StoreError> {
+        self.send(Message::Batch(records))
     }
 
+    /// Commits `before` and `record` (with its friction change) and waits for the commit.
     pub fn durable(
         &self,
+        before: Vec<Pending>,
         record: Pending,
         friction: Option<FrictionUpdate>,
     ) -> Result<(), StoreError> {
         let (ack, done) = sync_channel(1);
-        self.send(Message::Durable(record, friction, ack))?;
+        self.send(Message::Durable(before, record, friction, ack))?;
         self.wait(done)
     }
 
-    pub fn flush(&self) -> Result<(), StoreError> {
+    /// Commits `records` and everything the writer still holds, and waits for the commit.
+    pub fn flush(&self, records: Vec<Pending>) -> Result<(), StoreError> {
         let (ack, done) = sync_channel(1);
-        self.send(Message::Flush(ack))?;
+        self.send(Message::Flush(records, ack))?;
         self.wait(done)
     }
 }
@@ -124,33 +128,34 @@ impl Drop for Writer {
     }
 }
 
-fn run(mut conn: Connection, receiver: Receiver<Message>, max_records: usize, path: PathBuf) {
+fn run(mut conn: Connection, receiver: Receiver<Message>, path: PathBuf) {
+    // Records whose commit failed wait here for the next commit: nothing decided is dropped
+    // while the process lives.
     let mut buffer: Vec<Pending> = Vec::new();
     while let Ok(message) = receiver.recv() {
         match message {
-            Message::Append(record) => {
-                buffer.push(record);
-                if buffer.len() >= max_records {
-                    if let Err(e) = commit(&mut conn, &buffer, None, None) {
-                        tracing::warn!(
-                            "{}: audit group commit failed, will retry: {e}",
-                            path.display()
-                        );
-                    } else {
-                        buffer.clear();
-                    }
+            Message::Batch(records) => {
+                buffer.extend(records);
+                match commit(&mut conn, &buffer, None, None) {
+                    Ok(()) => buffer.clear(),
+                    Err(e) => tracing::warn!(
+                        "{}: audit group commit failed, will retry: {e}",
+                        path.display()
+                    ),
                 }
             }
-            Message::Durable(record, friction, ack) => {
+            Message::Durable(before, record, friction, ack) => {
+                buffer.extend(before);
                 let result = commit(&mut conn, &buffer, Some(&record), friction.as_ref());
                 if result.is_ok() {
                     buffer.clear();
                 }
                 // On failure the durable record is dropped (its approval becomes a denial) and
-                // the buffered routine records stay for the next commit.
+                // the routine records stay for the next commit.
                 let _ = ack.send(result.map_err(|e| format!("cannot commit the audit log: {e}")));
             }
-            Message::Flush(ack) => {
+            Message::Flush(records, ack) => {
+                buffer.extend(records);
                 let result = commit(&mut conn, &buffer, None, None);
                 if result.is_ok() {
                     buffer.clear();

@@ -96,7 +96,7 @@ fn a_tampered_or_foreign_token_is_forged() {
         ),
         Err(TokenRejection::Forged)
     );
-    let other = TokenKey::from_bytes([7; 32]);
+    let other = TokenKey::from_bytes([7; 32]).unwrap();
     let foreign = other
         .issue(
             "file.write",
@@ -307,4 +307,25 @@ fn sigkill_mid_write_leaves_a_store_that_opens_and_verifies() {
             "round {round}: records were committed before the kill"
         );
     }
+}
+
+#[test]
+fn tokens_for_the_same_action_never_repeat_a_nonce() {
+    let key = TokenKey::from_bytes([3; 32]).unwrap();
+    let clone = key.clone();
+    let mut nonces = std::collections::HashSet::new();
+    for k in [&key, &clone].into_iter().cycle().take(2000) {
+        let t = k
+            .issue("file.write", 1, &json!({"path": "/a"}), "p", 1)
+            .unwrap();
+        assert!(nonces.insert(k.open(&t).unwrap().nonce), "a nonce repeated");
+    }
+    let other_load = TokenKey::from_bytes([3; 32]).unwrap();
+    let t = other_load
+        .issue("file.write", 1, &json!({"path": "/a"}), "p", 1)
+        .unwrap();
+    assert!(
+        nonces.insert(other_load.open(&t).unwrap().nonce),
+        "another load repeated a nonce"
+    );
 }
