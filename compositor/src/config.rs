@@ -1,0 +1,245 @@
+//! The reference compositor's section of the config file (`[compositor]`) and the virtual output
+//! specs (`WxH[*SCALE][@X,Y]`) that `--output` and `outputs` take.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Deserialize;
+
+/// Why a config value or flag was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("output `{spec}`: {why} (expected WxH[*SCALE][@X,Y], e.g. 1280x720*2@1920,0)")]
+    Output { spec: String, why: String },
+    #[error("[compositor] {0}")]
+    Section(String),
+    #[error("colour `{0}`: expected #rrggbb")]
+    Colour(String),
+}
+
+/// One virtual output: size in physical pixels, position in the global logical space, scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutputSpec {
+    pub width: i32,
+    pub height: i32,
+    pub scale: f64,
+    pub x: i32,
+    pub y: i32,
+}
+
+impl OutputSpec {
+    /// The size in logical pixels (physical ÷ scale, rounded).
+    pub fn logical_size(&self) -> (i32, i32) {
+        (
+            (f64::from(self.width) / self.scale).round() as i32,
+            (f64::from(self.height) / self.scale).round() as i32,
+        )
+    }
+}
+
+impl fmt::Display for OutputSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)?;
+        if self.scale != 1.0 {
+            write!(f, "*{}", self.scale)?;
+        }
+        write!(f, "@{},{}", self.x, self.y)
+    }
+}
+
+impl FromStr for OutputSpec {
+    type Err = SpecError;
+
+    fn from_str(spec: &str) -> Result<OutputSpec, SpecError> {
+        let err = |why: &str| SpecError::Output {
+            spec: spec.to_string(),
+            why: why.to_string(),
+        };
+        let (size_scale, pos) = match spec.split_once('@') {
+            Some((a, b)) => (a, Some(b)),
+            None => (spec, None),
+        };
+        let (size, scale) = match size_scale.split_once('*') {
+            Some((a, b)) => (a, Some(b)),
+            None => (size_scale, None),
+        };
+        let (w, h) = size.split_once('x').ok_or_else(|| err("no WxH size"))?;
+        let width: i32 = w
+            .trim()
+            .parse()
+            .map_err(|_| err("the width is not a number"))?;
+        let height: i32 = h
+            .trim()
+            .parse()
+            .map_err(|_| err("the height is not a number"))?;
+        if !(64..=16384).contains(&width) || !(64..=16384).contains(&height) {
+            return Err(err("each side must be 64 to 16384 pixels"));
+        }
+        let scale: f64 = match scale {
+            Some(s) => s
+                .trim()
+                .parse()
+                .map_err(|_| err("the scale is not a number"))?,
+            None => 1.0,
+        };
+        if !(0.5..=4.0).contains(&scale) {
+            return Err(err("the scale must be between 0.5 and 4"));
+        }
+        let (x, y) = match pos {
+            Some(p) => {
+                let (x, y) = p
+                    .split_once(',')
+                    .ok_or_else(|| err("the position is not X,Y"))?;
+                (
+                    x.trim().parse().map_err(|_| err("X is not a number"))?,
+                    y.trim().parse().map_err(|_| err("Y is not a number"))?,
+                )
+            }
+            None => (0, 0),
+        };
+        Ok(OutputSpec {
+            width,
+            height,
+            scale,
+            x,
+            y,
+        })
+    }
+}
+
+/// `[compositor]`: what the reference compositor reads from the config file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompositorConfig {
+    /// Virtual outputs of the headless backend when no `--output` flag is given.
+    pub outputs: Vec<String>,
+    /// The colour behind all windows.
+    pub background: String,
+    /// How often the headless backend draws, in milliseconds.
+    pub frame_interval_ms: u32,
+    /// How often the config file is checked for changes, in milliseconds (0: never).
+    pub reload_check_ms: u32,
+    /// The notice shown when a changed config file is refused.
+    pub reload_error_notice: String,
+}
+
+impl Default for CompositorConfig {
+    fn default() -> Self {
+        CompositorConfig {
+            outputs: vec!["1920x1080@0,0".into()],
+            background: "#202028".into(),
+            frame_interval_ms: 16,
+            reload_check_ms: 1000,
+            reload_error_notice:
+                "The changed config was refused; the previous config stays in use.".into(),
+        }
+    }
+}
+
+impl CompositorConfig {
+    /// Reads `[compositor]` from the gate's view of the file (it keeps other crates' sections as
+    /// tables).
+    pub fn from_table(table: Option<&toml::Table>) -> Result<CompositorConfig, SpecError> {
+        let config: CompositorConfig = match table {
+            Some(t) => t
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| SpecError::Section(e.message().to_string()))?,
+            None => CompositorConfig::default(),
+        };
+        config.output_specs()?;
+        config.background_rgb()?;
+        if config.frame_interval_ms == 0 {
+            return Err(SpecError::Section(
+                "frame_interval_ms must be at least 1".into(),
+            ));
+        }
+        Ok(config)
+    }
+
+    /// The parsed `outputs`.
+    pub fn output_specs(&self) -> Result<Vec<OutputSpec>, SpecError> {
+        self.outputs.iter().map(|s| s.parse()).collect()
+    }
+
+    /// The background as linear 0..1 RGB.
+    pub fn background_rgb(&self) -> Result<[f32; 3], SpecError> {
+        let hex = self
+            .background
+            .strip_prefix('#')
+            .filter(|h| h.len() == 6)
+            .ok_or_else(|| SpecError::Colour(self.background.clone()))?;
+        let channel = |i: usize| {
+            u8::from_str_radix(&hex[i..i + 2], 16)
+                .map(|v| f32::from(v) / 255.0)
+                .map_err(|_| SpecError::Colour(self.background.clone()))
+        };
+        Ok([channel(0)?, channel(2)?, channel(4)?])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_specs_parse_size_scale_and_position() {
+        let s: OutputSpec = "1280x720*2@1920,0".parse().unwrap();
+        assert_eq!(
+            (s.width, s.height, s.scale, s.x, s.y),
+            (1280, 720, 2.0, 1920, 0)
+        );
+        assert_eq!(s.logical_size(), (640, 360));
+        assert_eq!(s.to_string(), "1280x720*2@1920,0");
+        let s: OutputSpec = "800x480".parse().unwrap();
+        assert_eq!((s.x, s.y, s.scale), (0, 0, 1.0));
+    }
+
+    #[test]
+    fn bad_output_specs_say_what_is_wrong() {
+        for (spec, why) in [
+            ("1920", "no WxH"),
+            ("axb", "width"),
+            ("10x10", "64 to 16384"),
+            ("800x600*9", "scale"),
+            ("800x600@1", "X,Y"),
+        ] {
+            let e = spec.parse::<OutputSpec>().unwrap_err().to_string();
+            assert!(e.contains(why) && e.contains(spec), "{spec}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_section_rejects_unknown_keys_and_bad_colours() {
+        let t: toml::Table = toml::from_str("outputs = [\"640x480\"]\nbogus = 1").unwrap();
+        assert!(CompositorConfig::from_table(Some(&t)).is_err());
+        let t: toml::Table = toml::from_str("background = \"red\"").unwrap();
+        let e = CompositorConfig::from_table(Some(&t))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("#rrggbb"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod shipped {
+    use super::*;
+
+    #[test]
+    fn the_shipped_section_parses_to_the_defaults() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets/config/compositor.toml"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let file: toml::Table = toml::from_str(&text).unwrap();
+        let section = file["compositor"].as_table().unwrap();
+        let parsed = CompositorConfig::from_table(Some(section)).unwrap();
+        let default = CompositorConfig::default();
+        assert_eq!(parsed.outputs, default.outputs);
+        assert_eq!(parsed.background, default.background);
+        assert_eq!(parsed.frame_interval_ms, default.frame_interval_ms);
+        assert_eq!(parsed.reload_check_ms, default.reload_check_ms);
+        assert_eq!(parsed.reload_error_notice, default.reload_error_notice);
+    }
+}

@@ -1,0 +1,54 @@
+//! Seat input injection for the harness in `tests/`. Compiled only with the `test-harness`
+//! feature, which only the test crate enables: a Rust API on the compositor's own state, never
+//! a Wayland request, so no client can reach it. Each call runs the same routing as a device.
+
+use smithay::utils::Point;
+
+use crate::state::State;
+
+/// `BTN_LEFT` from linux/input-event-codes.h.
+pub const BTN_LEFT: u32 = 0x110;
+
+impl State {
+    /// The pointer moves to (x, y) in global logical coordinates.
+    pub fn inject_pointer_motion(&mut self, x: f64, y: f64) {
+        self.pointer_motion(Point::from((x, y)), self.event_time());
+    }
+
+    /// The left button goes down or up where the pointer is.
+    pub fn inject_pointer_button(&mut self, pressed: bool) {
+        self.pointer_button(BTN_LEFT, pressed, self.event_time());
+    }
+
+    /// Moves the pointer to (x, y) and clicks there.
+    pub fn inject_click(&mut self, x: f64, y: f64) {
+        self.inject_pointer_motion(x, y);
+        self.inject_pointer_button(true);
+        self.inject_pointer_button(false);
+    }
+
+    pub fn inject_touch_down(&mut self, x: f64, y: f64) {
+        self.touch_down(Point::from((x, y)), self.event_time());
+    }
+
+    pub fn inject_touch_up(&mut self) {
+        self.touch_up(self.event_time());
+    }
+
+    /// A key (evdev code) goes down or up.
+    pub fn inject_key(&mut self, code: u32, pressed: bool) {
+        self.key(code, pressed, self.event_time());
+    }
+
+    /// Moves the compositor's clock forward by `ms` and lets the gate and the overlay see it:
+    /// timeouts happen with no test waiting for them.
+    pub fn advance_clock(&mut self, ms: i64) {
+        self.clock.advance(ms);
+        crate::intent::tick(self);
+        self.sync_overlay();
+    }
+
+    fn event_time(&self) -> u32 {
+        (self.clock.now_ms() & 0xffff_ffff) as u32
+    }
+}

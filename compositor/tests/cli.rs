@@ -1,0 +1,185 @@
+//! `pcp-compositor` as a user runs it: `validate`, bad flags, a missing runtime folder.
+
+use std::process::Command;
+
+fn run(args: &[&str], runtime: Option<&std::path::Path>) -> std::process::Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pcp-compositor"));
+    c.args(args).env_remove("XDG_RUNTIME_DIR");
+    if let Some(r) = runtime {
+        c.env("XDG_RUNTIME_DIR", r);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn validate_accepts_the_shipped_sections_and_names_a_bad_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+    let mut text = format!(
+        "[manifests]\ndirs = [{:?}]\n",
+        assets.join("capabilities.d")
+    );
+    text += &std::fs::read_to_string(assets.join("config/compositor.toml")).unwrap();
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, &text).unwrap();
+    let o = run(&["validate", "--config", good.to_str().unwrap()], None);
+    assert!(o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ok ("));
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[compositor]\noutputs = [\"1920x\"]\n").unwrap();
+    let o = run(&["validate", "--config", bad.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.toml") && err.contains("1920x"), "{err}");
+}
+
+#[test]
+fn bad_flags_and_a_missing_runtime_folder_are_clear_errors() {
+    let o = run(&["--output", "10x10"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("64 to 16384"));
+
+    let o = run(&["--output", "800x600"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("XDG_RUNTIME_DIR"));
+
+    // Without the `winit` feature the backend is refused by name; with it, a nested window
+    // needs a host display, and having none is an error, not a panic.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[manifests]\ndirs = []\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n",
+            dir.path().join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_pcp-compositor"))
+        .args([
+            "--backend",
+            "winit",
+            "--socket",
+            "pcp-winit-none",
+            "--config",
+        ])
+        .arg(&config)
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    if cfg!(feature = "winit") {
+        assert!(err.contains("cannot start the compositor"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    } else {
+        assert!(err.contains("built without the `winit` feature"), "{err}");
+    }
+}
+
+/// Waits up to 20 s for `cond`.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_headless_binary_serves_real_clients_and_captures_pngs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n",
+            assets.join("capabilities.d"),
+            dir.path().join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    let captures = dir.path().join("captures");
+    let mut compositor = Command::new(env!("CARGO_BIN_EXE_pcp-compositor"))
+        .args(["--output", "640x480@0,0", "--output", "320x240*2@640,0"])
+        .args(["--socket", "pcp-test", "--capture-interval-ms", "100"])
+        .arg("--config")
+        .arg(&config)
+        .arg("--capture-dir")
+        .arg(&captures)
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the socket", || dir.path().join("pcp-test").exists());
+    let client = |program: &str| {
+        let mut c = Command::new(program);
+        c.env("XDG_RUNTIME_DIR", dir.path())
+            .env("WAYLAND_DISPLAY", "pcp-test");
+        c
+    };
+
+    let info = client("wayland-info").output().unwrap();
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("'pcp_intent_manager_v1'"), "{text}");
+    assert_eq!(text.matches("'wl_output'").count(), 2);
+
+    let routine = client(env!("CARGO_BIN_EXE_pcpctl"))
+        .args(["submit", "file.write", "--params", r#"{"path":"/a"}"#])
+        .output()
+        .unwrap();
+    assert_eq!(routine.status.code(), Some(0), "{routine:?}");
+    // Headless has no seat devices: nobody can answer, so a privileged write is denied.
+    let privileged = client(env!("CARGO_BIN_EXE_pcpctl"))
+        .args([
+            "submit",
+            "settings.change",
+            "--params",
+            r#"{"key":"a","value":"b"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(privileged.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&privileged.stdout).contains("confirmation_unavailable"));
+
+    let mut shm = client("weston-simple-shm")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let png = captures.join("HEADLESS-1.png");
+    wait_for("weston-simple-shm's pixels in the capture", || {
+        let Ok(file) = std::fs::File::open(&png) else {
+            return false;
+        };
+        let Ok(mut reader) = png::Decoder::new(std::io::BufReader::new(file)).read_info() else {
+            return false;
+        };
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let Ok(info) = reader.next_frame(&mut buf) else {
+            return false;
+        };
+        let at = ((125 * info.width + 125) * 4) as usize;
+        // The background is #202028; simple-shm draws bright colours there.
+        info.width == 640 && buf[at..at + 3] != [0x20, 0x20, 0x28]
+    });
+    assert!(captures.join("HEADLESS-2.png").exists());
+    let _ = shm.kill();
+    let _ = shm.wait();
+    let _ = compositor.kill();
+    let _ = compositor.wait();
+}

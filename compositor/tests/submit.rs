@@ -1,0 +1,177 @@
+//! `pcpctl submit` against a real headless compositor on this thread: the decision as JSON, the
+//! exit code by it, the identity from the socket, and a prompt answered through the plugin API
+//! (the path seat input takes), never through a request.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use pcp_compositor::intent::answer_visual;
+use pcp_compositor::startup;
+use pcp_compositor::state::{Compositor, Socket};
+use pcp_gate::Answer;
+use serde_json::Value;
+
+struct Setup {
+    compositor: Compositor,
+    dir: tempfile::TempDir,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n",
+            assets.join("capabilities.d"),
+            dir.path().join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    let loaded = startup::load(Some(&config)).unwrap();
+    let mut options = startup::options(
+        loaded,
+        vec!["800x600@0,0".parse().unwrap()],
+        Some(Socket::Path(dir.path().join("wl"))),
+        Some(config),
+        true,
+    )
+    .unwrap();
+    options.frame_timer = false;
+    Setup {
+        compositor: Compositor::new(options).unwrap(),
+        dir,
+    }
+}
+
+impl Setup {
+    fn pcpctl(&self, args: &[&str]) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+            .args(args)
+            .env("WAYLAND_DISPLAY", self.dir.path().join("wl"))
+            .env("XDG_RUNTIME_DIR", self.dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    fn pump_until(&mut self, mut done: impl FnMut(&mut Setup) -> bool) {
+        let start = Instant::now();
+        while !done(self) {
+            assert!(start.elapsed() < Duration::from_secs(20), "timed out");
+            self.compositor
+                .dispatch(Some(Duration::from_millis(5)))
+                .unwrap();
+        }
+    }
+
+    fn finish(&mut self, mut child: Child) -> (Output, Value) {
+        self.pump_until(|_| matches!(child.try_wait(), Ok(Some(_))));
+        let out = child.wait_with_output().unwrap();
+        let json = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out, json)
+    }
+}
+
+#[test]
+fn submit_prints_the_decision_and_exits_0_when_approved_1_when_denied() {
+    let mut s = setup();
+    let child = s.pcpctl(&["submit", "file.write", "--params", r#"{"path":"/tmp/x"}"#]);
+    let (out, v) = s.finish(child);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(v["approved"], true);
+    assert_eq!(v["resolution"], "policy_allow");
+    assert!(v["token"].as_str().unwrap().starts_with("pcp1."));
+
+    let child = s.pcpctl(&["submit", "no.such"]);
+    let (out, v) = s.finish(child);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["resolution"], "unknown_capability");
+    assert!(v["reason"].as_str().unwrap().contains("no.such"));
+
+    // Params over the inline limit go through a sealed memfd, and the token comes back by fd
+    // (kept under the 64 KiB pipe buffer: the output is read only once pcpctl has exited).
+    let big = format!(r#"{{"path":"/big","content":"{}"}}"#, "y".repeat(20_000));
+    let child = s.pcpctl(&["submit", "file.write", "--params", &big]);
+    let (out, v) = s.finish(child);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(v["token"].as_str().unwrap().len() > 20_000);
+}
+
+#[test]
+fn submit_waits_for_the_user_and_the_dialog_names_pcpctl_from_its_credentials() {
+    let mut s = setup();
+    let child = s.pcpctl(&[
+        "submit",
+        "settings.change",
+        "--params",
+        r#"{"key":"a","value":"b"}"#,
+        "--target",
+        "ignored-when-the-manifest-has-one",
+    ]);
+    s.pump_until(|s| s.compositor.state.intents.gate().active().is_some());
+    let prompt = s.compositor.state.intents.gate().active().unwrap();
+    let client = prompt.intent.client.clone();
+    assert_eq!(
+        client.executable.as_deref(),
+        Some(env!("CARGO_BIN_EXE_pcpctl")),
+        "the executable comes from /proc/PID/exe"
+    );
+    assert_eq!(client.pid, Some(child.id()));
+    assert_eq!(
+        prompt.target.as_deref(),
+        Some("a"),
+        "the manifest's target wins"
+    );
+    answer_visual(&mut s.compositor.state, Answer::Approve);
+    let (out, v) = s.finish(child);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(v["resolution"], "user_approved");
+    assert_eq!(v["threshold"], "visual");
+    assert_eq!(v["modalities"], serde_json::json!(["visual"]));
+
+    let child = s.pcpctl(&[
+        "submit",
+        "settings.change",
+        "--params",
+        r#"{"key":"c","value":"d"}"#,
+    ]);
+    s.pump_until(|s| s.compositor.state.intents.gate().active().is_some());
+    answer_visual(&mut s.compositor.state, Answer::Deny);
+    let (out, v) = s.finish(child);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["resolution"], "user_denied");
+}
+
+#[test]
+fn submit_without_a_compositor_says_so_and_exits_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        .args(["submit", "file.write"])
+        .env("WAYLAND_DISPLAY", "/nonexistent/socket")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot connect"), "{err}");
+}
+
+#[test]
+fn the_embedding_example_is_the_code_in_the_document() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("../docs/embedding.md")).unwrap();
+    let start = doc.find("```rust,no_run\n").unwrap() + "```rust,no_run\n".len();
+    let block = &doc[start..];
+    let block = &block[..block.find("```\n").unwrap()];
+    let example = std::fs::read_to_string(root.join("examples/embed.rs")).unwrap();
+    let code = example.split_once("\n\n").unwrap().1;
+    assert_eq!(
+        code, block,
+        "docs/embedding.md and examples/embed.rs differ"
+    );
+}

@@ -1,0 +1,131 @@
+//! End-to-end benchmarks on the headless compositor: a routine intent's protocol round trip
+//! against a bare `wl_display.sync` round trip on the same compositor in the same run, and intent
+//! arrival → dialog pixels in the output buffer.
+
+#[path = "../tests/harness/mod.rs"]
+mod harness;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use pcp_compositor::client::{IntentClient, IntentEvent};
+use serde_json::json;
+
+use harness::{Fixture, intent};
+
+/// A compositor serving on its own thread until dropped.
+struct Served {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    socket: std::path::PathBuf,
+}
+
+impl Served {
+    fn start() -> Served {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut fx = Fixture::new(&["1920x1080@0,0"]);
+            tx.send(fx.socket_path()).unwrap();
+            while !flag.load(Ordering::Relaxed) {
+                fx.compositor
+                    .dispatch(Some(Duration::from_millis(50)))
+                    .unwrap();
+            }
+        });
+        Served {
+            stop,
+            thread: Some(thread),
+            socket: rx.recv().unwrap(),
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn round_trips(c: &mut Criterion) {
+    let served = Served::start();
+    let mut client = IntentClient::connect_to(&served.socket).unwrap();
+    let mut group = c.benchmark_group("protocol");
+    group.bench_function("wl_display.sync round trip", |b| {
+        b.iter(|| client.roundtrip().unwrap())
+    });
+    let routine = intent("file.write", json!({"path": "/tmp/bench"}));
+    group.bench_function("routine intent submit → approved", |b| {
+        b.iter(|| {
+            let h = client.submit(&routine).unwrap();
+            let d = client.wait(&h).unwrap();
+            assert!(d.approved);
+            h.destroy();
+        })
+    });
+    group.finish();
+}
+
+fn arrival_to_pixels(c: &mut Criterion) {
+    let mut fx = Fixture::new(&["1920x1080@0,0"]);
+    // Connecting takes round trips: connect on a thread while this one serves.
+    let path = fx.socket_path();
+    let connecting = std::thread::spawn(move || IntentClient::connect_to(&path));
+    while !connecting.is_finished() {
+        fx.pump();
+    }
+    let mut client = connecting.join().unwrap().unwrap();
+    let privileged = intent("settings.change", json!({"key": "bench", "value": "1"}));
+    c.bench_function(
+        "intent arrival → overlay pixels in the output buffer",
+        |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let h = client.submit(&privileged).unwrap();
+                    // The request is on the socket: from here to the composited pixels.
+                    let start = Instant::now();
+                    while !fx.state().overlay.is_open() {
+                        fx.compositor.dispatch(Some(Duration::ZERO)).unwrap();
+                    }
+                    fx.state().render();
+                    total += start.elapsed();
+                    let (x, y) = {
+                        let p = fx.state().overlay.placement().unwrap();
+                        (p.rect.x + p.rect.w / 2, p.rect.y + 4)
+                    };
+                    let px = fx
+                        .state()
+                        .backend
+                        .capture(0)
+                        .unwrap()
+                        .pixel(x as u32, y as u32);
+                    assert!(!harness::is_background(px), "the dialog is in the buffer");
+                    h.cancel();
+                    loop {
+                        fx.compositor.dispatch(Some(Duration::ZERO)).unwrap();
+                        client.poll().unwrap();
+                        if let Some(IntentEvent::Final { .. }) = client.take_event() {
+                            break;
+                        }
+                    }
+                    h.destroy();
+                }
+                total
+            })
+        },
+    );
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4));
+    targets = round_trips, arrival_to_pixels
+}
+criterion_main!(benches);

@@ -1,0 +1,355 @@
+//! The headless virtual-output harness (a module each test and bench includes, so the
+//! `test-harness` feature of `pcp-compositor` is a dev-dependency feature, compiled only for
+//! tests): a real compositor (the `pcp-compositor` library with its
+//! headless pixman backend) on this thread, chosen outputs and focal point, a private 0700
+//! runtime folder and socket, real Wayland clients (our protocol client on threads,
+//! `weston-simple-shm`, `wayland-info`, `pcpctl` as processes), seat input injected through the
+//! compositor's test-only API, the gate's clock advanced on demand, and PNG captures per output.
+
+// Each test uses a different part of the harness.
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use pcp_compositor::client::{ClientError, Decision, IntentClient, IntentEvent, Submission};
+use pcp_compositor::headless::Capture;
+use pcp_compositor::startup;
+use pcp_compositor::state::{Compositor, Socket, State};
+use pcp_overlay::Control;
+use serde_json::Value;
+
+/// How long any wait in the harness may take before the test fails.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// The compositor's background colour in the harness config (opaque RGB).
+pub const BACKGROUND: [u8; 3] = [0x20, 0x20, 0x28];
+
+/// A running compositor and its private folder.
+pub struct Fixture {
+    pub compositor: Compositor,
+    dir: tempfile::TempDir,
+    socket: PathBuf,
+    config_text: String,
+}
+
+/// The `assets/` folder of this checkout.
+pub fn assets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets")
+}
+
+impl Fixture {
+    /// A compositor with these outputs (`WxH[*S][@X,Y]`) and the shipped manifests.
+    pub fn new(outputs: &[&str]) -> Fixture {
+        Fixture::with_config(outputs, "")
+    }
+
+    /// Like [`Fixture::new`], with extra config text appended to the harness config.
+    pub fn with_config(outputs: &[&str], extra: &str) -> Fixture {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+            .expect("chmod 0700");
+        let config = dir.path().join("config.toml");
+        let text = format!(
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n\
+             [compositor]\nbackground = \"#202028\"\n{extra}",
+            assets().join("capabilities.d"),
+            dir.path().join("state.sqlite3"),
+        );
+        std::fs::write(&config, &text).expect("write config");
+        let loaded = startup::load(Some(&config)).expect("config loads");
+        let specs = outputs
+            .iter()
+            .map(|s| s.parse().expect("output spec"))
+            .collect();
+        let socket = dir.path().join("wayland-pcp");
+        let mut options = startup::options(
+            loaded,
+            specs,
+            Some(Socket::Path(socket.clone())),
+            Some(config),
+            true,
+        )
+        .expect("options");
+        options.frame_timer = false;
+        let mut compositor = Compositor::new(options).expect("compositor starts");
+        compositor.state.clock = pcp_compositor::state::Clock::frozen();
+        Fixture {
+            compositor,
+            dir,
+            socket,
+            config_text: text,
+        }
+    }
+
+    pub fn state(&mut self) -> &mut State {
+        &mut self.compositor.state
+    }
+
+    /// The private runtime folder (`XDG_RUNTIME_DIR` for child processes).
+    pub fn runtime_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The config file the compositor watches.
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("config.toml")
+    }
+
+    /// The text the fixture wrote to the config file (to append changes to).
+    pub fn config_text(&self) -> &str {
+        &self.config_text
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        self.socket.clone()
+    }
+
+    /// One round of the event loop (up to 5 ms).
+    pub fn pump(&mut self) {
+        self.compositor
+            .dispatch(Some(Duration::from_millis(5)))
+            .expect("event loop");
+    }
+
+    /// Pumps until `cond` holds; panics after [`WAIT`].
+    pub fn pump_until(&mut self, what: &str, mut cond: impl FnMut(&mut Fixture) -> bool) {
+        let start = Instant::now();
+        while !cond(self) {
+            assert!(start.elapsed() < WAIT, "timed out waiting for {what}");
+            self.pump();
+        }
+    }
+
+    /// A command with this compositor's `WAYLAND_DISPLAY` and `XDG_RUNTIME_DIR`.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.env("XDG_RUNTIME_DIR", self.dir.path())
+            .env("WAYLAND_DISPLAY", &self.socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Runs a client process to its end while the compositor serves it.
+    pub fn run(&mut self, mut command: Command) -> Output {
+        let mut child = command.spawn().expect("spawn client");
+        self.pump_until("the client to exit", |_| {
+            matches!(child.try_wait(), Ok(Some(_)))
+        });
+        child.wait_with_output().expect("client output")
+    }
+
+    /// Starts a client process that keeps running (e.g. `weston-simple-shm`).
+    pub fn spawn(&mut self, mut command: Command) -> Child {
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+        command.spawn().expect("spawn client")
+    }
+
+    /// Submits an intent from a new connection on its own thread; read its events with
+    /// [`Fixture::next_event`].
+    pub fn submit(&mut self, submission: Submission) -> AsyncIntent {
+        let path = self.socket.clone();
+        AsyncIntent::start(path, move |c| {
+            let h = c.submit(&submission)?;
+            Ok(vec![h])
+        })
+    }
+
+    /// Runs `f` on a new connection on its own thread; events of every intent it submits arrive
+    /// through [`Fixture::next_event`] until the connection ends.
+    pub fn client(
+        &mut self,
+        f: impl FnOnce(&mut IntentClient) -> Result<Vec<pcp_compositor::client::Handle>, ClientError>
+        + Send
+        + 'static,
+    ) -> AsyncIntent {
+        AsyncIntent::start(self.socket.clone(), f)
+    }
+
+    /// Pumps until `client` reports its next event (or the end of its connection).
+    pub fn next_event(&mut self, client: &AsyncIntent) -> Result<IntentEvent, ClientError> {
+        let start = Instant::now();
+        loop {
+            match client.events.try_recv() {
+                Ok(e) => return e,
+                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Disconnected) => {
+                    return Err(ClientError::Io("the client thread ended".into()));
+                }
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "timed out waiting for a client event"
+            );
+            self.pump();
+        }
+    }
+
+    /// Pumps until the next final decision of `client`.
+    pub fn decision(&mut self, client: &AsyncIntent) -> Decision {
+        loop {
+            match self.next_event(client).expect("client event") {
+                IntentEvent::Final { decision, .. } => return decision,
+                IntentEvent::Pending { .. } => {}
+            }
+        }
+    }
+
+    /// Pumps until `client` reports `pending`; returns the threshold and modalities.
+    pub fn pending(&mut self, client: &AsyncIntent) -> (String, Vec<String>) {
+        match self.next_event(client).expect("client event") {
+            IntentEvent::Pending {
+                threshold,
+                modalities,
+                ..
+            } => (threshold, modalities),
+            other => panic!("expected pending, got {other:?}"),
+        }
+    }
+
+    /// Draws every output now and returns output `index`'s pixels.
+    pub fn capture(&mut self, index: usize) -> Capture {
+        self.state().sync_overlay();
+        self.state().render();
+        self.compositor
+            .state
+            .backend
+            .capture(index)
+            .expect("capture")
+    }
+
+    /// Writes output `index` as `<target tmp>/captures/<name>.png` and returns the path.
+    pub fn save_png(&mut self, index: usize, name: &str) -> PathBuf {
+        let capture = self.capture(index);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/pcp-captures");
+        std::fs::create_dir_all(&dir).expect("capture dir");
+        let path = dir.join(format!("{name}.png"));
+        capture.write_png(&path).expect("write png");
+        path
+    }
+
+    /// The centre of a dialog control in global logical coordinates, as last drawn.
+    pub fn control_centre(&mut self, control: Control) -> (f64, f64) {
+        self.state().sync_overlay();
+        let state = &self.compositor.state;
+        let placement = state.overlay.placement().expect("the dialog is up");
+        let [x, y, w, h] = state
+            .overlay
+            .dialog()
+            .control_bounds(control)
+            .expect("the control is drawn");
+        (
+            f64::from(placement.rect.x) + x + w / 2.0,
+            f64::from(placement.rect.y) + y + h / 2.0,
+        )
+    }
+
+    /// The dialog's own pixels as drawn for its output (premultiplied RGBA, physical size).
+    pub fn dialog_pixels(&mut self) -> (u32, u32, Vec<u8>) {
+        self.state().sync_overlay();
+        let state = &mut self.compositor.state;
+        let placement = state.overlay.placement().expect("the dialog is up");
+        let spec = state.backend.outputs[placement.output].spec;
+        let (w, h) = spec.logical_size();
+        let rendered = state
+            .overlay
+            .dialog_mut()
+            .render(placement.scale, (w as u32, h as u32))
+            .expect("the dialog renders");
+        (
+            rendered.pixmap.width(),
+            rendered.pixmap.height(),
+            rendered.pixmap.data().to_vec(),
+        )
+    }
+
+    /// Clicks a dialog control with the injected pointer.
+    pub fn click(&mut self, control: Control) {
+        let (x, y) = self.control_centre(control);
+        self.state().inject_click(x, y);
+    }
+
+    /// Moves the compositor's (and so the gate's and the guard's) clock forward.
+    pub fn advance_clock(&mut self, ms: i64) {
+        self.state().advance_clock(ms);
+    }
+}
+
+/// A protocol client running on its own thread.
+pub struct AsyncIntent {
+    events: Receiver<Result<IntentEvent, ClientError>>,
+    _thread: JoinHandle<()>,
+}
+
+impl AsyncIntent {
+    fn start(
+        path: PathBuf,
+        f: impl FnOnce(&mut IntentClient) -> Result<Vec<pcp_compositor::client::Handle>, ClientError>
+        + Send
+        + 'static,
+    ) -> AsyncIntent {
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut client = match IntentClient::connect_to(&path) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            if let Err(e) = f(&mut client) {
+                let _ = tx.send(Err(e));
+                return;
+            }
+            loop {
+                let event = client.next_event();
+                let end = event.is_err();
+                if tx.send(event).is_err() || end {
+                    return;
+                }
+            }
+        });
+        AsyncIntent {
+            events: rx,
+            _thread: thread,
+        }
+    }
+}
+
+/// The environment that points ALSA's default PCM at files (assets/alsa/pcp-test.conf): capture
+/// reads `capture` (raw samples), playback appends to `playback`. For the speech input once
+/// voice is wired into the compositor; pass it to a process with `Command::envs`, since the
+/// variables must be set before ALSA first loads its config in that process.
+pub fn alsa_file_env(capture: &Path, playback: &Path) -> Vec<(String, std::ffi::OsString)> {
+    let mut config = std::ffi::OsString::from("/usr/share/alsa/alsa.conf:");
+    config.push(assets().join("alsa/pcp-test.conf"));
+    vec![
+        ("ALSA_CONFIG_PATH".into(), config),
+        ("PCP_ALSA_CAPTURE_FILE".into(), capture.into()),
+        ("PCP_ALSA_PLAYBACK_FILE".into(), playback.into()),
+    ]
+}
+
+/// A submission of `capability` with `params`.
+pub fn intent(capability: &str, params: Value) -> Submission {
+    Submission {
+        capability: capability.to_string(),
+        params,
+        target: None,
+        steps: Vec::new(),
+    }
+}
+
+/// Whether a captured pixel is the background (within a small tolerance).
+pub fn is_background(px: [u8; 4]) -> bool {
+    px[..3]
+        .iter()
+        .zip(BACKGROUND)
+        .all(|(a, b)| a.abs_diff(b) <= 2)
+}
