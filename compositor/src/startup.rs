@@ -1,5 +1,6 @@
-//! Turning a config file and flags into [`Options`]: the gate, `[compositor]` and `[overlay]`
-//! sections read from one file, with errors that name the file and the section.
+//! Turning a config file and flags into [`Options`]: the gate's sections, `[compositor]`,
+//! `[overlay]`, `[speech]` and `[haptics]` read from one file, with errors that name the file and
+//! the place (line and column where the TOML says it, else the section and key).
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,9 @@ pub enum ConfigLoadError {
     },
     #[error("{path}: [overlay] {message}")]
     Overlay { path: String, message: String },
+    /// A section owned by another crate does not parse or fails its checks.
+    #[error("{0}")]
+    Section(String),
     #[error("cannot open the state store: {0}")]
     Store(#[from] pcp_gate::StoreError),
 }
@@ -29,6 +33,39 @@ pub struct LoadedConfig {
     pub gate: GateConfig,
     pub compositor: CompositorConfig,
     pub overlay: pcp_overlay::Config,
+    pub speech: pcp_speech::Config,
+    pub haptics: pcp_haptics::Config,
+}
+
+/// The `[speech]` section, parsed from the whole file so that errors carry its line and column.
+#[derive(serde::Deserialize, Default)]
+struct SpeechSection {
+    #[serde(default)]
+    speech: pcp_speech::Config,
+}
+
+/// Reads `[speech]` and `[haptics]` from the file's text (defaults without a file).
+fn device_sections(
+    path: Option<&Path>,
+) -> Result<(pcp_speech::Config, pcp_haptics::Config), ConfigLoadError> {
+    let Some(path) = path else {
+        return Ok(Default::default());
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| {
+        ConfigLoadError::Gate(pcp_gate::ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
+    })?;
+    let speech = toml::from_str::<SpeechSection>(&text)
+        .map_err(|e| pcp_gate::ConfigError::from_toml(path, &text, &e))?
+        .speech;
+    speech
+        .validate()
+        .map_err(|e| ConfigLoadError::Section(format!("{}: [speech] {e}", path.display())))?;
+    let haptics = pcp_haptics::Config::from_document(&text, path)
+        .map_err(|e| ConfigLoadError::Section(format!("[haptics] {e}")))?;
+    Ok((speech, haptics))
 }
 
 /// Reads and checks the whole config file (or the built-in defaults when `path` is `None` and
@@ -65,10 +102,13 @@ pub fn load(path: Option<&Path>) -> Result<LoadedConfig, ConfigLoadError> {
             })?,
         None => pcp_overlay::Config::default(),
     };
+    let (speech, haptics) = device_sections(gate.path.as_deref())?;
     Ok(LoadedConfig {
         gate,
         compositor,
         overlay,
+        speech,
+        haptics,
     })
 }
 

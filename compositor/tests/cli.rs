@@ -35,6 +35,52 @@ fn validate_accepts_the_shipped_sections_and_names_a_bad_one() {
 }
 
 #[test]
+fn validate_checks_the_whole_shipped_default_config_and_the_device_sections() {
+    let dir = tempfile::tempdir().unwrap();
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/config");
+    // The shipped default config is the sections' files together, as the README says.
+    let mut names: Vec<_> = std::fs::read_dir(&assets)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let all: String = names
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap() + "\n")
+        .collect();
+    let whole = dir.path().join("config.toml");
+    std::fs::write(&whole, &all).unwrap();
+    let o = run(&["validate", "--config", whole.to_str().unwrap()], None);
+    assert!(o.status.success(), "{o:?}");
+
+    let cases = [
+        (
+            "speech.toml",
+            "[speech]\ntimeout_ms = \"ten\"\n",
+            "speech.toml:2:",
+        ),
+        (
+            "speech-range.toml",
+            "[speech]\nquiet_dbfs = 3.0\n",
+            "quiet_dbfs",
+        ),
+        (
+            "haptics.toml",
+            "[haptics]\nno_such_key = 1\n",
+            "no_such_key",
+        ),
+    ];
+    for (name, text, expect) in cases {
+        let bad = dir.path().join(name);
+        std::fs::write(&bad, text).unwrap();
+        let o = run(&["validate", "--config", bad.to_str().unwrap()], None);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(expect) && err.contains(name), "{name}: {err}");
+    }
+}
+
+#[test]
 fn bad_flags_and_a_missing_runtime_folder_are_clear_errors() {
     let o = run(&["--output", "10x10"], None);
     assert_eq!(o.status.code(), Some(2));
