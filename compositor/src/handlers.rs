@@ -288,7 +288,12 @@ impl IntentHandler for State {
 
     fn prompts_changed(&mut self) {
         self.schedule_deadline();
+        self.sync_devices();
         self.sync_overlay();
+    }
+
+    fn before_decision(&mut self) {
+        self.refresh_availability();
     }
 }
 

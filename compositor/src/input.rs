@@ -11,6 +11,7 @@
 )]
 
 use pcp_gate::Answer;
+use pcp_haptics::TouchKind;
 use pcp_overlay::{Choice, Key, KeyState as DialogKeyState};
 use smithay::backend::input::{ButtonState, KeyState};
 use smithay::desktop::WindowSurfaceType;
@@ -151,6 +152,12 @@ impl State {
     /// A touch point went down at `p`: the focal point moves there.
     pub(crate) fn touch_down(&mut self, p: Point<f64, Logical>, time: u32) {
         self.set_focal_point(p);
+        if self.haptic.active() {
+            // A tap for the haptic answer: it must not press the dialog or reach a client.
+            self.last_touch = Some(p);
+            self.haptic_touch(TouchKind::Down, p);
+            return;
+        }
         if self.overlay.is_open() {
             let now = self.now_u();
             if let Some((x, y)) = self.overlay.local(p) {
@@ -181,6 +188,12 @@ impl State {
     /// The touch point lifted.
     pub(crate) fn touch_up(&mut self, time: u32) {
         let p = self.last_touch.take();
+        if self.haptic.active() {
+            if let Some(p) = p {
+                self.haptic_touch(TouchKind::Up, p);
+            }
+            return;
+        }
         if self.overlay.is_open() {
             let now = self.now_u();
             if let Some((x, y)) = p.and_then(|p| self.overlay.local(p)) {

@@ -58,6 +58,10 @@ pub trait IntentHandler {
     /// The open prompts changed (one was shown, answered, timed out or queued): redraw the
     /// overlay and re-arm the timer for [`IntentManagerState::next_deadline`].
     fn prompts_changed(&mut self) {}
+
+    /// An intent is about to be decided: update the gate's availability (`set_available`) so
+    /// its plan uses only the hardware present now.
+    fn before_decision(&mut self) {}
 }
 
 /// The pcp-intent-v1 global, the gate that decides, and the intents still waiting.
@@ -386,6 +390,7 @@ fn submit<D: IntentHandler>(
         steps,
         client: identity,
     };
+    state.before_decision();
     let now = state.now_ms();
     let decision = state.intent_state().gate.submit(intent, now);
     let capability = submission.capability;

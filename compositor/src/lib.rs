@@ -9,13 +9,14 @@
 //! (wlr-layer-shell), [`backend`] (the outputs and the scene any renderer draws), [`headless`]
 //! (virtual outputs, pixman rendering, PNG capture), `winit` (a nested window drawn with GLES,
 //! cargo feature `winit`), [`overlay_ui`] (the dialog on the output nearest the focal point),
-//! [`input`] (modal input routing), [`notice`] (refused config reloads on screen), [`config`]
+//! [`input`] (modal input routing), [`voice`] and [`haptic`] (the voice and haptic steps), [`notice`] (refused config reloads on screen), [`config`]
 //! and [`startup`] (the `[compositor]` section and flags).
 
 pub mod backend;
 pub mod client;
 pub mod config;
 pub mod handlers;
+pub mod haptic;
 pub mod headless;
 pub mod identity;
 pub mod input;
@@ -29,6 +30,7 @@ pub mod startup;
 pub mod state;
 #[cfg(feature = "test-harness")]
 pub mod test_input;
+pub mod voice;
 #[cfg(feature = "winit")]
 pub mod winit;
 

@@ -35,6 +35,9 @@ pub struct Placement {
 pub struct OverlayUi {
     dialog: ConfirmDialog,
     shown: Option<(pcp_gate::IntentId, u32)>,
+    /// The modalities and press-and-hold of the shown plan: a fallback mid-prompt (voice or
+    /// haptic lost) changes them, and the dialog is shown again with the new plan.
+    shown_plan: Option<(Vec<Modality>, bool)>,
     placement: Option<Placement>,
     buffer: Option<(MemoryRenderBuffer, (i32, i32))>,
     timeout_seconds: u32,
@@ -47,6 +50,7 @@ impl OverlayUi {
         Ok(OverlayUi {
             dialog: ConfirmDialog::new(config, fonts),
             shown: None,
+            shown_plan: None,
             placement: None,
             buffer: None,
             timeout_seconds: 30,
@@ -155,11 +159,13 @@ impl State {
             let deadline = p.deadline(Modality::Visual).or(p.next_deadline());
             let left =
                 deadline.map_or(timeout, |d| ((d - now).max(0) as u64).div_ceil(1000) as u32);
-            (p.id, left, content_of(p, queued, left, timeout))
+            let plan = (p.plan.modalities.clone(), p.plan.press_and_hold);
+            (p.id, left, content_of(p, queued, left, timeout), plan)
         });
         self.overlay.timeout_seconds = timeout;
         match active {
             None => {
+                self.overlay.shown_plan = None;
                 if self.overlay.shown.take().is_some() {
                     self.overlay.dialog_mut().hide();
                     self.overlay.placement = None;
@@ -169,8 +175,10 @@ impl State {
                 }
                 return;
             }
-            Some((id, left, content)) => {
-                if self.overlay.shown != Some((id, queued)) {
+            Some((id, left, content, plan)) => {
+                if self.overlay.shown != Some((id, queued))
+                    || self.overlay.shown_plan.as_ref() != Some(&plan)
+                {
                     let first = self.overlay.shown.is_none();
                     if let Err(e) = self.overlay.dialog_mut().show(content, now_u) {
                         tracing::warn!("the prompt cannot be shown, denying it: {e}");
@@ -179,6 +187,7 @@ impl State {
                         return;
                     }
                     self.overlay.shown = Some((id, queued));
+                    self.overlay.shown_plan = Some(plan);
                     self.overlay.placement = None;
                     if first {
                         // Keyboard focus moves to the dialog: clients get a leave.

@@ -142,5 +142,7 @@ pub fn options(
         input_available,
         frame_timer: true,
         config_path,
+        speech: loaded.speech,
+        haptics: loaded.haptics,
     })
 }

@@ -127,7 +127,16 @@ pub struct Options {
     pub frame_timer: bool,
     /// The config file to watch for changes.
     pub config_path: Option<PathBuf>,
+    /// `[speech]`: voice confirmation (disabled: no model is loaded).
+    pub speech: pcp_speech::Config,
+    /// `[haptics]`: the force-feedback device and the double tap.
+    pub haptics: pcp_haptics::Config,
 }
+
+/// How often the event loop polls the voice listener for events (level meter, answers).
+const VOICE_POLL: Duration = Duration::from_millis(20);
+/// How often microphone, model and haptic device are probed while running.
+const DEVICE_PROBE_MS: i64 = 2000;
 
 /// The event loop and the state it drives.
 pub struct Compositor {
@@ -151,6 +160,10 @@ pub struct State {
     pub intents: IntentManagerState,
     pub backend: Backend,
     pub overlay: OverlayUi,
+    /// The voice step: speech engine and the shown prompt's listener.
+    pub voice: crate::voice::Voice,
+    /// The haptic step: force-feedback backend and the shown prompt's cue.
+    pub haptic: crate::haptic::HapticFlow,
     /// The notice of a refused config reload.
     pub notice: Notice,
     pub config: CompositorConfig,
@@ -276,6 +289,11 @@ impl Compositor {
             voice: false,
             haptic: false,
         });
+        let voice = crate::voice::Voice::start(options.speech);
+        let haptic = crate::haptic::HapticFlow::new(
+            Box::new(pcp_haptics::EvdevHaptics::discover(&options.haptics)),
+            options.haptics,
+        );
         let overlay =
             OverlayUi::new(options.overlay).map_err(|e| StartError::Overlay(e.to_string()))?;
         let first = options.outputs[0];
@@ -296,6 +314,8 @@ impl Compositor {
             space,
             backend,
             overlay,
+            voice,
+            haptic,
             notice: Notice::new().map_err(|e| StartError::Overlay(e.to_string()))?,
             config: options.config,
             config_path: options.config_path,
@@ -314,7 +334,25 @@ impl Compositor {
             dh,
             loop_handle,
         };
-        let compositor = Compositor { event_loop, state };
+        let mut compositor = Compositor { event_loop, state };
+        compositor.state.refresh_availability();
+        // Real (not gate-clock) time: listener events and device probes are about the hardware.
+        let mut last_probe = real_now_ms();
+        compositor
+            .event_loop
+            .handle()
+            .insert_source(Timer::from_duration(VOICE_POLL), move |_, _, state| {
+                state.poll_voice();
+                let now = real_now_ms();
+                if now - last_probe >= DEVICE_PROBE_MS {
+                    last_probe = now;
+                    state.refresh_availability();
+                    state.check_voice_device();
+                    state.check_haptic_device();
+                }
+                TimeoutAction::ToDuration(VOICE_POLL)
+            })
+            .map_err(|e| StartError::EventLoop(e.to_string()))?;
         if options.frame_timer {
             let interval =
                 Duration::from_millis(u64::from(compositor.state.config.frame_interval_ms));
@@ -446,6 +484,21 @@ impl State {
         let text = refused.map(|e| format!("{} {e}", self.config.reload_error_notice));
         self.notice.set(text);
         self.dirty = true;
+    }
+
+    /// Tells the gate which modalities the hardware allows now (output and input as set at
+    /// start; microphone with model, and haptic device, probed now).
+    pub fn refresh_availability(&mut self) {
+        let mut available = self.intents.gate().available();
+        available.voice = self.voice.available();
+        available.haptic = self.haptic.available();
+        self.intents.gate_mut().set_available(available);
+    }
+
+    /// Starts or stops the voice listener and the haptic cue to match the shown prompt.
+    pub(crate) fn sync_devices(&mut self) {
+        self.sync_voice();
+        self.sync_haptic();
     }
 
     /// Re-arms the timer for the gate's next deadline.

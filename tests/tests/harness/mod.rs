@@ -48,8 +48,22 @@ impl Fixture {
         Fixture::with_config(outputs, "")
     }
 
-    /// Like [`Fixture::new`], with extra config text appended to the harness config.
+    /// Like [`Fixture::new`], with extra config text appended to the harness config. Voice is
+    /// off (no model is loaded) and the haptic device is whatever evdev discovery finds; see
+    /// [`Fixture::with_devices`].
     pub fn with_config(outputs: &[&str], extra: &str) -> Fixture {
+        Fixture::with_devices(outputs, extra, None, None)
+    }
+
+    /// Like [`Fixture::with_config`], with this speech engine (e.g. over a model shared by
+    /// every test of a binary) and this haptic backend (e.g. a recording one) put in through
+    /// the compositor's test-only API. `None` keeps voice off and evdev discovery.
+    pub fn with_devices(
+        outputs: &[&str],
+        extra: &str,
+        speech: Option<pcp_speech::SpeechEngine>,
+        haptics: Option<Box<dyn pcp_haptics::Haptics>>,
+    ) -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
             .expect("chmod 0700");
@@ -76,8 +90,16 @@ impl Fixture {
         )
         .expect("options");
         options.frame_timer = false;
+        // Every harness compositor loading its own Vosk model would take seconds and gigabytes.
+        options.speech.enabled = false;
         let mut compositor = Compositor::new(options).expect("compositor starts");
         compositor.state.clock = pcp_compositor::state::Clock::frozen();
+        if speech.is_some() {
+            compositor.state.set_speech_engine(speech);
+        }
+        if let Some(h) = haptics {
+            compositor.state.set_haptics(h);
+        }
         Fixture {
             compositor,
             dir,
@@ -323,9 +345,9 @@ impl AsyncIntent {
 }
 
 /// The environment that points ALSA's default PCM at files (assets/alsa/pcp-test.conf): capture
-/// reads `capture` (raw samples), playback appends to `playback`. For the speech input once
-/// voice is wired into the compositor; pass it to a process with `Command::envs`, since the
-/// variables must be set before ALSA first loads its config in that process.
+/// reads `capture` (raw samples), playback appends to `playback`. Pass it to a process with
+/// `Command::envs`, or set it in this process (tests/voice.rs, under a lock) before the
+/// compositor's speech engine probes or opens the device: ALSA reads it when a PCM opens.
 pub fn alsa_file_env(capture: &Path, playback: &Path) -> Vec<(String, std::ffi::OsString)> {
     let mut config = std::ffi::OsString::from("/usr/share/alsa/alsa.conf:");
     config.push(assets().join("alsa/pcp-test.conf"));

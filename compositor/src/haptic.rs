@@ -1,0 +1,142 @@
+//! The haptic step of a prompt: the force-feedback backend (evdev by default; the harness can
+//! put a recording one in), the cue played when a prompt asks for a double tap, and the
+//! compositor's own touch events fed to the double-tap detector. A cue that cannot play or a
+//! device that goes away moves the prompt to its visual fallback.
+
+use std::time::Duration;
+
+use pcp_gate::{Answer, IntentId, Modality, ModalityEvent};
+use pcp_haptics::{HapticAsk, HapticPrompt, Haptics, Position, TouchEvent, TouchKind};
+use pcp_overlay::HapticState;
+use smithay::utils::{Logical, Point};
+
+use crate::state::State;
+
+/// Logical pixels per millimetre: logical pixels are 1/96 inch by the usual convention, and the
+/// tap thresholds of `[haptics.tap]` are in millimetres.
+const LOGICAL_PX_PER_MM: f64 = 96.0 / 25.4;
+
+/// The backend, its settings and the prompt whose cue is playing.
+pub struct HapticFlow {
+    backend: Box<dyn Haptics>,
+    config: pcp_haptics::Config,
+    prompt: Option<(IntentId, HapticPrompt)>,
+}
+
+impl HapticFlow {
+    /// A flow over `backend` with the `[haptics]` settings.
+    pub fn new(backend: Box<dyn Haptics>, config: pcp_haptics::Config) -> HapticFlow {
+        HapticFlow {
+            backend,
+            config,
+            prompt: None,
+        }
+    }
+
+    /// Whether a force-feedback device can play the cue now.
+    pub fn available(&self) -> bool {
+        self.backend.availability().is_available()
+    }
+
+    /// Whether a double tap is being watched for.
+    pub fn active(&self) -> bool {
+        self.prompt.is_some()
+    }
+
+    fn end(&mut self) {
+        if let Some((id, prompt)) = self.prompt.take()
+            && let Err(e) = prompt.end(self.backend.as_mut())
+        {
+            tracing::warn!(?id, "the haptic cue could not be stopped: {e}");
+        }
+    }
+}
+
+fn touch_time(ms: i64) -> Duration {
+    Duration::from_millis(ms.max(0) as u64)
+}
+
+impl State {
+    /// Plays the cue when the shown prompt's plan has an unanswered haptic step; ends it (stops
+    /// and erases the cue) when the prompt ended or no longer asks for haptics.
+    pub(crate) fn sync_haptic(&mut self) {
+        let want = self.intents.gate().active().and_then(|p| {
+            if !p.plan.modalities.contains(&Modality::Haptic) || p.answered(Modality::Haptic) {
+                return None;
+            }
+            let companions: Vec<Modality> = p
+                .plan
+                .modalities
+                .iter()
+                .copied()
+                .filter(|m| *m != Modality::Haptic)
+                .collect();
+            Some((p.id, p.capability.side_effects, p.risk, companions))
+        });
+        let current = self.haptic.prompt.as_ref().map(|(id, _)| *id);
+        match want {
+            Some((id, ..)) if current == Some(id) => {}
+            Some((id, side_effects, risk, companions)) => {
+                self.haptic.end();
+                let ask = HapticAsk {
+                    side_effects,
+                    risk,
+                    companions: &companions,
+                };
+                let now = touch_time(self.clock.now_ms());
+                let flow = &mut self.haptic;
+                match HapticPrompt::begin(flow.backend.as_mut(), &flow.config, &ask, now) {
+                    Ok(prompt) => {
+                        flow.prompt = Some((id, prompt));
+                        self.overlay.dialog_mut().set_haptic(HapticState::Waiting);
+                        self.dirty = true;
+                    }
+                    Err(e) => {
+                        tracing::warn!("the haptic cue cannot play, falling back to visual: {e}");
+                        crate::intent::respond(self, ModalityEvent::Lost(Modality::Haptic));
+                    }
+                }
+            }
+            None => self.haptic.end(),
+        }
+    }
+
+    /// The device went away while its prompt waits: the prompt falls back to visual.
+    pub(crate) fn check_haptic_device(&mut self) {
+        if self.haptic.active() && !self.haptic.available() {
+            tracing::warn!("the haptic device went away mid-prompt, falling back to visual");
+            self.haptic.end();
+            crate::intent::respond(self, ModalityEvent::Lost(Modality::Haptic));
+        }
+    }
+
+    /// Feeds a touch to the double-tap detector (the caller keeps it from the dialog and from
+    /// clients: a tap for the haptic answer must not also press a button).
+    pub(crate) fn haptic_touch(&mut self, kind: TouchKind, p: Point<f64, Logical>) {
+        let time = touch_time(self.clock.now_ms());
+        let Some((_, prompt)) = self.haptic.prompt.as_mut() else {
+            return;
+        };
+        let position = Position {
+            x: p.x / LOGICAL_PX_PER_MM,
+            y: p.y / LOGICAL_PX_PER_MM,
+        };
+        let answer = prompt.on_touch(&TouchEvent::finger(time, 0, kind, position));
+        if let Some(Answer::Approve) = answer {
+            tracing::info!("haptic double tap approved");
+            crate::intent::respond(
+                self,
+                ModalityEvent::Answer(Modality::Haptic, Answer::Approve),
+            );
+        }
+    }
+
+    /// Replaces the haptic backend (the harness puts in a recording one).
+    #[cfg(feature = "test-harness")]
+    pub fn set_haptics(&mut self, backend: Box<dyn Haptics>) {
+        self.haptic.end();
+        let config = self.haptic.config.clone();
+        self.haptic = HapticFlow::new(backend, config);
+        self.refresh_availability();
+    }
+}

@@ -1,0 +1,149 @@
+//! End-to-end haptic confirmation: the compositor plays the cue on a recording force-feedback
+//! backend (put in through the harness; there is no force-feedback device here), takes a double
+//! tap from its own touch events, and falls back to the visual dialog without a device or when
+//! the device goes away mid-prompt.
+
+mod harness;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use pcp_gate::Modality;
+use pcp_haptics::{
+    Availability, FfKind, Haptics, HapticsError, Recorded, RecordingHaptics, Unavailable,
+};
+use pcp_overlay::Control;
+use serde_json::json;
+
+use harness::{Fixture, intent};
+
+const ONE: &[&str] = &["1920x1080@0,0"];
+
+/// A recording backend the test keeps a handle on while the compositor owns it.
+#[derive(Clone)]
+struct Shared(Rc<RefCell<RecordingHaptics>>);
+
+impl Haptics for Shared {
+    fn availability(&self) -> Availability {
+        self.0.borrow().availability()
+    }
+
+    fn start_cue(&mut self) -> Result<Duration, HapticsError> {
+        self.0.borrow_mut().start_cue()
+    }
+
+    fn stop_cue(&mut self) -> Result<(), HapticsError> {
+        self.0.borrow_mut().stop_cue()
+    }
+}
+
+fn fixture(backend: RecordingHaptics) -> (Fixture, Shared) {
+    let shared = Shared(Rc::new(RefCell::new(backend)));
+    let fx = Fixture::with_devices(ONE, "", None, Some(Box::new(shared.clone())));
+    (fx, shared)
+}
+
+/// A privileged setting the manifest allows a double tap for.
+fn setting() -> pcp_compositor::client::Submission {
+    intent("settings.change", json!({"key": "dark", "value": "on"}))
+}
+
+/// One tap at (x, y): 50 ms down, then 150 ms before whatever comes next.
+fn tap(fx: &mut Fixture, (x, y): (f64, f64)) {
+    fx.state().inject_touch_down(x, y);
+    fx.advance_clock(50);
+    fx.state().inject_touch_up();
+    fx.advance_clock(150);
+}
+
+#[test]
+fn a_double_tap_after_the_cue_approves_and_the_cue_is_erased() {
+    let config = pcp_haptics::Config::default();
+    let (mut fx, shared) = fixture(RecordingHaptics::new(&config, FfKind::Rumble));
+    let c = fx.submit(setting());
+    let (threshold, modalities) = fx.pending(&c);
+    assert_eq!(threshold, "visual");
+    assert_eq!(modalities, ["haptic"]);
+    assert!(
+        matches!(shared.0.borrow().calls(), [Recorded::Started { effects, .. }] if !effects.is_empty()),
+        "{:?}",
+        shared.0.borrow().calls()
+    );
+    assert!(shared.0.borrow().cue_loaded());
+    // Past the cue and the dialog's click guard, so a tap reaching the dialog would press it.
+    fx.advance_clock(config.cue.duration().as_millis().max(1000) as i64 + 100);
+    // Tapped where the dialog's deny button is: the taps are the haptic answer, never a click.
+    let deny = fx.control_centre(Control::Deny);
+    tap(&mut fx, deny);
+    tap(&mut fx, deny);
+    let d = fx.decision(&c);
+    assert!(d.approved, "{d:?}");
+    assert_eq!(d.resolution, "user_approved");
+    assert_eq!(
+        shared.0.borrow().calls().last(),
+        Some(&Recorded::Stopped),
+        "the cue was stopped and erased"
+    );
+    assert!(!shared.0.borrow().cue_loaded());
+}
+
+#[test]
+fn a_single_tap_does_not_approve_and_the_gate_times_it_out() {
+    let config = pcp_haptics::Config::default();
+    let (mut fx, shared) = fixture(RecordingHaptics::new(&config, FfKind::Rumble));
+    let c = fx.submit(setting());
+    fx.pending(&c);
+    fx.advance_clock(1000);
+    tap(&mut fx, (100.0, 100.0));
+    fx.advance_clock(10_000);
+    let d = fx.decision(&c);
+    assert!(!d.approved, "{d:?}");
+    assert_eq!(d.resolution, "confirmation.timeout");
+    assert!(!shared.0.borrow().cue_loaded());
+}
+
+#[test]
+fn with_no_haptic_device_the_prompt_is_visual() {
+    let config = pcp_haptics::Config::default();
+    let (mut fx, shared) = fixture(RecordingHaptics::unavailable(
+        &config,
+        Unavailable::NoDevice,
+    ));
+    let c = fx.submit(setting());
+    let (_, modalities) = fx.pending(&c);
+    assert_eq!(modalities, ["visual"]);
+    assert!(
+        shared.0.borrow().calls().is_empty(),
+        "no cue without a device"
+    );
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    let d = fx.decision(&c);
+    assert!(d.approved, "{d:?}");
+    assert_eq!(d.resolution, "user_approved");
+}
+
+#[test]
+fn a_haptic_device_unplugged_mid_prompt_falls_back_to_visual() {
+    let config = pcp_haptics::Config::default();
+    let (mut fx, shared) = fixture(RecordingHaptics::new(&config, FfKind::Rumble));
+    let c = fx.submit(setting());
+    let (_, modalities) = fx.pending(&c);
+    assert_eq!(modalities, ["haptic"]);
+    shared.0.borrow_mut().disconnect();
+    // The compositor probes its devices on a timer while it runs.
+    fx.pump_until("the fallback to visual", |fx| {
+        fx.state()
+            .intents
+            .gate()
+            .active()
+            .is_some_and(|p| p.plan.modalities == [Modality::Visual])
+    });
+    assert!(fx.state().overlay.is_open(), "the prompt is kept");
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    let d = fx.decision(&c);
+    assert!(d.approved, "{d:?}");
+    assert_eq!(d.resolution, "user_approved");
+}
