@@ -132,8 +132,8 @@ fn demo() -> Result<()> {
     println!(
         "pcp-confirm demo: the scripted session below runs through the real gate (manifests,\n\
          threshold table, friction history in SQLite, audit chain) on a virtual clock.\n\
-         Until the compositor lands, answers come from the trace instead of a screen, a\n\
-         microphone and a touch surface.\n"
+         Answers come from the trace; the scripted session on the headless compositor\n\
+         (dialogs on screen, spoken answers, PNGs per output) is the next step.\n"
     );
     let (trace, config, state) = (
         trace.to_string_lossy(),
