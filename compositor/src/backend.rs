@@ -23,6 +23,8 @@ use crate::overlay_ui::PlacedOverlay;
 
 /// Whether this build has the nested `winit` backend (the `winit` cargo feature).
 pub const WINIT_BUILT: bool = cfg!(feature = "winit");
+/// Whether this build has the `udev` backend for a real session (the `udev` cargo feature).
+pub const UDEV_BUILT: bool = cfg!(feature = "udev");
 
 /// Which backend draws the outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +33,9 @@ pub enum BackendKind {
     Headless,
     /// One output: a window inside X11 or Wayland, drawn with GLES (`winit` feature).
     Winit,
+    /// The connected displays of the primary GPU (DRM/KMS, GLES), libinput devices and a
+    /// libseat session on a VT (`udev` feature).
+    Udev,
 }
 
 /// What failed in the backend.
@@ -56,6 +61,14 @@ pub enum BackendError {
          `cargo build -p pcp-compositor --features winit`, or use --backend headless"
     )]
     WinitNotBuilt,
+    #[error(
+        "this pcp-compositor was built without the `udev` feature: rebuild it with \
+         `cargo build -p pcp-compositor --features udev` (needs libudev-dev libseat-dev \
+         libinput-dev libgbm-dev), or use --backend headless"
+    )]
+    UdevNotBuilt,
+    #[error("the udev backend could not start: {0}")]
+    Udev(String),
 }
 
 /// One output: its Smithay output, its size, position and scale, and its damage tracker.
@@ -107,6 +120,8 @@ pub(crate) enum Device {
     Pixman(Pixman),
     #[cfg(feature = "winit")]
     Winit(Box<crate::winit::WinitDevice>),
+    #[cfg(feature = "udev")]
+    Udev(Box<crate::udev::UdevDevice>),
 }
 
 /// The outputs and the device that draws them.
@@ -169,6 +184,12 @@ impl VirtualOutput {
         self.output.set_preferred(m);
         self.damage = OutputDamageTracker::from_output(&self.output);
         self.spec = spec;
+    }
+
+    /// Forgets what was drawn, so the next frame is drawn whole (after a VT switch).
+    #[cfg(feature = "udev")]
+    pub(crate) fn reset_damage(&mut self) {
+        self.damage = OutputDamageTracker::from_output(&self.output);
     }
 }
 
@@ -261,6 +282,8 @@ impl Backend {
             Device::Pixman(_) => BackendKind::Headless,
             #[cfg(feature = "winit")]
             Device::Winit(_) => BackendKind::Winit,
+            #[cfg(feature = "udev")]
+            Device::Udev(_) => BackendKind::Udev,
         }
     }
 
@@ -307,6 +330,8 @@ impl Backend {
             Device::Pixman(p) => p.render(&mut self.outputs, space, layers, clear),
             #[cfg(feature = "winit")]
             Device::Winit(w) => w.render(&mut self.outputs, space, layers, clear),
+            #[cfg(feature = "udev")]
+            Device::Udev(u) => u.render(&mut self.outputs, space, layers, clear),
         }
     }
 
@@ -319,6 +344,11 @@ impl Backend {
             Device::Winit(_) => Err(BackendError::Unsupported {
                 backend: "winit",
                 what: "capture its output (its pixels are in the host's window)",
+            }),
+            #[cfg(feature = "udev")]
+            Device::Udev(_) => Err(BackendError::Unsupported {
+                backend: "udev",
+                what: "capture its outputs (they are scanned out to the displays)",
             }),
         }
     }
@@ -340,6 +370,13 @@ impl Backend {
                 return Err(BackendError::Unsupported {
                     backend: "winit",
                     what: "change its output's mode (resize the host window instead)",
+                });
+            }
+            #[cfg(feature = "udev")]
+            Device::Udev(_) => {
+                return Err(BackendError::Unsupported {
+                    backend: "udev",
+                    what: "change an output's mode (it runs the display's preferred mode)",
                 });
             }
         }

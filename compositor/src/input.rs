@@ -6,7 +6,7 @@
 // The harness (`test-harness`) and the nested window (`winit`) feed input here; a headless
 // build with neither has no input source.
 #![cfg_attr(
-    not(any(feature = "test-harness", feature = "winit")),
+    not(any(feature = "test-harness", feature = "winit", feature = "udev")),
     allow(dead_code)
 )]
 

@@ -8,7 +8,8 @@
 //! [`handlers`] (Smithay protocol states, windows, built-in capabilities), [`layers`]
 //! (wlr-layer-shell), [`backend`] (the outputs and the scene any renderer draws), [`headless`]
 //! (virtual outputs, pixman rendering, PNG capture), `winit` (a nested window drawn with GLES,
-//! cargo feature `winit`), [`overlay_ui`] (the dialog on the output nearest the focal point),
+//! cargo feature `winit`), `udev` (a real session on a VT: DRM/KMS, libinput, libseat; cargo
+//! feature `udev`), [`overlay_ui`] (the dialog on the output nearest the focal point),
 //! [`input`] (modal input routing), [`voice`] and [`haptic`] (the voice and haptic steps), [`notice`] (refused config reloads on screen), [`config`]
 //! and [`startup`] (the `[compositor]` section and flags).
 
@@ -30,6 +31,8 @@ pub mod startup;
 pub mod state;
 #[cfg(feature = "test-harness")]
 pub mod test_input;
+#[cfg(feature = "udev")]
+pub mod udev;
 pub mod voice;
 #[cfg(feature = "winit")]
 pub mod winit;

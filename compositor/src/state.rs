@@ -280,6 +280,10 @@ impl Compositor {
             }
             #[cfg(not(feature = "winit"))]
             BackendKind::Winit => Err(crate::backend::BackendError::WinitNotBuilt),
+            #[cfg(feature = "udev")]
+            BackendKind::Udev => crate::udev::start(&dh, &mut space, &loop_handle),
+            #[cfg(not(feature = "udev"))]
+            BackendKind::Udev => Err(crate::backend::BackendError::UdevNotBuilt),
         }
         .map_err(|e| StartError::Backend(e.to_string()))?;
         let mut gate = options.gate;
@@ -296,7 +300,11 @@ impl Compositor {
         );
         let overlay =
             OverlayUi::new(options.overlay).map_err(|e| StartError::Overlay(e.to_string()))?;
-        let first = options.outputs[0];
+        // The udev backend's outputs are the connected displays, not the specs.
+        let first = backend
+            .outputs
+            .first()
+            .map_or(options.outputs[0], |o| o.spec);
         let (w, h) = first.logical_size();
         let centre = Point::from((
             f64::from(first.x) + f64::from(w) / 2.0,

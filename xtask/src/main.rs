@@ -77,20 +77,7 @@ fn test() -> Result<()> {
     cargo(&["test", "--workspace"], &cache)?;
     // The nested development backend is behind a feature (it pulls in winit and GL): lint it and
     // run its Xvfb test too, so it keeps building and working.
-    cargo(
-        &[
-            "clippy",
-            "--package",
-            "pcp-compositor",
-            "--all-targets",
-            "--features",
-            "winit",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        &cache,
-    )?;
+    lint_feature("winit", &cache)?;
     cargo(
         &[
             "test",
@@ -103,7 +90,41 @@ fn test() -> Result<()> {
         ],
         &cache,
     )?;
+    // The tty-udev backend cannot run here (no DRM, no seat) but must keep building: lint it, run
+    // its unit tests and check it fails at start-up with a clear error.
+    lint_feature("udev", &cache)?;
+    cargo(
+        &[
+            "test",
+            "--package",
+            "pcp-compositor",
+            "--features",
+            "udev",
+            "--lib",
+            "--test",
+            "udev",
+        ],
+        &cache,
+    )?;
     Ok(())
+}
+
+/// Clippy over the compositor with one of its backend features.
+fn lint_feature(feature: &str, cache: &Path) -> Result<()> {
+    cargo(
+        &[
+            "clippy",
+            "--package",
+            "pcp-compositor",
+            "--all-targets",
+            "--features",
+            feature,
+            "--",
+            "-D",
+            "warnings",
+        ],
+        cache,
+    )
 }
 
 fn bench(extra: &[String]) -> Result<()> {

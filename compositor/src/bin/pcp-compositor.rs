@@ -1,6 +1,7 @@
 //! `pcp-compositor`: the reference compositor. `--backend headless` runs with virtual outputs
 //! (and per-output PNG capture); `--backend winit` (cargo feature `winit`) opens a nested window
-//! as the one output, for development; `validate` checks a config file.
+//! as the one output, for development; `--backend udev` (cargo feature `udev`) runs a real session
+//! on a VT (DRM/KMS displays, libinput, libseat); `validate` checks a config file.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
-use pcp_compositor::backend::{BackendError, BackendKind, WINIT_BUILT};
+use pcp_compositor::backend::{BackendError, BackendKind, UDEV_BUILT, WINIT_BUILT};
 use pcp_compositor::config::OutputSpec;
 use pcp_compositor::startup;
 use pcp_compositor::state::{Compositor, Socket};
@@ -55,6 +56,7 @@ enum Command {
 enum Backend {
     Headless,
     Winit,
+    Udev,
 }
 
 fn main() -> ExitCode {
@@ -95,9 +97,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Backend::Headless => BackendKind::Headless,
         Backend::Winit if !WINIT_BUILT => bail!("{}", BackendError::WinitNotBuilt),
         Backend::Winit => BackendKind::Winit,
+        Backend::Udev if !UDEV_BUILT => bail!("{}", BackendError::UdevNotBuilt),
+        Backend::Udev => BackendKind::Udev,
     };
-    if kind == BackendKind::Winit && cli.capture_dir.is_some() {
-        bail!("--capture-dir needs --backend headless: the winit window's pixels are the host's");
+    if kind != BackendKind::Headless && cli.capture_dir.is_some() {
+        bail!(
+            "--capture-dir needs --backend headless: the other backends' pixels are on a display"
+        );
     }
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         bail!("XDG_RUNTIME_DIR is not set: the Wayland socket lives there");
@@ -105,13 +111,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let loaded = startup::load(cli.config.as_deref())?;
     // Headless has no seat devices: nothing can answer a prompt, so every ask is denied
     // `confirmation_unavailable` (fail closed). The nested window's keyboard, pointer and touch
-    // can answer.
+    // can answer, and so can the udev backend's libinput devices.
     let options = startup::options(
         loaded,
         cli.outputs,
         Some(Socket::Name(cli.socket)),
         cli.config,
-        kind == BackendKind::Winit,
+        kind != BackendKind::Headless,
     )?;
     let mut compositor =
         Compositor::with_backend(options, kind).context("cannot start the compositor")?;
