@@ -185,6 +185,18 @@ impl State {
         }
     }
 
+    /// The touch source cancelled its contact: a cancelled touch is no click, so the dialog
+    /// forgets it and a client gets a cancel.
+    #[cfg_attr(not(any(feature = "winit", feature = "udev")), allow(dead_code))]
+    pub(crate) fn touch_cancel(&mut self) {
+        self.last_touch = None;
+        if !self.overlay.is_open()
+            && let Some(touch) = self.seat.get_touch()
+        {
+            touch.cancel(self);
+        }
+    }
+
     /// The touch point lifted.
     pub(crate) fn touch_up(&mut self, time: u32) {
         let p = self.last_touch.take();

@@ -482,14 +482,7 @@ fn handle_input(state: &mut State, input: InputEvent<LibinputInputBackend>) {
             state.touch_down(p, event.time_msec());
         }
         InputEvent::TouchUp { event } => state.touch_up(event.time_msec()),
-        InputEvent::TouchCancel { .. } => {
-            state.last_touch = None;
-            if !state.overlay.is_open()
-                && let Some(touch) = state.seat.get_touch()
-            {
-                touch.cancel(state);
-            }
-        }
+        InputEvent::TouchCancel { .. } => state.touch_cancel(),
         // Scrolling, touch motion, tablets and gestures have no routing in this compositor yet.
         _ => {}
     }

@@ -173,15 +173,7 @@ fn handle_input(state: &mut State, input: InputEvent<WinitInput>) {
             state.touch_down(p, event.time_msec());
         }
         InputEvent::TouchUp { event } => state.touch_up(event.time_msec()),
-        InputEvent::TouchCancel { .. } => {
-            // A cancelled touch is no click: the dialog forgets it, a client gets a cancel.
-            state.last_touch = None;
-            if !state.overlay.is_open()
-                && let Some(touch) = state.seat.get_touch()
-            {
-                touch.cancel(state);
-            }
-        }
+        InputEvent::TouchCancel { .. } => state.touch_cancel(),
         // Scrolling, touch motion and gestures have no routing in this compositor yet.
         _ => {}
     }
