@@ -18,6 +18,8 @@ struct Setup {
     dir: tempfile::TempDir,
 }
 
+/// A compositor without voice: these tests never speak, and a Vosk model still loading in the
+/// background when the test process exits crashes it in libvosk's teardown.
 fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -26,7 +28,7 @@ fn setup() -> Setup {
     std::fs::write(
         &config,
         format!(
-            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n",
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n[speech]\nenabled = false\n",
             assets.join("capabilities.d"),
             dir.path().join("state.sqlite3")
         ),
