@@ -1,6 +1,6 @@
 //! The headless backend's device: one offscreen pixman image per virtual output, drawn by
 //! Smithay's pixman renderer through the shared scene in [`backend`](crate::backend), with
-//! per-output capture to RGBA and PNG.
+//! per-output capture to RGBA and PNG. Images come and go with the outputs (hotplug).
 
 use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::pixman::PixmanRenderer;
@@ -38,6 +38,15 @@ impl Pixman {
     pub(crate) fn add_image(&mut self, spec: &OutputSpec) -> Result<(), BackendError> {
         let image = self.image(spec)?;
         self.images.push(image);
+        Ok(())
+    }
+
+    /// Drops output `index`'s image (the output was unplugged); later images move down one.
+    pub(crate) fn remove_image(&mut self, index: usize) -> Result<(), BackendError> {
+        if index >= self.images.len() {
+            return Err(BackendError::NoOutput(index));
+        }
+        self.images.remove(index);
         Ok(())
     }
 

@@ -1,8 +1,9 @@
 //! The overlay on screen: which prompt the dialog shows, on which output (nearest the focal
 //! point), where on it, and the buffer the renderer draws above every surface. A prompt that
-//! cannot be shown is denied (fail closed), never approved.
+//! cannot be shown is denied (fail closed), never approved: with no output left, every prompt
+//! of the local user is denied `confirmation_unavailable`.
 
-use pcp_gate::{Modality, ModalityEvent, Prompt, RiskClass};
+use pcp_gate::{Authorizer, Modality, ModalityEvent, Prompt, RiskClass};
 use pcp_overlay::{ConfirmDialog, DialogContent, Fonts, Risk};
 use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::element::memory::MemoryRenderBuffer;
@@ -41,6 +42,8 @@ pub struct OverlayUi {
     placement: Option<Placement>,
     buffer: Option<(MemoryRenderBuffer, (i32, i32))>,
     timeout_seconds: u32,
+    /// Set while prompts are being denied as unshowable: the syncs their outcomes trigger wait.
+    denying: bool,
 }
 
 impl OverlayUi {
@@ -54,6 +57,7 @@ impl OverlayUi {
             placement: None,
             buffer: None,
             timeout_seconds: 30,
+            denying: false,
         })
     }
 
@@ -90,6 +94,20 @@ impl OverlayUi {
             buffer_size: *buffer_size,
             buffer,
         })
+    }
+
+    /// Output `index` was removed: later outputs move down one index. A dialog that was on it
+    /// is placed again at the next sync, and its guard starts again now (it moved).
+    pub(crate) fn output_removed(&mut self, index: usize, now_ms: i64) {
+        let Some(p) = &mut self.placement else {
+            return;
+        };
+        if p.output > index {
+            p.output -= 1;
+        } else if p.output == index {
+            self.placement = None;
+            self.dialog.moved(now_ms.max(0) as u64);
+        }
     }
 
     /// A global logical point → the dialog's surface-local point, when the dialog is up.
@@ -145,11 +163,94 @@ fn content_of(prompt: &Prompt, queued: u32, seconds_left: u32, timeout: u32) -> 
     }
 }
 
+/// The losses that end a prompt of `plan` as unshowable, in order (empty: nothing to end).
+/// The gate ends a prompt `confirmation_unavailable` when its visual step is lost; a plan
+/// without one (a haptic double-tap alone) first falls back to visual, which is then lost too.
+/// A visual step already approved stays: the dialog was seen, and the rest (a spoken answer)
+/// needs no output. Another authorizer (a parent session) needs no output either.
+fn losses_to_end(plan: &pcp_gate::Plan, answered: impl Fn(Modality) -> bool) -> Vec<Modality> {
+    if plan.authorizer != Authorizer::LocalUser {
+        return Vec::new();
+    }
+    if plan.modalities.contains(&Modality::Visual) {
+        return if answered(Modality::Visual) {
+            Vec::new()
+        } else {
+            vec![Modality::Visual]
+        };
+    }
+    match plan.modalities.iter().find(|m| !answered(**m)) {
+        Some(m) => vec![*m, Modality::Visual],
+        None => Vec::new(),
+    }
+}
+
 impl State {
     /// Brings the overlay in line with the gate: shows the active prompt (or hides), places it
     /// on the output nearest the focal point, updates the countdown, advances the guard and a
-    /// press-and-hold, and redraws its buffer when something changed.
+    /// press-and-hold, and redraws its buffer when something changed. A prompt that cannot be
+    /// shown is denied and the next one shown, until one can be or none is left.
     pub fn sync_overlay(&mut self) {
+        // Called back while prompts are being denied: the denial syncs once it is done.
+        if self.overlay.denying {
+            return;
+        }
+        while self.sync_overlay_once() {}
+    }
+
+    /// Ends the shown prompt (and, with `all`, every prompt after it) `confirmation_unavailable`
+    /// because no dialog can show it. Returns whether any prompt was ended.
+    fn deny_unshowable(&mut self, all: bool) -> bool {
+        self.overlay.denying = true;
+        let mut ended = false;
+        while let Some(p) = self.intents.gate().active() {
+            let id = p.id;
+            let losses = losses_to_end(&p.plan, |m| p.answered(m));
+            if losses.is_empty() {
+                break;
+            }
+            for m in losses {
+                crate::intent::respond(self, ModalityEvent::Lost(m));
+                if self.intents.gate().active().map(|p| p.id) != Some(id) {
+                    break;
+                }
+            }
+            if self.intents.gate().active().map(|p| p.id) == Some(id) {
+                tracing::error!("prompt {} could not be ended as unshowable", id.0);
+                break;
+            }
+            ended = true;
+            if !all {
+                break;
+            }
+        }
+        self.overlay.denying = false;
+        ended
+    }
+
+    /// Hides the dialog, giving keyboard focus back to clients.
+    fn hide_dialog(&mut self) {
+        self.overlay.shown_plan = None;
+        if self.overlay.shown.take().is_some() {
+            self.overlay.dialog_mut().hide();
+            self.overlay.placement = None;
+            self.overlay.buffer = None;
+            self.restore_keyboard_focus();
+            self.dirty = true;
+        }
+    }
+
+    /// One pass of [`State::sync_overlay`]; true when it denied the shown prompt (another may
+    /// be shown now).
+    fn sync_overlay_once(&mut self) -> bool {
+        if self.backend.outputs.is_empty() {
+            if self.deny_unshowable(true) {
+                tracing::warn!("no output can show a prompt: denied those shown or queued");
+            }
+            // What is left needs no dialog (a parent's ask, or a spoken answer still due).
+            self.hide_dialog();
+            return false;
+        }
         let now = self.clock.now_ms();
         let now_u = now.max(0) as u64;
         let gate = self.intents.gate();
@@ -165,15 +266,8 @@ impl State {
         self.overlay.timeout_seconds = timeout;
         match active {
             None => {
-                self.overlay.shown_plan = None;
-                if self.overlay.shown.take().is_some() {
-                    self.overlay.dialog_mut().hide();
-                    self.overlay.placement = None;
-                    self.overlay.buffer = None;
-                    self.restore_keyboard_focus();
-                    self.dirty = true;
-                }
-                return;
+                self.hide_dialog();
+                return false;
             }
             Some((id, left, content, plan)) => {
                 if self.overlay.shown != Some((id, queued))
@@ -183,8 +277,7 @@ impl State {
                     if let Err(e) = self.overlay.dialog_mut().show(content, now_u) {
                         tracing::warn!("the prompt cannot be shown, denying it: {e}");
                         self.overlay.shown = None;
-                        crate::intent::respond(self, ModalityEvent::Lost(Modality::Visual));
-                        return;
+                        return self.deny_unshowable(false);
                     }
                     self.overlay.shown = Some((id, queued));
                     self.overlay.shown_plan = Some(plan);
@@ -210,8 +303,7 @@ impl State {
             },
             Err(e) => {
                 tracing::warn!("the prompt cannot be placed, denying it: {e}");
-                crate::intent::respond(self, ModalityEvent::Lost(Modality::Visual));
-                return;
+                return self.deny_unshowable(false);
             }
         };
         if let Some(old) = self.overlay.placement
@@ -224,7 +316,7 @@ impl State {
         self.overlay.placement = Some(placed);
         if let Some(pcp_overlay::Choice::Approve) = self.overlay.dialog_mut().advance(now_u) {
             crate::intent::answer_visual(self, pcp_gate::Answer::Approve);
-            return;
+            return false;
         }
         let o = &outputs[placed.output];
         let size = (o.rect.w.max(0) as u32, o.rect.h.max(0) as u32);
@@ -247,8 +339,55 @@ impl State {
             }
             Err(e) => {
                 tracing::warn!("the prompt cannot be drawn, denying it: {e}");
-                crate::intent::respond(self, ModalityEvent::Lost(Modality::Visual));
+                return self.deny_unshowable(false);
             }
         }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pcp_gate::{Authorizer, Modality, Plan};
+
+    use super::losses_to_end;
+
+    fn plan(authorizer: Authorizer, modalities: &[Modality]) -> Plan {
+        Plan {
+            authorizer,
+            modalities: modalities.to_vec(),
+            press_and_hold: false,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_unanswered_visual_step_is_lost() {
+        let p = plan(Authorizer::LocalUser, &[Modality::Voice, Modality::Visual]);
+        assert_eq!(losses_to_end(&p, |_| false), [Modality::Visual]);
+        // Voice already approved: the visual step is still the one that cannot be given.
+        assert_eq!(
+            losses_to_end(&p, |m| m == Modality::Voice),
+            [Modality::Visual]
+        );
+    }
+
+    #[test]
+    fn a_haptic_step_alone_falls_back_to_visual_which_is_lost() {
+        let p = plan(Authorizer::LocalUser, &[Modality::Haptic]);
+        assert_eq!(
+            losses_to_end(&p, |_| false),
+            [Modality::Haptic, Modality::Visual]
+        );
+    }
+
+    #[test]
+    fn a_seen_dialog_or_another_authorizer_is_left_alone() {
+        let p = plan(Authorizer::LocalUser, &[Modality::Voice, Modality::Visual]);
+        assert!(losses_to_end(&p, |m| m == Modality::Visual).is_empty());
+        let parent = plan(Authorizer::Parent, &[]);
+        assert!(losses_to_end(&parent, |_| false).is_empty());
+        let denying = plan(Authorizer::Denying, &[]);
+        assert!(losses_to_end(&denying, |_| false).is_empty());
     }
 }

@@ -494,10 +494,12 @@ impl State {
         self.dirty = true;
     }
 
-    /// Tells the gate which modalities the hardware allows now (output and input as set at
-    /// start; microphone with model, and haptic device, probed now).
+    /// Tells the gate which modalities the hardware allows now: an output while any is left
+    /// (none: the denying authorizer), input as set at start, microphone with model, and haptic
+    /// device, probed now.
     pub fn refresh_availability(&mut self) {
         let mut available = self.intents.gate().available();
+        available.output = !self.backend.outputs.is_empty();
         available.voice = self.voice.available();
         available.haptic = self.haptic.available();
         self.intents.gate_mut().set_available(available);

@@ -1,9 +1,12 @@
 //! Seat input injection for the harness in `tests/`. Compiled only with the `test-harness`
 //! feature, which only the test crate enables: a Rust API on the compositor's own state, never
-//! a Wayland request, so no client can reach it. Each call runs the same routing as a device.
+//! a Wayland request, so no client can reach it. Each call runs the same routing as a device;
+//! outputs are unplugged and plugged in the same way, through the path a hotplug takes.
 
 use smithay::utils::Point;
 
+use crate::backend::BackendError;
+use crate::config::OutputSpec;
 use crate::state::State;
 
 /// `BTN_LEFT` from linux/input-event-codes.h.
@@ -46,6 +49,29 @@ impl State {
         self.clock.advance(ms);
         crate::intent::tick(self);
         self.sync_overlay();
+    }
+
+    /// Unplugs output `index`, as a connector hotplug would: later outputs move down one index.
+    /// Returns the removed output's name.
+    pub fn unplug_output(&mut self, index: usize) -> Result<String, BackendError> {
+        self.remove_output(index)
+    }
+
+    /// Unplugs the output named `name` (`HEADLESS-2`).
+    pub fn unplug_output_named(&mut self, name: &str) -> Result<String, BackendError> {
+        let index = self
+            .backend
+            .output_index(name)
+            .ok_or_else(|| BackendError::NoOutputNamed(name.to_string()))?;
+        self.remove_output(index)
+    }
+
+    /// Plugs in a headless output of `spec` (`WxH[*S][@X,Y]`). Returns its index (the last).
+    pub fn plug_output(&mut self, spec: &str) -> Result<usize, BackendError> {
+        let parsed: OutputSpec = spec.parse().map_err(|e: crate::config::SpecError| {
+            BackendError::Buffer(spec.to_string(), e.to_string())
+        })?;
+        self.add_output(&parsed)
     }
 
     fn event_time(&self) -> u32 {

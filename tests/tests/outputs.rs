@@ -1,0 +1,308 @@
+//! End-to-end output hotplug: unplugging the output that shows the dialog moves the same
+//! prompt (same id, same deadline) to the nearest remaining output, checked in captured pixels,
+//! where a click after the guard answers it; windows on an unplugged output move to a remaining
+//! one; losing the last output denies the shown and queued prompts `confirmation_unavailable`
+//! (audited) and every new ask the same way while routine intents still run; plugging an
+//! output back makes prompts work again.
+
+mod harness;
+
+use pcp_compositor::headless::Capture;
+use pcp_gate::{IntentId, Modality, Resolution};
+use pcp_overlay::Control;
+use serde_json::json;
+
+use harness::{Fixture, intent, is_background};
+
+const TWO: &[&str] = &["1280x720@0,0", "1280x720@1280,0"];
+
+/// Pixels of output `index`'s capture inside the dialog's placed rect that are not the
+/// background (the output's origin and scale taken from the compositor).
+fn dialog_pixels_on(fx: &mut Fixture, index: usize) -> (usize, usize) {
+    let placement = fx
+        .state()
+        .overlay
+        .placement()
+        .expect("the dialog is placed");
+    let spec = fx.state().backend.outputs[index].spec;
+    let capture = fx.capture(index);
+    let r = placement.rect;
+    let to_px = |v: i32, origin: i32| (f64::from(v - origin) * spec.scale) as i64;
+    let (x0, y0) = (to_px(r.x, spec.x), to_px(r.y, spec.y));
+    let (x1, y1) = (to_px(r.x + r.w, spec.x), to_px(r.y + r.h, spec.y));
+    let mut drawn = 0;
+    for y in y0.max(0)..y1.min(i64::from(capture.height)) {
+        for x in x0.max(0)..x1.min(i64::from(capture.width)) {
+            if !is_background(capture.pixel(x as u32, y as u32)) {
+                drawn += 1;
+            }
+        }
+    }
+    let area = ((x1 - x0) * (y1 - y0)).max(0) as usize;
+    (drawn, area)
+}
+
+fn all_background(capture: &Capture) -> bool {
+    (0..capture.height).step_by(5).all(|y| {
+        (0..capture.width)
+            .step_by(5)
+            .all(|x| is_background(capture.pixel(x, y)))
+    })
+}
+
+/// The shown prompt's id and visual deadline.
+fn shown_prompt(fx: &mut Fixture) -> (IntentId, Option<i64>) {
+    let gate = fx.state().intents.gate();
+    let p = gate.active().expect("a prompt is shown");
+    (p.id, p.deadline(Modality::Visual))
+}
+
+/// The countdown the dialog shows.
+fn seconds_left(fx: &mut Fixture) -> Option<u32> {
+    fx.state()
+        .overlay
+        .dialog()
+        .live()
+        .and_then(|l| l.seconds_left)
+}
+
+/// Whether the dialog's clickjacking guard has armed its controls.
+fn armed(fx: &mut Fixture) -> bool {
+    fx.state().overlay.dialog().live().is_some_and(|l| l.armed)
+}
+
+/// How many `wl_output` globals a new client sees.
+fn wl_outputs_seen(fx: &mut Fixture) -> usize {
+    let out = fx.run(fx.command("wayland-info"));
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .matches("'wl_output'")
+        .count()
+}
+
+/// The audit records with this resolution (group-committed records flushed first).
+fn audited(fx: &mut Fixture, resolution: Resolution) -> Vec<pcp_gate::AuditRecord> {
+    let gate = fx.state().intents.gate_mut();
+    gate.flush().expect("audit flush");
+    gate.store()
+        .audit_since(0)
+        .expect("audit readable")
+        .into_iter()
+        .filter(|r| r.resolution == resolution)
+        .collect()
+}
+
+#[test]
+fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
+    let mut fx = Fixture::new(TWO);
+    assert_eq!(wl_outputs_seen(&mut fx), 2);
+    fx.state().set_focus_hint(1500.0, 300.0);
+    let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "v"})));
+    fx.pending(&c);
+    assert_eq!(fx.state().overlay.placement().unwrap().output, 1);
+    let before = shown_prompt(&mut fx);
+    assert!(before.1.is_some(), "the visual step has a deadline");
+    fx.advance_clock(1000);
+    let seconds_before = seconds_left(&mut fx);
+    assert_eq!(seconds_before, Some(29));
+    assert!(armed(&mut fx));
+    assert!(
+        all_background(&fx.capture(0)),
+        "output 0 shows nothing before the unplug"
+    );
+
+    assert_eq!(fx.state().unplug_output(1).unwrap(), "HEADLESS-2");
+    assert_eq!(fx.state().backend.outputs.len(), 1);
+    assert_eq!(
+        wl_outputs_seen(&mut fx),
+        1,
+        "the wl_output global is withdrawn"
+    );
+
+    // The dialog is on output 0 now, inside it, and drawn there.
+    let placement = fx
+        .state()
+        .overlay
+        .placement()
+        .expect("the dialog is still up");
+    assert_eq!(placement.output, 0);
+    let r = placement.rect;
+    assert!(
+        r.x >= 0 && r.y >= 0 && r.x + r.w <= 1280 && r.y + r.h <= 720,
+        "{r:?}"
+    );
+    let png = fx.save_png(0, "unplug-dialog-moved-to-output0");
+    let (drawn, area) = dialog_pixels_on(&mut fx, 0);
+    assert!(
+        drawn > area / 2,
+        "the dialog is drawn on output 0 ({drawn} of {area}; {})",
+        png.display()
+    );
+    // The same prompt: same id, its timeout still running from when it was first shown.
+    assert_eq!(shown_prompt(&mut fx), before);
+    assert_eq!(fx.state().intents.gate().prompts().count(), 1);
+    assert_eq!(
+        seconds_left(&mut fx),
+        seconds_before,
+        "the countdown did not restart"
+    );
+
+    // It moved: the guard starts again, then a click on Approve there approves.
+    assert!(!armed(&mut fx));
+    fx.click(Control::Approve);
+    assert!(
+        fx.state().overlay.is_open(),
+        "a click right after the move is ignored"
+    );
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    let d = fx.decision(&c);
+    assert_eq!(d.resolution, "user_approved");
+    assert!(d.approved);
+    assert!(
+        all_background(&fx.capture(0)),
+        "the dialog is gone after the answer"
+    );
+}
+
+#[test]
+fn unplugging_another_output_leaves_the_dialog_and_its_guard_alone() {
+    let mut fx = Fixture::new(TWO);
+    fx.state().set_focus_hint(1500.0, 300.0);
+    let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "w"})));
+    fx.pending(&c);
+    let rect = fx.state().overlay.placement().unwrap().rect;
+    fx.advance_clock(1000);
+    // Output 0 goes: the dialog's output becomes index 0 without moving.
+    fx.state().unplug_output(0).unwrap();
+    let placement = fx.state().overlay.placement().unwrap();
+    assert_eq!((placement.output, placement.rect), (0, rect));
+    let (drawn, area) = dialog_pixels_on(&mut fx, 0);
+    assert!(drawn > area / 2, "{drawn} of {area}");
+    // The guard delay already passed and the dialog did not move: a click counts at once.
+    fx.click(Control::Approve);
+    assert_eq!(fx.decision(&c).resolution, "user_approved");
+}
+
+#[test]
+fn windows_on_an_unplugged_output_move_onto_a_remaining_one() {
+    let mut fx = Fixture::new(&["800x600@0,0", "800x600@800,0"]);
+    fx.state().set_focus_hint(1000.0, 100.0);
+    let mut shm = fx.spawn(fx.command("weston-simple-shm"));
+    fx.pump_until("weston-simple-shm's window", |fx| {
+        fx.state().space.elements().next().is_some()
+            && !is_background(fx.capture(1).pixel(100, 100))
+    });
+    let window = fx.state().space.elements().next().unwrap().clone();
+    assert_eq!(fx.state().space.element_location(&window).unwrap().x, 800);
+    fx.state().unplug_output(1).unwrap();
+    let loc = fx.state().space.element_location(&window).unwrap();
+    assert!(
+        (0..800).contains(&loc.x) && (0..600).contains(&loc.y),
+        "{loc:?}"
+    );
+    let png = fx.save_png(0, "unplug-window-moved-to-output0");
+    let capture = fx.capture(0);
+    assert!(
+        !is_background(capture.pixel(loc.x as u32 + 100, loc.y as u32 + 100)),
+        "the window is drawn on output 0 ({})",
+        png.display()
+    );
+    let _ = shm.kill();
+    let _ = shm.wait();
+}
+
+#[test]
+fn losing_the_last_output_denies_prompts_unavailable_until_one_is_plugged_back() {
+    let mut fx = Fixture::new(&["1024x768@0,0"]);
+    // Two clients: one prompt shown, one queued behind it.
+    let shown = fx.submit(intent("settings.change", json!({"key": "a", "value": "1"})));
+    fx.pending(&shown);
+    let queued = fx.submit(intent("settings.change", json!({"key": "b", "value": "2"})));
+    fx.pending(&queued);
+    assert_eq!(fx.state().intents.gate().prompts().count(), 2);
+    assert!(audited(&mut fx, Resolution::ConfirmationUnavailable).is_empty());
+
+    fx.state().unplug_output(0).unwrap();
+    for c in [&shown, &queued] {
+        let d = fx.decision(c);
+        assert!(!d.approved);
+        assert_eq!(d.resolution, "confirmation_unavailable");
+    }
+    assert!(!fx.state().overlay.is_open());
+    assert_eq!(fx.state().intents.gate().prompts().count(), 0);
+    let records = audited(&mut fx, Resolution::ConfirmationUnavailable);
+    let keys: Vec<_> = records
+        .iter()
+        .map(|r| (r.capability.as_str(), r.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        [("settings.change", "denied"), ("settings.change", "denied")]
+    );
+
+    // No output: an ask is denied at once, a routine write still runs.
+    let asked = fx.submit(intent("settings.change", json!({"key": "c", "value": "3"})));
+    let d = fx.decision(&asked);
+    assert_eq!(d.resolution, "confirmation_unavailable");
+    assert!(!d.approved);
+    let routine = fx.submit(intent("file.write", json!({"path": "/tmp/x"})));
+    let d = fx.decision(&routine);
+    assert_eq!(d.resolution, "policy_allow");
+    assert!(d.approved);
+    let records = audited(&mut fx, Resolution::ConfirmationUnavailable);
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[2].authorizer.as_deref(), Some("denying"));
+
+    // An output comes back: prompts are shown and answered again.
+    assert_eq!(fx.state().plug_output("800x600@0,0").unwrap(), 0);
+    assert_eq!(wl_outputs_seen(&mut fx), 1);
+    let c = fx.submit(intent("settings.change", json!({"key": "d", "value": "4"})));
+    fx.pending(&c);
+    assert_eq!(fx.state().overlay.placement().unwrap().output, 0);
+    let png = fx.save_png(0, "plugged-back-dialog");
+    let (drawn, area) = dialog_pixels_on(&mut fx, 0);
+    assert!(drawn > area / 2, "{drawn} of {area} ({})", png.display());
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    assert_eq!(fx.decision(&c).resolution, "user_approved");
+}
+
+#[test]
+fn a_plugged_output_nearer_the_focal_point_takes_the_dialog() {
+    let mut fx = Fixture::new(&["1280x720@0,0"]);
+    // The focal point is beyond output 0's right edge: nearest by distance is output 0.
+    fx.state().set_focus_hint(1600.0, 300.0);
+    let c = fx.submit(intent("settings.change", json!({"key": "p", "value": "1"})));
+    fx.pending(&c);
+    let before = shown_prompt(&mut fx);
+    assert_eq!(fx.state().overlay.placement().unwrap().output, 0);
+    fx.advance_clock(1000);
+    assert_eq!(fx.state().plug_output("1280x720@1280,0").unwrap(), 1);
+    assert_eq!(fx.state().backend.outputs[1].output.name(), "HEADLESS-2");
+    assert_eq!(fx.state().overlay.placement().unwrap().output, 1);
+    let (drawn, area) = dialog_pixels_on(&mut fx, 1);
+    assert!(drawn > area / 2, "{drawn} of {area}");
+    assert!(
+        all_background(&fx.capture(0)),
+        "output 0 no longer shows it"
+    );
+    assert_eq!(shown_prompt(&mut fx), before);
+    fx.click(Control::Deny);
+    assert!(fx.state().overlay.is_open(), "the guard started again");
+    fx.advance_clock(1000);
+    fx.click(Control::Deny);
+    assert_eq!(fx.decision(&c).resolution, "user_denied");
+}
+
+#[test]
+fn unplugging_a_missing_output_is_a_clear_error() {
+    let mut fx = Fixture::new(TWO);
+    let e = fx.state().unplug_output(2).unwrap_err();
+    assert_eq!(e.to_string(), "there is no output 2");
+    let e = fx.state().unplug_output_named("HDMI-A-1").unwrap_err();
+    assert_eq!(e.to_string(), "there is no output named `HDMI-A-1`");
+    let e = fx.state().plug_output("10x10").unwrap_err();
+    assert!(e.to_string().contains("10x10"), "{e}");
+    assert_eq!(fx.state().backend.outputs.len(), 2);
+}
