@@ -2,19 +2,16 @@
 //! tracker) every backend shares, the scene one output shows (windows, layer surfaces, the
 //! dialog, the config notice) built once for any renderer, and the dispatch to the device that
 //! draws it: the pixman [`headless`](crate::headless) images or, with the `winit` feature, a
-//! nested window drawn with GLES ([`winit`](crate::winit)). Outputs come and go while running
-//! (hotplug): [`State::remove_output`] and [`State::add_output`] keep the space, the `wl_output`
-//! globals, the windows, the dialog and the gate's availability in line.
+//! nested window drawn with GLES ([`winit`](crate::winit)). Outputs coming and going while
+//! running are [`hotplug`](crate::hotplug)'s.
 
 use std::path::Path;
-use std::time::Duration;
 
-use calloop::timer::{TimeoutAction, Timer};
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::element::Kind;
 use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
 use smithay::backend::renderer::{ImportAll, ImportMem, Renderer, Texture};
-use smithay::desktop::{Space, Window, layer_map_for_output};
+use smithay::desktop::{Space, Window};
 use smithay::output::{Mode, Output, PhysicalProperties, Scale, Subpixel};
 use smithay::utils::{Logical, Physical, Point, Rectangle, Transform};
 use smithay::wayland::output::WlOutputData;
@@ -25,7 +22,6 @@ use wayland_server::{DisplayHandle, GlobalDispatch};
 use crate::config::OutputSpec;
 use crate::headless::Pixman;
 use crate::overlay_ui::PlacedOverlay;
-use crate::state::State;
 
 /// Whether this build has the nested `winit` backend (the `winit` cargo feature).
 pub const WINIT_BUILT: bool = cfg!(feature = "winit");
@@ -327,7 +323,7 @@ impl Backend {
 
     /// Takes output `index` out of the list and drops what the device drew it with. The caller
     /// ([`State::remove_output`]) unmaps it and withdraws its global.
-    fn remove_output(&mut self, index: usize) -> Result<VirtualOutput, BackendError> {
+    pub(crate) fn remove_output(&mut self, index: usize) -> Result<VirtualOutput, BackendError> {
         if index >= self.outputs.len() {
             return Err(BackendError::NoOutput(index));
         }
@@ -340,22 +336,17 @@ impl Backend {
                     what: "remove its output (close the host window instead)",
                 });
             }
-            // Connector hotplug drops its head here, then calls `State::remove_output`'s
-            // backend-neutral part like the headless backend does.
+            // A display unplugged: its head (DRM surface, CRTC) goes with the output, so heads
+            // and outputs keep the same order.
             #[cfg(feature = "udev")]
-            Device::Udev(_) => {
-                return Err(BackendError::Unsupported {
-                    backend: "udev",
-                    what: "remove an output yet (connector hotplug is not wired)",
-                });
-            }
+            Device::Udev(u) => u.remove_head(index)?,
         }
         Ok(self.outputs.remove(index))
     }
 
     /// Adds an output of `spec` (headless only): a new image, a `wl_output` global and a place
     /// in `space`. Its name is the first free `HEADLESS-n`. Returns its index (the last).
-    fn add_output<D>(
+    pub(crate) fn add_output<D>(
         &mut self,
         dh: &DisplayHandle,
         spec: &OutputSpec,
@@ -373,11 +364,12 @@ impl Backend {
                     what: "add an output (it has one window)",
                 });
             }
+            // Its outputs are the connected displays, added as they are plugged in.
             #[cfg(feature = "udev")]
             Device::Udev(_) => {
                 return Err(BackendError::Unsupported {
                     backend: "udev",
-                    what: "add an output yet (connector hotplug is not wired)",
+                    what: "add an output of a given size (plug in a display instead)",
                 });
             }
         }
@@ -458,10 +450,6 @@ impl Backend {
     }
 }
 
-/// How long a removed output's `wl_output` global stays disabled before it is destroyed, so a
-/// client that binds it in the meantime is not killed for it (wayland-server's advice).
-const GLOBAL_REMOVAL_DELAY: Duration = Duration::from_secs(5);
-
 /// An output's area in global logical coordinates.
 pub(crate) fn logical_rect(spec: &OutputSpec) -> pcp_overlay::Rect {
     let (w, h) = spec.logical_size();
@@ -470,205 +458,5 @@ pub(crate) fn logical_rect(spec: &OutputSpec) -> pcp_overlay::Rect {
         y: spec.y,
         w,
         h,
-    }
-}
-
-fn overlaps(a: &pcp_overlay::Rect, b: &pcp_overlay::Rect) -> bool {
-    a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
-}
-
-/// Where a window whose geometry is `window` goes when output `gone` is removed: `None` when it
-/// was not on `gone`, still shows on one of `remaining`, or nothing remains. Else its new
-/// top-left on the remaining output nearest its centre, at the offset it had on `gone`, moved
-/// in just enough to fit (at the output's corner when it is larger).
-pub(crate) fn relocated(
-    window: pcp_overlay::Rect,
-    gone: pcp_overlay::Rect,
-    remaining: &[pcp_overlay::Output],
-) -> Option<(i32, i32)> {
-    if !overlaps(&window, &gone) || remaining.iter().any(|o| overlaps(&window, &o.rect)) {
-        return None;
-    }
-    let centre = pcp_overlay::Point {
-        x: f64::from(window.x) + f64::from(window.w) / 2.0,
-        y: f64::from(window.y) + f64::from(window.h) / 2.0,
-    };
-    let to = remaining
-        .get(pcp_overlay::nearest_output(centre, remaining)?)?
-        .rect;
-    let fit = |offset: i32, room: i32, len: i32| {
-        if len >= room {
-            0
-        } else {
-            offset.clamp(0, room - len)
-        }
-    };
-    Some((
-        to.x + fit(window.x - gone.x, to.w, window.w),
-        to.y + fit(window.y - gone.y, to.h, window.h),
-    ))
-}
-
-impl State {
-    /// Removes output `index` (unplugged): the device's buffers for it, then
-    /// [`State::output_removed`]. Returns its name. Headless only for now; the winit and udev
-    /// backends say they cannot. Later outputs move down one index.
-    pub fn remove_output(&mut self, index: usize) -> Result<String, BackendError> {
-        let vo = self.backend.remove_output(index)?;
-        let name = vo.output.name();
-        self.output_removed(index, vo);
-        Ok(name)
-    }
-
-    /// The backend-neutral part of losing output `index`, once the device has let go of it
-    /// (any backend's hotplug calls it): its `wl_output` global is withdrawn, its layer surfaces
-    /// are closed, it leaves the space, windows that showed only on it move to the nearest
-    /// remaining output, the dialog on it moves to the output nearest the focal point (its
-    /// guard starting again, its timeout running on), and the gate learns whether any output is
-    /// left: with none, shown and queued prompts are denied `confirmation_unavailable`.
-    pub(crate) fn output_removed(&mut self, index: usize, mut vo: VirtualOutput) {
-        let name = vo.output.name();
-        if let Some(global) = vo.global.take() {
-            self.withdraw_global(global);
-        }
-        {
-            let mut map = layer_map_for_output(&vo.output);
-            let layers: Vec<_> = map.layers().cloned().collect();
-            for layer in layers {
-                layer.layer_surface().send_close();
-                map.unmap_layer(&layer);
-            }
-        }
-        self.space.unmap_output(&vo.output);
-        let gone = logical_rect(&vo.spec);
-        let remaining = self.backend.overlay_outputs();
-        let windows: Vec<Window> = self.space.elements().cloned().collect();
-        for window in windows {
-            let (Some(geo), Some(loc)) = (
-                self.space.element_geometry(&window),
-                self.space.element_location(&window),
-            ) else {
-                continue;
-            };
-            let rect = pcp_overlay::Rect {
-                x: geo.loc.x,
-                y: geo.loc.y,
-                w: geo.size.w,
-                h: geo.size.h,
-            };
-            if let Some((x, y)) = relocated(rect, gone, &remaining) {
-                let to = (loc.x + x - geo.loc.x, loc.y + y - geo.loc.y);
-                self.space.map_element(window, to, false);
-            }
-        }
-        self.space.refresh();
-        let now = self.clock.now_ms();
-        self.overlay.output_removed(index, now);
-        tracing::info!("output {name} removed, {} left", self.backend.outputs.len());
-        self.outputs_changed();
-    }
-
-    /// Adds a headless output of `spec` (plugged in) and places the dialog again. Returns its
-    /// index.
-    pub fn add_output(&mut self, spec: &OutputSpec) -> Result<usize, BackendError> {
-        let index = self
-            .backend
-            .add_output::<State>(&self.dh, spec, &mut self.space)?;
-        self.output_added(index);
-        Ok(index)
-    }
-
-    /// The backend-neutral part of gaining output `index`, once the device draws it (any
-    /// backend's hotplug calls it): prompts can be shown again, and the dialog goes to the
-    /// output nearest the focal point.
-    pub(crate) fn output_added(&mut self, index: usize) {
-        if let Some(vo) = self.backend.outputs.get(index) {
-            tracing::info!("output {} added at {}", vo.output.name(), vo.spec);
-        }
-        self.space.refresh();
-        self.outputs_changed();
-    }
-
-    fn outputs_changed(&mut self) {
-        self.refresh_availability();
-        self.dirty = true;
-        self.sync_overlay();
-    }
-
-    /// Disables `global` now (clients see it go) and destroys it after
-    /// [`GLOBAL_REMOVAL_DELAY`].
-    fn withdraw_global(&mut self, global: GlobalId) {
-        self.dh.disable_global::<State>(global.clone());
-        let timer = Timer::from_duration(GLOBAL_REMOVAL_DELAY);
-        let result = self
-            .loop_handle
-            .insert_source(timer, move |_, _, state: &mut State| {
-                state.dh.remove_global::<State>(global.clone());
-                TimeoutAction::Drop
-            });
-        if let Err(e) = result {
-            // Left disabled: clients no longer see it, only its memory stays.
-            tracing::warn!("cannot schedule the removal of an output's global: {e}");
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use pcp_overlay::{Output, Rect};
-
-    use super::*;
-
-    fn rect(x: i32, y: i32, w: i32, h: i32) -> Rect {
-        Rect { x, y, w, h }
-    }
-
-    fn out(x: i32, y: i32, w: i32, h: i32) -> Output {
-        Output {
-            rect: rect(x, y, w, h),
-            scale: 1.0,
-        }
-    }
-
-    #[test]
-    fn a_window_on_the_removed_output_keeps_its_offset_on_the_nearest_one() {
-        let gone = rect(1280, 0, 1280, 720);
-        let remaining = [out(0, 0, 1280, 720), out(0, 720, 1280, 720)];
-        // Centre (1580, 200) is nearest output 0 (distance 300; output 1 is further down).
-        let to = relocated(rect(1380, 100, 400, 200), gone, &remaining);
-        assert_eq!(to, Some((100, 100)));
-    }
-
-    #[test]
-    fn a_window_is_moved_in_to_fit_or_to_the_corner_when_larger() {
-        let gone = rect(1920, 0, 1920, 1080);
-        let remaining = [out(0, 0, 800, 600)];
-        assert_eq!(
-            relocated(rect(3500, 900, 300, 150), gone, &remaining),
-            Some((500, 450))
-        );
-        assert_eq!(
-            relocated(rect(2000, 10, 1000, 700), gone, &remaining),
-            Some((0, 0))
-        );
-    }
-
-    #[test]
-    fn windows_still_visible_or_elsewhere_or_with_nowhere_to_go_stay() {
-        let gone = rect(1280, 0, 1280, 720);
-        let remaining = [out(0, 0, 1280, 720)];
-        // Straddles both: still partly visible on output 0.
-        assert_eq!(relocated(rect(1200, 0, 200, 200), gone, &remaining), None);
-        // Was not on the removed output.
-        assert_eq!(relocated(rect(100, 100, 200, 200), gone, &remaining), None);
-        assert_eq!(relocated(rect(5000, 0, 200, 200), gone, &remaining), None);
-        // No output left.
-        assert_eq!(relocated(rect(1300, 0, 200, 200), gone, &[]), None);
-    }
-
-    #[test]
-    fn touching_edges_do_not_overlap() {
-        assert!(!overlaps(&rect(0, 0, 10, 10), &rect(10, 0, 10, 10)));
-        assert!(overlaps(&rect(0, 0, 11, 10), &rect(10, 0, 10, 10)));
     }
 }

@@ -10,15 +10,17 @@
 //! (virtual outputs, pixman rendering, PNG capture), `winit` (a nested window drawn with GLES,
 //! cargo feature `winit`), `udev` (a real session on a VT: DRM/KMS, libinput, libseat; cargo
 //! feature `udev`), [`overlay_ui`] (the dialog on the output nearest the focal point),
-//! [`input`] (modal input routing), [`voice`] and [`haptic`] (the voice and haptic steps), [`notice`] (refused config reloads on screen), [`config`]
+//! [`input`] (modal input routing), [`auto`] (the backend `--backend auto` picks), [`voice`] and [`haptic`] (the voice and haptic steps), [`notice`] (refused config reloads on screen), [`config`]
 //! and [`startup`] (the `[compositor]` section and flags).
 
+pub mod auto;
 pub mod backend;
 pub mod client;
 pub mod config;
 pub mod handlers;
 pub mod haptic;
 pub mod headless;
+pub mod hotplug;
 pub mod identity;
 pub mod input;
 pub mod intent;

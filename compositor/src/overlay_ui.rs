@@ -163,6 +163,32 @@ fn content_of(prompt: &Prompt, queued: u32, seconds_left: u32, timeout: u32) -> 
     }
 }
 
+/// What the dialog counts down to: the earliest deadline still running (any step timing out
+/// denies the prompt, so a 10 s voice step is shown as 10 s even under a 30 s overlay), and
+/// that step's whole timeout in seconds for the progress bar. Before the prompt is shown (no
+/// deadlines yet) it is the overlay's own timeout.
+fn countdown(p: &Prompt, timeouts: &pcp_gate::config::TimeoutConfig) -> (Option<i64>, u32) {
+    let seconds = |m: Modality| match m {
+        Modality::Voice => timeouts.voice_seconds,
+        Modality::Visual => timeouts.visual_seconds,
+        Modality::Haptic => timeouts.haptic_seconds,
+    };
+    let step = p
+        .plan
+        .modalities
+        .iter()
+        .filter(|m| !p.answered(**m))
+        .filter_map(|&m| p.deadline(m).map(|at| (at, seconds(m))))
+        .min();
+    match (step, p.next_deadline()) {
+        // A parent session's answer is due first.
+        (Some((at, _)), Some(next)) if next < at => (Some(next), timeouts.parent_seconds),
+        (Some((at, total)), _) => (Some(at), total),
+        (None, Some(next)) => (Some(next), timeouts.parent_seconds),
+        (None, None) => (None, timeouts.visual_seconds),
+    }
+}
+
 /// The losses that end a prompt of `plan` as unshowable, in order (empty: nothing to end).
 /// The gate ends a prompt `confirmation_unavailable` when its visual step is lost; a plan
 /// without one (a haptic double-tap alone) first falls back to visual, which is then lost too.
@@ -243,9 +269,12 @@ impl State {
     /// One pass of [`State::sync_overlay`]; true when it denied the shown prompt (another may
     /// be shown now).
     fn sync_overlay_once(&mut self) -> bool {
-        if self.backend.outputs.is_empty() {
+        if self.backend.outputs.is_empty() || !self.input_available {
             if self.deny_unshowable(true) {
-                tracing::warn!("no output can show a prompt: denied those shown or queued");
+                tracing::warn!(
+                    "no output can show a prompt or no input device can answer it: denied \
+                     those shown or queued"
+                );
             }
             // What is left needs no dialog (a parent's ask, or a spoken answer still due).
             self.hide_dialog();
@@ -254,14 +283,15 @@ impl State {
         let now = self.clock.now_ms();
         let now_u = now.max(0) as u64;
         let gate = self.intents.gate();
-        let timeout = gate.config().file.timeouts.visual_seconds;
+        let timeouts = &gate.config().file.timeouts;
+        let mut timeout = timeouts.visual_seconds;
         let queued = gate.prompts().count().saturating_sub(1) as u32;
         let active = gate.active().map(|p| {
-            let deadline = p.deadline(Modality::Visual).or(p.next_deadline());
-            let left =
-                deadline.map_or(timeout, |d| ((d - now).max(0) as u64).div_ceil(1000) as u32);
+            let (deadline, total) = countdown(p, timeouts);
+            timeout = total;
+            let left = deadline.map_or(total, |d| ((d - now).max(0) as u64).div_ceil(1000) as u32);
             let plan = (p.plan.modalities.clone(), p.plan.press_and_hold);
-            (p.id, left, content_of(p, queued, left, timeout), plan)
+            (p.id, left, content_of(p, queued, left, total), plan)
         });
         self.overlay.timeout_seconds = timeout;
         match active {

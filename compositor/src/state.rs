@@ -133,11 +133,6 @@ pub struct Options {
     pub haptics: pcp_haptics::Config,
 }
 
-/// How often the event loop polls the voice listener for events (level meter, answers).
-const VOICE_POLL: Duration = Duration::from_millis(20);
-/// How often microphone, model and haptic device are probed while running.
-const DEVICE_PROBE_MS: i64 = 2000;
-
 /// The event loop and the state it drives.
 pub struct Compositor {
     pub event_loop: EventLoop<'static, State>,
@@ -164,6 +159,9 @@ pub struct State {
     pub voice: crate::voice::Voice,
     /// The haptic step: force-feedback backend and the shown prompt's cue.
     pub haptic: crate::haptic::HapticFlow,
+    /// Whether a seat input device can answer prompts now (see
+    /// [`State::input_devices_changed`]).
+    pub input_available: bool,
     /// The notice of a refused config reload.
     pub notice: Notice,
     pub config: CompositorConfig,
@@ -335,6 +333,7 @@ impl Compositor {
             last_activity_ms: 0,
             dirty: true,
             running: true,
+            input_available: options.input_available,
             performed: Vec::new(),
             socket_name,
             deadline_timer: None,
@@ -346,20 +345,24 @@ impl Compositor {
         compositor.state.refresh_availability();
         // Real (not gate-clock) time: listener events and device probes are about the hardware.
         let mut last_probe = real_now_ms();
+        let poll = |state: &State| Duration::from_millis(u64::from(state.config.voice_poll_ms));
         compositor
             .event_loop
             .handle()
-            .insert_source(Timer::from_duration(VOICE_POLL), move |_, _, state| {
-                state.poll_voice();
-                let now = real_now_ms();
-                if now - last_probe >= DEVICE_PROBE_MS {
-                    last_probe = now;
-                    state.refresh_availability();
-                    state.check_voice_device();
-                    state.check_haptic_device();
-                }
-                TimeoutAction::ToDuration(VOICE_POLL)
-            })
+            .insert_source(
+                Timer::from_duration(poll(&compositor.state)),
+                move |_, _, state| {
+                    state.poll_voice();
+                    let now = real_now_ms();
+                    if now - last_probe >= i64::from(state.config.device_probe_ms) {
+                        last_probe = now;
+                        state.refresh_availability();
+                        state.check_voice_device();
+                        state.check_haptic_device();
+                    }
+                    TimeoutAction::ToDuration(poll(state))
+                },
+            )
             .map_err(|e| StartError::EventLoop(e.to_string()))?;
         if options.frame_timer {
             let interval =
@@ -500,6 +503,7 @@ impl State {
     pub fn refresh_availability(&mut self) {
         let mut available = self.intents.gate().available();
         available.output = !self.backend.outputs.is_empty();
+        available.input = self.input_available;
         available.voice = self.voice.available();
         available.haptic = self.haptic.available();
         self.intents.gate_mut().set_available(available);

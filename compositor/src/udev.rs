@@ -1,34 +1,37 @@
 //! The `udev` backend (cargo feature `udev`): a real session on a VT. It owns the libseat
 //! session, the primary GPU found by udev (DRM/KMS with GBM buffers and Smithay's GLES
-//! renderer, one output per connected connector at its preferred mode), the libinput devices
-//! of the seat, and VT switching (the session's pause and activate). Outputs are drawn through
-//! the same scene as every other backend, and libinput events go through the same input routing
-//! (`State::key`, `pointer_motion`, `pointer_button`, `touch_down`, `touch_up`).
+//! renderer, one output per connected connector at its preferred mode), display hotplug (udev
+//! change events of that GPU: a head per connected connector, lit and dropped as displays are
+//! plugged in and out), the libinput devices of the seat, and VT switching (the session's pause
+//! and activate). Outputs are drawn through the same scene as every other backend, and come and
+//! go through the same [`hotplug`](crate::hotplug) path; libinput events go through the same
+//! input routing (`State::key`, `pointer_motion`, `pointer_button`, `touch_down`, `touch_up`).
 //! The choices that need no hardware live in [`plan`].
 
+mod input;
 mod plan;
 
 use std::path::PathBuf;
 
 use calloop::LoopHandle;
 use smithay::backend::allocator::Fourcc;
+use smithay::backend::allocator::format::FormatSet;
 use smithay::backend::allocator::gbm::{GbmAllocator, GbmBufferFlags, GbmDevice};
 use smithay::backend::drm::{DrmDevice, DrmDeviceFd, DrmEvent, DrmSurface, GbmBufferedSurface};
 use smithay::backend::egl::{EGLContext, EGLDisplay};
-use smithay::backend::input::{
-    AbsolutePositionEvent, ButtonState, Event, InputEvent, KeyState, KeyboardKeyEvent,
-    PointerButtonEvent, PointerMotionEvent,
-};
 use smithay::backend::libinput::{LibinputInputBackend, LibinputSessionInterface};
 use smithay::backend::renderer::Bind;
 use smithay::backend::renderer::gles::GlesRenderer;
 use smithay::backend::session::libseat::LibSeatSession;
 use smithay::backend::session::{Event as SessionEvent, Session};
+use smithay::backend::udev::{UdevBackend, UdevEvent};
 use smithay::desktop::{Space, Window};
-use smithay::reexports::drm::control::{Device as ControlDevice, ModeTypeFlags, connector, crtc};
-use smithay::reexports::input::{DeviceCapability, Libinput};
+use smithay::reexports::drm::control::{
+    Device as ControlDevice, Mode, ModeTypeFlags, connector, crtc,
+};
+use smithay::reexports::input::Libinput;
 use smithay::reexports::rustix::fs::OFlags;
-use smithay::utils::{DeviceFd, Logical, Point};
+use smithay::utils::DeviceFd;
 use wayland_server::DisplayHandle;
 
 use crate::backend::{Backend, BackendError, Device, VirtualOutput};
@@ -65,8 +68,9 @@ impl From<UdevError> for BackendError {
 
 type Surface = GbmBufferedSurface<GbmAllocator<DrmDeviceFd>, ()>;
 
-/// One CRTC driving one output (same order as the backend's outputs).
+/// One CRTC driving one connector's display (same order as the backend's outputs).
 struct Head {
+    connector: connector::Handle,
     crtc: crtc::Handle,
     surface: Surface,
     /// A frame was queued and its page flip has not completed yet.
@@ -77,6 +81,11 @@ struct Head {
 pub(crate) struct UdevDevice {
     session: LibSeatSession,
     drm: DrmDevice,
+    /// Allocates the scan-out buffers of a display lit later (hotplug).
+    gbm: GbmDevice<DrmDeviceFd>,
+    render_formats: FormatSet,
+    /// The GPU's device node, for messages.
+    path: String,
     renderer: GlesRenderer,
     heads: Vec<Head>,
     libinput: Libinput,
@@ -84,10 +93,12 @@ pub(crate) struct UdevDevice {
     held: std::collections::HashSet<u32>,
     /// A frame was skipped because its head was still flipping: draw again after the flip.
     missed: bool,
+    /// Input devices that can answer the dialog (keyboard, pointer or touch).
+    answering_inputs: usize,
 }
 
 /// Opens the session and the primary GPU, lights every connected connector, and feeds the
-/// seat's input devices and session changes to `state` through `handle`.
+/// seat's input devices, session changes and display hotplug to `state` through `handle`.
 pub(crate) fn start(
     dh: &DisplayHandle,
     space: &mut Space<Window>,
@@ -109,8 +120,7 @@ pub(crate) fn start(
         )
         .map_err(|e| gpu_err(e.to_string()))?;
     let fd = DrmDeviceFd::new(DeviceFd::from(fd));
-    let (mut drm, drm_events) =
-        DrmDevice::new(fd.clone(), true).map_err(|e| gpu_err(e.to_string()))?;
+    let (drm, drm_events) = DrmDevice::new(fd.clone(), true).map_err(|e| gpu_err(e.to_string()))?;
     let gbm = GbmDevice::new(fd.clone()).map_err(|e| gpu_err(e.to_string()))?;
     let egl_err = |message: String| UdevError::Egl {
         path: shown.clone(),
@@ -123,59 +133,31 @@ pub(crate) fn start(
     // SAFETY: the context was just created and is only used by this renderer.
     let renderer = unsafe { GlesRenderer::new(context) }.map_err(|e| egl_err(e.to_string()))?;
 
-    let heads_found = connected_heads(&drm, &shown)?;
-    if heads_found.is_empty() {
+    let found = scan(&drm, &shown)?.connected;
+    if found.is_empty() {
         return Err(UdevError::NoDisplay(shown).into());
     }
-    let sizes: Vec<(i32, i32)> = heads_found
-        .iter()
-        .map(|(_, _, mode, _)| {
-            let (w, h) = mode.size();
-            (i32::from(w), i32::from(h))
-        })
-        .collect();
-    let specs = plan::layout(&sizes);
-    let mut heads = Vec::new();
+    let libinput = Libinput::new_with_udev(LibinputSessionInterface::from(session.clone()));
+    let mut dev = UdevDevice {
+        session,
+        drm,
+        gbm,
+        render_formats,
+        path: shown,
+        renderer,
+        heads: Vec::new(),
+        libinput,
+        held: Default::default(),
+        missed: false,
+        answering_inputs: 0,
+    };
     let mut outputs = Vec::new();
-    for ((conn, crtc, mode, name), spec) in heads_found.into_iter().zip(specs) {
-        let conn_err = |message: String| UdevError::Connector {
-            connector: name.clone(),
-            message,
-        };
-        let drm_surface: DrmSurface = drm
-            .create_surface(crtc, mode, &[conn])
-            .map_err(|e| conn_err(e.to_string()))?;
-        let allocator = GbmAllocator::new(
-            gbm.clone(),
-            GbmBufferFlags::RENDERING | GbmBufferFlags::SCANOUT,
-        );
-        let surface = GbmBufferedSurface::new(
-            drm_surface,
-            allocator,
-            &[Fourcc::Xrgb8888, Fourcc::Argb8888],
-            render_formats.clone(),
-        )
-        .map_err(|e| conn_err(e.to_string()))?;
-        tracing::info!(
-            "output {name}: {}x{}@{}Hz at {},{}",
-            spec.width,
-            spec.height,
-            mode.vrefresh(),
-            spec.x,
-            spec.y
-        );
-        outputs.push(crate::backend::new_output::<State>(
-            dh, name, "drm", &spec, space,
-        ));
-        heads.push(Head {
-            crtc,
-            surface,
-            flipping: false,
-        });
+    let failed = dev.light(&found, dh, space, &mut outputs);
+    if dev.heads.is_empty() {
+        return Err(failed.unwrap_or(UdevError::NoDisplay(dev.path)).into());
     }
 
-    let mut libinput = Libinput::new_with_udev(LibinputSessionInterface::from(session.clone()));
-    libinput
+    dev.libinput
         .udev_assign_seat(&seat)
         .map_err(|()| UdevError::Input {
             seat: seat.clone(),
@@ -184,8 +166,8 @@ pub(crate) fn start(
     let loop_err = |e: &dyn std::fmt::Display| BackendError::Udev(e.to_string());
     handle
         .insert_source(
-            LibinputInputBackend::new(libinput.clone()),
-            |event, _, state| handle_input(state, event),
+            LibinputInputBackend::new(dev.libinput.clone()),
+            |event, _, state| input::handle_input(state, event),
         )
         .map_err(|e| loop_err(&e))?;
     handle
@@ -199,17 +181,28 @@ pub(crate) fn start(
             session_changed(state, event)
         })
         .map_err(|e| loop_err(&e))?;
+    // The kernel sends a udev change event for the card when a connector's state changes.
+    let gpu = dev.drm.device_id();
+    match UdevBackend::new(&seat) {
+        Ok(monitor) => {
+            handle
+                .insert_source(monitor, move |event, _, state: &mut State| match event {
+                    UdevEvent::Changed { device_id } if device_id == gpu => {
+                        connectors_changed(state)
+                    }
+                    UdevEvent::Removed { device_id } if device_id == gpu => gpu_removed(state),
+                    _ => {}
+                })
+                .map_err(|e| loop_err(&e))?;
+        }
+        Err(e) => tracing::warn!(
+            "cannot watch udev for displays being plugged in or out ({e}): the outputs stay \
+             as they are now"
+        ),
+    }
     Ok(Backend {
         outputs,
-        device: Device::Udev(Box::new(UdevDevice {
-            session,
-            drm,
-            renderer,
-            heads,
-            libinput,
-            held: Default::default(),
-            missed: false,
-        })),
+        device: Device::Udev(Box::new(dev)),
     })
 }
 
@@ -228,28 +221,49 @@ fn gpu_path(seat: &str) -> Result<PathBuf, UdevError> {
     all.into_iter().next().ok_or_else(|| no_gpu(String::new()))
 }
 
-/// A connected connector with a CRTC and a mode.
-type FoundHead = (
-    connector::Handle,
-    crtc::Handle,
-    smithay::reexports::drm::control::Mode,
-    String,
-);
+/// A connected connector as a scan found it.
+struct Connected {
+    handle: connector::Handle,
+    /// Like `HDMI-A-1`.
+    name: String,
+    /// The mode [`plan::choose_mode`] picked; `None` when it offers none.
+    mode: Option<Mode>,
+    /// The CRTCs its encoders can use.
+    crtcs: Vec<crtc::Handle>,
+}
 
-/// Every connected connector of the GPU at `path` with a CRTC and a mode: (connector, CRTC,
-/// mode, name like `HDMI-A-1`).
-fn connected_heads(drm: &DrmDevice, path: &str) -> Result<Vec<FoundHead>, UdevError> {
-    let gpu_err = |e: std::io::Error| UdevError::Gpu {
+/// What the GPU says of its connectors.
+#[derive(Default)]
+struct Scan {
+    connected: Vec<Connected>,
+    /// Connectors whose state could not be read or is unknown: neither lit nor dropped.
+    unsure: Vec<connector::Handle>,
+}
+
+/// Asks the GPU at `path` which connectors are connected (probing them, as after a hotplug the
+/// kernel's mode list may be stale), with the mode and CRTCs each could use.
+fn scan(drm: &DrmDevice, path: &str) -> Result<Scan, UdevError> {
+    let resources = drm.resource_handles().map_err(|e| UdevError::Gpu {
         path: path.into(),
         message: e.to_string(),
-    };
-    let resources = drm.resource_handles().map_err(gpu_err)?;
-    let mut found = Vec::new();
-    let mut possible = Vec::new();
+    })?;
+    let mut scan = Scan::default();
     for &handle in resources.connectors() {
-        let info = drm.get_connector(handle, false).map_err(gpu_err)?;
-        if info.state() != connector::State::Connected {
-            continue;
+        let info = match drm.get_connector(handle, true) {
+            Ok(info) => info,
+            Err(e) => {
+                tracing::warn!("connector {handle:?} of {path} unreadable: {e}");
+                scan.unsure.push(handle);
+                continue;
+            }
+        };
+        match info.state() {
+            connector::State::Connected => {}
+            connector::State::Disconnected => continue,
+            connector::State::Unknown => {
+                scan.unsure.push(handle);
+                continue;
+            }
         }
         let name = format!("{}-{}", info.interface().as_str(), info.interface_id());
         let candidates: Vec<plan::ModeCandidate> = info
@@ -265,10 +279,7 @@ fn connected_heads(drm: &DrmDevice, path: &str) -> Result<Vec<FoundHead>, UdevEr
                 }
             })
             .collect();
-        let Some(mode) = plan::choose_mode(&candidates).map(|i| info.modes()[i]) else {
-            tracing::warn!("connector {name} is connected but offers no mode: skipped");
-            continue;
-        };
+        let mode = plan::choose_mode(&candidates).and_then(|i| info.modes().get(i).copied());
         let mut crtcs = Vec::new();
         for &encoder in info.encoders() {
             match drm.get_encoder(encoder) {
@@ -276,24 +287,119 @@ fn connected_heads(drm: &DrmDevice, path: &str) -> Result<Vec<FoundHead>, UdevEr
                 Err(e) => tracing::warn!("encoder of {name} unreadable: {e}"),
             }
         }
-        possible.push(crtcs);
-        found.push((handle, mode, name));
+        scan.connected.push(Connected {
+            handle,
+            name,
+            mode,
+            crtcs,
+        });
     }
-    let assigned = plan::assign_crtcs(&possible);
-    Ok(found
-        .into_iter()
-        .zip(assigned)
-        .filter_map(|((conn, mode, name), crtc)| match crtc {
-            Some(crtc) => Some((conn, crtc, mode, name)),
-            None => {
-                tracing::warn!("no free CRTC for connector {name}: it stays dark");
-                None
-            }
+    Ok(scan)
+}
+
+/// The global logical rectangles (`x, y, w, h`) of `outputs`.
+fn rects(outputs: &[VirtualOutput]) -> Vec<(i32, i32, i32, i32)> {
+    outputs
+        .iter()
+        .map(|o| {
+            let (w, h) = o.spec.logical_size();
+            (o.spec.x, o.spec.y, w, h)
         })
-        .collect())
+        .collect()
 }
 
 impl UdevDevice {
+    /// Lights the `found` connectors that a free CRTC can drive: each gets a head and an output
+    /// (pushed to `outputs`) right of the others. One that cannot be lit is logged with its
+    /// name and stays dark; the first such error is returned.
+    fn light(
+        &mut self,
+        found: &[Connected],
+        dh: &DisplayHandle,
+        space: &mut Space<Window>,
+        outputs: &mut Vec<VirtualOutput>,
+    ) -> Option<UdevError> {
+        let in_use: Vec<crtc::Handle> = self.heads.iter().map(|h| h.crtc).collect();
+        let possible: Vec<Vec<crtc::Handle>> = found.iter().map(|c| c.crtcs.clone()).collect();
+        let assigned = plan::assign_crtcs(&possible, &in_use);
+        let mut first = None;
+        for (conn, crtc) in found.iter().zip(assigned) {
+            let (head, mode) = match self.light_one(conn, crtc) {
+                Ok(lit) => lit,
+                Err(e) => {
+                    tracing::warn!("{e}: it stays dark");
+                    first.get_or_insert(e);
+                    continue;
+                }
+            };
+            let (w, h) = mode.size();
+            let spec = plan::place_after(&rects(outputs), (i32::from(w), i32::from(h)));
+            tracing::info!(
+                "output {}: {}x{}@{}Hz at {},{}",
+                conn.name,
+                spec.width,
+                spec.height,
+                mode.vrefresh(),
+                spec.x,
+                spec.y
+            );
+            let name = conn.name.clone();
+            outputs.push(crate::backend::new_output::<State>(
+                dh, name, "drm", &spec, space,
+            ));
+            self.heads.push(head);
+        }
+        first
+    }
+
+    /// A head for `conn` on `crtc`: a DRM surface at its mode with GBM scan-out buffers.
+    fn light_one(
+        &mut self,
+        conn: &Connected,
+        crtc: Option<crtc::Handle>,
+    ) -> Result<(Head, Mode), UdevError> {
+        let conn_err = |message: String| UdevError::Connector {
+            connector: conn.name.clone(),
+            message,
+        };
+        let mode = conn
+            .mode
+            .ok_or_else(|| conn_err("it offers no mode".into()))?;
+        let crtc = crtc.ok_or_else(|| conn_err("no free CRTC can drive it".into()))?;
+        let drm_surface: DrmSurface = self
+            .drm
+            .create_surface(crtc, mode, &[conn.handle])
+            .map_err(|e| conn_err(e.to_string()))?;
+        let allocator = GbmAllocator::new(
+            self.gbm.clone(),
+            GbmBufferFlags::RENDERING | GbmBufferFlags::SCANOUT,
+        );
+        let surface = GbmBufferedSurface::new(
+            drm_surface,
+            allocator,
+            &[Fourcc::Xrgb8888, Fourcc::Argb8888],
+            self.render_formats.clone(),
+        )
+        .map_err(|e| conn_err(e.to_string()))?;
+        let head = Head {
+            connector: conn.handle,
+            crtc,
+            surface,
+            flipping: false,
+        };
+        Ok((head, mode))
+    }
+
+    /// Drops head `index` (its display was unplugged): dropping its surface turns its CRTC
+    /// off, free for a display plugged in later. [`Backend::remove_output`] calls it.
+    pub(crate) fn remove_head(&mut self, index: usize) -> Result<(), BackendError> {
+        if index >= self.heads.len() {
+            return Err(BackendError::NoOutput(index));
+        }
+        self.heads.remove(index);
+        Ok(())
+    }
+
     /// Draws every head whose previous frame has been flipped and queues it for scan-out.
     pub(crate) fn render(
         &mut self,
@@ -339,7 +445,7 @@ impl UdevDevice {
     }
 }
 
-fn device(state: &mut State) -> Option<&mut UdevDevice> {
+fn udev_device(state: &mut State) -> Option<&mut UdevDevice> {
     match &mut state.backend.device {
         Device::Udev(d) => Some(d),
         #[allow(unreachable_patterns)]
@@ -349,7 +455,9 @@ fn device(state: &mut State) -> Option<&mut UdevDevice> {
 
 /// A page flip completed on `crtc`: its head can take the next frame.
 fn page_flipped(state: &mut State, crtc: crtc::Handle) {
-    let Some(dev) = device(state) else { return };
+    let Some(dev) = udev_device(state) else {
+        return;
+    };
     if let Some(head) = dev.heads.iter_mut().find(|h| h.crtc == crtc) {
         head.flipping = false;
         if let Err(e) = head.surface.frame_submitted() {
@@ -364,7 +472,9 @@ fn page_flipped(state: &mut State, crtc: crtc::Handle) {
 /// VT switching: on pause the GPU and input are released to the other session; on activation
 /// they are taken back and every output is drawn again.
 fn session_changed(state: &mut State, event: SessionEvent) {
-    let Some(dev) = device(state) else { return };
+    let Some(dev) = udev_device(state) else {
+        return;
+    };
     match event {
         SessionEvent::PauseSession => {
             tracing::info!("session paused (VT switched away)");
@@ -388,102 +498,69 @@ fn session_changed(state: &mut State, event: SessionEvent) {
                 vo.reset_damage();
             }
             state.dirty = true;
+            // Displays may have been plugged in or out while another VT had the GPU.
+            connectors_changed(state);
         }
     }
 }
 
-/// The global logical point `event` is at on the first output (a touch screen or tablet maps to
-/// the first output).
-fn absolute(
-    state: &State,
-    event: &impl AbsolutePositionEvent<LibinputInputBackend>,
-) -> Point<f64, Logical> {
-    let Some(spec) = state.backend.outputs.first().map(|o| o.spec) else {
-        return Point::from((0.0, 0.0));
+/// The GPU's connectors changed (a display plugged in or out): heads whose display went are
+/// dropped and their outputs removed, newly connected displays are lit and added. A rescan that
+/// fails is logged and changes nothing.
+fn connectors_changed(state: &mut State) {
+    let Some(dev) = udev_device(state) else {
+        return;
     };
-    let (w, h) = spec.logical_size();
-    let local = event.position_transformed((w, h).into());
-    Point::from((local.x + f64::from(spec.x), local.y + f64::from(spec.y)))
+    if !dev.session.is_active() {
+        // Only the DRM master may probe and light connectors: rescanned on activation.
+        tracing::debug!("displays changed while the session is paused");
+        return;
+    }
+    match scan(&dev.drm, &dev.path) {
+        Ok(scan) => apply_scan(state, scan),
+        Err(e) => tracing::warn!("cannot rescan the displays: {e}"),
+    }
 }
 
-/// Where a relative motion of `delta` takes the pointer, kept on the outputs.
-fn moved(state: &State, delta: Point<f64, Logical>) -> Point<f64, Logical> {
-    let rects: Vec<(i32, i32, i32, i32)> = state
-        .backend
-        .outputs
-        .iter()
-        .map(|o| {
-            let (w, h) = o.spec.logical_size();
-            (o.spec.x, o.spec.y, w, h)
-        })
+/// The GPU itself went away: every output goes (so prompts are denied until one returns).
+fn gpu_removed(state: &mut State) {
+    if let Some(dev) = udev_device(state) {
+        tracing::warn!("the GPU {} was removed: its displays are gone", dev.path);
+        apply_scan(state, Scan::default());
+    }
+}
+
+/// Brings the heads in line with `scan` (see [`plan::rescan`]).
+fn apply_scan(state: &mut State, scan: Scan) {
+    let Some(dev) = udev_device(state) else {
+        return;
+    };
+    let heads: Vec<connector::Handle> = dev.heads.iter().map(|h| h.connector).collect();
+    let connected: Vec<connector::Handle> = scan.connected.iter().map(|c| c.handle).collect();
+    let change = plan::rescan(&heads, &connected, &scan.unsure);
+    for index in change.remove {
+        // The head, then the backend-neutral part (dialog, windows, availability).
+        if let Err(e) = state.remove_output(index) {
+            tracing::error!("cannot remove the output of an unplugged display: {e}");
+        }
+    }
+    let new: Vec<Connected> = scan
+        .connected
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| change.add.contains(i))
+        .map(|(_, c)| c)
         .collect();
-    let p = state.pointer + delta;
-    plan::clamp_to_outputs((p.x, p.y), &rects).into()
-}
-
-const CTRL: [u32; 2] = [29, 97];
-const ALT: [u32; 2] = [56, 100];
-
-/// libinput events go through the same routing as the other backends' input.
-fn handle_input(state: &mut State, input: InputEvent<LibinputInputBackend>) {
-    match input {
-        InputEvent::DeviceAdded { device } => {
-            let caps: Vec<&str> = [
-                (DeviceCapability::Keyboard, "keyboard"),
-                (DeviceCapability::Pointer, "pointer"),
-                (DeviceCapability::Touch, "touch"),
-            ]
-            .iter()
-            .filter(|(c, _)| device.has_capability(*c))
-            .map(|(_, n)| *n)
-            .collect();
-            tracing::info!("input device {} ({})", device.name(), caps.join(", "));
-        }
-        InputEvent::DeviceRemoved { device } => {
-            tracing::info!("input device {} removed", device.name());
-        }
-        InputEvent::Keyboard { event } => {
-            let Some(code) = event.key_code().raw().checked_sub(8) else {
-                return;
-            };
-            let pressed = event.state() == KeyState::Pressed;
-            if let Some(dev) = device(state) {
-                if pressed {
-                    dev.held.insert(code);
-                } else {
-                    dev.held.remove(&code);
-                }
-                let ctrl = CTRL.iter().any(|c| dev.held.contains(c));
-                let alt = ALT.iter().any(|c| dev.held.contains(c));
-                if pressed && let Some(vt) = plan::vt_switch(code, ctrl, alt) {
-                    // The chord is the session's, not a client's or the dialog's.
-                    if let Err(e) = dev.session.change_vt(vt) {
-                        tracing::warn!("switching to VT {vt} failed: {e}");
-                    }
-                    return;
-                }
-            }
-            state.key(code, pressed, event.time_msec());
-        }
-        InputEvent::PointerMotion { event } => {
-            let p = moved(state, event.delta());
-            state.pointer_motion(p, event.time_msec());
-        }
-        InputEvent::PointerMotionAbsolute { event } => {
-            let p = absolute(state, &event);
-            state.pointer_motion(p, event.time_msec());
-        }
-        InputEvent::PointerButton { event } => {
-            let pressed = event.state() == ButtonState::Pressed;
-            state.pointer_button(event.button_code(), pressed, event.time_msec());
-        }
-        InputEvent::TouchDown { event } => {
-            let p = absolute(state, &event);
-            state.touch_down(p, event.time_msec());
-        }
-        InputEvent::TouchUp { event } => state.touch_up(event.time_msec()),
-        InputEvent::TouchCancel { .. } => state.touch_cancel(),
-        // Scrolling, touch motion, tablets and gestures have no routing in this compositor yet.
-        _ => {}
+    let State {
+        backend, dh, space, ..
+    } = state;
+    let Device::Udev(dev) = &mut backend.device else {
+        return;
+    };
+    let before = backend.outputs.len();
+    // Failures are logged with the connector's name; those displays stay dark.
+    dev.light(&new, dh, space, &mut backend.outputs);
+    for index in before..backend.outputs.len() {
+        state.output_added(index);
     }
 }

@@ -57,15 +57,6 @@ fn shown_prompt(fx: &mut Fixture) -> (IntentId, Option<i64>) {
     (p.id, p.deadline(Modality::Visual))
 }
 
-/// The countdown the dialog shows.
-fn seconds_left(fx: &mut Fixture) -> Option<u32> {
-    fx.state()
-        .overlay
-        .dialog()
-        .live()
-        .and_then(|l| l.seconds_left)
-}
-
 /// Whether the dialog's clickjacking guard has armed its controls.
 fn armed(fx: &mut Fixture) -> bool {
     fx.state().overlay.dialog().live().is_some_and(|l| l.armed)
@@ -103,7 +94,7 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
     let before = shown_prompt(&mut fx);
     assert!(before.1.is_some(), "the visual step has a deadline");
     fx.advance_clock(1000);
-    let seconds_before = seconds_left(&mut fx);
+    let seconds_before = fx.seconds_left();
     assert_eq!(seconds_before, Some(29));
     assert!(armed(&mut fx));
     assert!(
@@ -142,7 +133,7 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
     assert_eq!(shown_prompt(&mut fx), before);
     assert_eq!(fx.state().intents.gate().prompts().count(), 1);
     assert_eq!(
-        seconds_left(&mut fx),
+        fx.seconds_left(),
         seconds_before,
         "the countdown did not restart"
     );
@@ -305,4 +296,40 @@ fn unplugging_a_missing_output_is_a_clear_error() {
     let e = fx.state().plug_output("10x10").unwrap_err();
     assert!(e.to_string().contains("10x10"), "{e}");
     assert_eq!(fx.state().backend.outputs.len(), 2);
+}
+
+#[test]
+fn losing_every_input_device_denies_prompts_unavailable_until_one_returns() {
+    let mut fx = Fixture::new(&["1024x768@0,0"]);
+    let shown = fx.submit(intent("settings.change", json!({"key": "a", "value": "1"})));
+    fx.pending(&shown);
+    assert!(fx.state().overlay.is_open());
+
+    // The last keyboard, pointer or touch screen is unplugged: nobody can press the dialog.
+    fx.state().input_devices_changed(0);
+    let d = fx.decision(&shown);
+    assert!(!d.approved);
+    assert_eq!(d.resolution, "confirmation_unavailable");
+    assert!(!fx.state().overlay.is_open());
+    assert_eq!(
+        audited(&mut fx, Resolution::ConfirmationUnavailable).len(),
+        1
+    );
+
+    // Meanwhile an ask is denied at once by the denying authorizer; routine writes still run.
+    let asked = fx.submit(intent("settings.change", json!({"key": "b", "value": "2"})));
+    assert_eq!(fx.decision(&asked).resolution, "confirmation_unavailable");
+    let records = audited(&mut fx, Resolution::ConfirmationUnavailable);
+    assert_eq!(records[1].authorizer.as_deref(), Some("denying"));
+    let routine = fx.submit(intent("file.write", json!({"path": "/tmp/x"})));
+    assert_eq!(fx.decision(&routine).resolution, "policy_allow");
+
+    // A device is plugged back: prompts are shown and answered again.
+    fx.state().input_devices_changed(1);
+    let c = fx.submit(intent("settings.change", json!({"key": "c", "value": "3"})));
+    fx.pending(&c);
+    assert!(fx.state().overlay.is_open());
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    assert_eq!(fx.decision(&c).resolution, "user_approved");
 }

@@ -1,6 +1,7 @@
 //! The udev backend's decisions that need no hardware, as pure functions: which mode a
-//! connector runs, which CRTC drives which connector, where each output sits in the global
-//! space, where a relative pointer ends up, and which key chord switches VT.
+//! connector runs, which displays a rescan drops or lights (hotplug), which CRTC drives which
+//! connector, where each output sits in the global space, where a relative pointer ends up, and
+//! which key chord switches VT.
 
 use crate::config::OutputSpec;
 
@@ -31,10 +32,46 @@ pub(crate) fn choose_mode(modes: &[ModeCandidate]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// Gives each connector (in order) a CRTC from the ones it can use that no earlier connector
-/// took; `None` for a connector left without one.
-pub(crate) fn assign_crtcs<C: Copy + PartialEq>(possible: &[Vec<C>]) -> Vec<Option<C>> {
-    let mut taken: Vec<C> = Vec::new();
+/// What a rescan of the GPU's connectors changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Rescan {
+    /// Heads whose display is gone, highest index first: removing them in this order keeps
+    /// every index still to remove valid.
+    pub remove: Vec<usize>,
+    /// Connected connectors (indexes into `connected`) that have no head yet, in the card's
+    /// order.
+    pub add: Vec<usize>,
+}
+
+/// Compares the connector of each head (`heads`, in output order) with what the card now says:
+/// `connected` connectors, and `unsure` ones whose state could not be read or is unknown. A head
+/// goes only when its connector is no longer connected for sure (a failed read is not an
+/// unplug); a connected connector without a head comes, so a display that was unplugged and
+/// plugged in again gets a head again.
+pub(crate) fn rescan<C: Copy + PartialEq>(heads: &[C], connected: &[C], unsure: &[C]) -> Rescan {
+    let mut remove: Vec<usize> = heads
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !connected.contains(c) && !unsure.contains(c))
+        .map(|(i, _)| i)
+        .collect();
+    remove.reverse();
+    let add = connected
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !heads.contains(c))
+        .map(|(i, _)| i)
+        .collect();
+    Rescan { remove, add }
+}
+
+/// Gives each connector (in order) a CRTC from the ones it can use that neither a head
+/// (`in_use`) nor an earlier connector took; `None` for a connector left without one.
+pub(crate) fn assign_crtcs<C: Copy + PartialEq>(
+    possible: &[Vec<C>],
+    in_use: &[C],
+) -> Vec<Option<C>> {
+    let mut taken: Vec<C> = in_use.to_vec();
     possible
         .iter()
         .map(|crtcs| {
@@ -47,23 +84,23 @@ pub(crate) fn assign_crtcs<C: Copy + PartialEq>(possible: &[Vec<C>]) -> Vec<Opti
         .collect()
 }
 
-/// Places outputs of these physical sizes left to right at scale 1, top edges aligned.
-pub(crate) fn layout(sizes: &[(i32, i32)]) -> Vec<OutputSpec> {
-    let mut x = 0;
-    sizes
+/// Where an output of physical `size` goes, given the outputs already there (rectangles
+/// `x, y, w, h` in global logical space): right of the rightmost one (at 0 when there is none),
+/// top edges aligned at 0, scale 1. A gap that a removed output left stays: the others keep
+/// their places, so no window or pointer jumps.
+pub(crate) fn place_after(existing: &[(i32, i32, i32, i32)], size: (i32, i32)) -> OutputSpec {
+    let x = existing
         .iter()
-        .map(|&(width, height)| {
-            let spec = OutputSpec {
-                width,
-                height,
-                scale: 1.0,
-                x,
-                y: 0,
-            };
-            x += width;
-            spec
-        })
-        .collect()
+        .map(|&(x, _, w, _)| x.saturating_add(w))
+        .max()
+        .unwrap_or(0);
+    OutputSpec {
+        width: size.0,
+        height: size.1,
+        scale: 1.0,
+        x,
+        y: 0,
+    }
 }
 
 /// Keeps a pointer that a relative motion moved to `p` on the outputs (rectangles `x, y, w, h`
@@ -144,19 +181,92 @@ mod tests {
     fn crtcs_are_not_shared_and_leftovers_get_none() {
         let possible = vec![vec![1, 2], vec![1, 2], vec![1, 2], vec![3]];
         assert_eq!(
-            assign_crtcs(&possible),
+            assign_crtcs(&possible, &[]),
             vec![Some(1), Some(2), None, Some(3)]
         );
-        assert_eq!(assign_crtcs::<u32>(&[vec![]]), vec![None]);
+        assert_eq!(assign_crtcs::<u32>(&[vec![]], &[]), vec![None]);
     }
 
     #[test]
-    fn outputs_are_laid_out_left_to_right() {
-        let specs = layout(&[(1920, 1080), (2560, 1440)]);
-        assert_eq!(specs.len(), 2);
-        assert_eq!((specs[0].x, specs[0].y), (0, 0));
-        assert_eq!((specs[1].x, specs[1].y), (1920, 0));
-        assert_eq!((specs[1].width, specs[1].height), (2560, 1440));
+    fn crtcs_in_use_by_heads_are_not_given_to_new_connectors() {
+        // Heads hold 1 and 3: the first newcomer takes 2, the second finds none left.
+        let possible = vec![vec![1, 2, 3], vec![1, 3], vec![4]];
+        assert_eq!(
+            assign_crtcs(&possible, &[1, 3]),
+            vec![Some(2), None, Some(4)]
+        );
+        // A CRTC that a removed head freed (no longer in use) is given again.
+        assert_eq!(assign_crtcs(&[vec![1]], &[3]), vec![Some(1)]);
+    }
+
+    #[test]
+    fn outputs_are_placed_left_to_right() {
+        let first = place_after(&[], (1920, 1080));
+        assert_eq!((first.x, first.y), (0, 0));
+        assert_eq!((first.width, first.height, first.scale), (1920, 1080, 1.0));
+        let second = place_after(&[(0, 0, 1920, 1080)], (2560, 1440));
+        assert_eq!((second.x, second.y), (1920, 0));
+        assert_eq!((second.width, second.height), (2560, 1440));
+    }
+
+    #[test]
+    fn an_added_output_goes_right_of_the_rightmost_even_past_a_gap() {
+        // The middle output was unplugged: 0..1920 and 3840..5120 remain, listed out of order.
+        let existing = [(3840, 0, 1280, 1024), (0, 0, 1920, 1080)];
+        let spec = place_after(&existing, (800, 600));
+        assert_eq!((spec.x, spec.y), (5120, 0));
+    }
+
+    #[test]
+    fn a_rescan_drops_unplugged_heads_last_first_and_lights_new_connectors() {
+        // Heads on connectors 10, 11, 12; 11 and 12 unplugged, 13 and 14 plugged in.
+        let change = rescan(&[10, 11, 12], &[14, 10, 13], &[]);
+        assert_eq!(change.remove, vec![2, 1]);
+        // Indexes into `connected`, in the card's order.
+        assert_eq!(change.add, vec![0, 2]);
+        // Nothing changed.
+        let same = rescan(&[10, 11], &[10, 11], &[]);
+        assert_eq!(
+            same,
+            Rescan {
+                remove: vec![],
+                add: vec![]
+            }
+        );
+        // Every display gone (or the GPU removed).
+        assert_eq!(rescan(&[10, 11], &[], &[]).remove, vec![1, 0]);
+    }
+
+    #[test]
+    fn an_unreadable_connector_keeps_its_head_and_is_not_lit() {
+        // 11's state could not be read: its head stays; 12 is unreadable and headless: not lit.
+        let change = rescan(&[10, 11], &[10], &[11, 12]);
+        assert_eq!(
+            change,
+            Rescan {
+                remove: vec![],
+                add: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn a_connector_that_reconnects_gets_a_head_again() {
+        let mut heads = vec![10, 11];
+        // 11 unplugged.
+        let change = rescan(&heads, &[10], &[]);
+        assert_eq!(change.remove, vec![1]);
+        assert!(change.add.is_empty());
+        for i in change.remove {
+            heads.remove(i);
+        }
+        // 11 plugged in again.
+        let connected = [10, 11];
+        let change = rescan(&heads, &connected, &[]);
+        assert!(change.remove.is_empty());
+        assert_eq!(change.add, vec![1]);
+        heads.extend(change.add.iter().map(|&i| connected[i]));
+        assert_eq!(heads, vec![10, 11]);
     }
 
     #[test]
