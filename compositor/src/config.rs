@@ -121,6 +121,14 @@ pub struct CompositorConfig {
     pub reload_check_ms: u32,
     /// The notice shown when a changed config file is refused.
     pub reload_error_notice: String,
+    /// How often the microphone, the speech model and the haptic device are probed while
+    /// running, in milliseconds (they are also probed before every decision).
+    pub device_probe_ms: u32,
+    /// How often the voice listener's events are read while a prompt listens, in milliseconds.
+    pub voice_poll_ms: u32,
+    /// Logical pixels per inch of touch input, to turn the compositor's touch points into the
+    /// millimetres `[haptics.tap]` distances are in.
+    pub touch_dpi: f64,
 }
 
 impl Default for CompositorConfig {
@@ -132,6 +140,9 @@ impl Default for CompositorConfig {
             reload_check_ms: 1000,
             reload_error_notice:
                 "The changed config was refused; the previous config stays in use.".into(),
+            device_probe_ms: 2000,
+            voice_poll_ms: 20,
+            touch_dpi: 96.0,
         }
     }
 }
@@ -153,6 +164,24 @@ impl CompositorConfig {
             return Err(SpecError::Section(
                 "frame_interval_ms must be at least 1".into(),
             ));
+        }
+        if !(100..=60_000).contains(&config.device_probe_ms) {
+            return Err(SpecError::Section(format!(
+                "device_probe_ms must be 100 to 60000, not {}",
+                config.device_probe_ms
+            )));
+        }
+        if !(1..=1000).contains(&config.voice_poll_ms) {
+            return Err(SpecError::Section(format!(
+                "voice_poll_ms must be 1 to 1000, not {}",
+                config.voice_poll_ms
+            )));
+        }
+        if !(30.0..=2000.0).contains(&config.touch_dpi) {
+            return Err(SpecError::Section(format!(
+                "touch_dpi must be 30 to 2000, not {}",
+                config.touch_dpi
+            )));
         }
         Ok(config)
     }
@@ -219,6 +248,21 @@ mod tests {
             .to_string();
         assert!(e.contains("#rrggbb"), "{e}");
     }
+
+    #[test]
+    fn probe_poll_and_touch_settings_out_of_range_are_named() {
+        for (text, named) in [
+            ("device_probe_ms = 5", "device_probe_ms"),
+            ("voice_poll_ms = 0", "voice_poll_ms"),
+            ("touch_dpi = 5.0", "touch_dpi"),
+        ] {
+            let t: toml::Table = toml::from_str(text).unwrap();
+            let e = CompositorConfig::from_table(Some(&t))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(named), "{text}: {e}");
+        }
+    }
 }
 
 #[cfg(test)]
@@ -241,5 +285,8 @@ mod shipped {
         assert_eq!(parsed.frame_interval_ms, default.frame_interval_ms);
         assert_eq!(parsed.reload_check_ms, default.reload_check_ms);
         assert_eq!(parsed.reload_error_notice, default.reload_error_notice);
+        assert_eq!(parsed.device_probe_ms, default.device_probe_ms);
+        assert_eq!(parsed.voice_poll_ms, default.voice_poll_ms);
+        assert_eq!(parsed.touch_dpi, default.touch_dpi);
     }
 }

@@ -12,9 +12,8 @@ use smithay::utils::{Logical, Point};
 
 use crate::state::State;
 
-/// Logical pixels per millimetre: logical pixels are 1/96 inch by the usual convention, and the
-/// tap thresholds of `[haptics.tap]` are in millimetres.
-const LOGICAL_PX_PER_MM: f64 = 96.0 / 25.4;
+/// Millimetres per inch: `[compositor] touch_dpi` is per inch, `[haptics.tap]` is in millimetres.
+const MM_PER_INCH: f64 = 25.4;
 
 /// The backend, its settings and the prompt whose cue is playing.
 pub struct HapticFlow {
@@ -114,14 +113,22 @@ impl State {
     /// clients: a tap for the haptic answer must not also press a button).
     pub(crate) fn haptic_touch(&mut self, kind: TouchKind, p: Point<f64, Logical>) {
         let time = touch_time(self.clock.now_ms());
+        let px_per_mm = self.config.touch_dpi / MM_PER_INCH;
         let Some((_, prompt)) = self.haptic.prompt.as_mut() else {
             return;
         };
         let position = Position {
-            x: p.x / LOGICAL_PX_PER_MM,
-            y: p.y / LOGICAL_PX_PER_MM,
+            x: p.x / px_per_mm,
+            y: p.y / px_per_mm,
         };
         let answer = prompt.on_touch(&TouchEvent::finger(time, 0, kind, position));
+        let shown = if prompt.first_tap_pending() {
+            HapticState::FirstTap
+        } else {
+            HapticState::Waiting
+        };
+        self.overlay.dialog_mut().set_haptic(shown);
+        self.dirty = true;
         if let Some(Answer::Approve) = answer {
             tracing::info!("haptic double tap approved");
             crate::intent::respond(

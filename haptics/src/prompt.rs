@@ -102,6 +102,11 @@ impl HapticPrompt {
         }
     }
 
+    /// Whether a first tap was taken and the second is awaited (for the dialog's "tap again").
+    pub fn first_tap_pending(&self) -> bool {
+        !self.answered && self.detector.pending().is_some()
+    }
+
     /// Ends the prompt: stops and erases the cue.
     pub fn end(self, haptics: &mut dyn Haptics) -> Result<(), HapticsError> {
         haptics.stop_cue()

@@ -5,41 +5,17 @@
 
 mod harness;
 
-use std::cell::RefCell;
-use std::rc::Rc;
-use std::time::Duration;
-
 use pcp_gate::Modality;
-use pcp_haptics::{
-    Availability, FfKind, Haptics, HapticsError, Recorded, RecordingHaptics, Unavailable,
-};
-use pcp_overlay::Control;
+use pcp_haptics::{FfKind, Recorded, RecordingHaptics, Unavailable};
+use pcp_overlay::{Control, HapticState};
 use serde_json::json;
 
-use harness::{Fixture, intent};
+use harness::{Fixture, SharedHaptics as Shared, intent};
 
 const ONE: &[&str] = &["1920x1080@0,0"];
 
-/// A recording backend the test keeps a handle on while the compositor owns it.
-#[derive(Clone)]
-struct Shared(Rc<RefCell<RecordingHaptics>>);
-
-impl Haptics for Shared {
-    fn availability(&self) -> Availability {
-        self.0.borrow().availability()
-    }
-
-    fn start_cue(&mut self) -> Result<Duration, HapticsError> {
-        self.0.borrow_mut().start_cue()
-    }
-
-    fn stop_cue(&mut self) -> Result<(), HapticsError> {
-        self.0.borrow_mut().stop_cue()
-    }
-}
-
 fn fixture(backend: RecordingHaptics) -> (Fixture, Shared) {
-    let shared = Shared(Rc::new(RefCell::new(backend)));
+    let shared = Shared::new(backend);
     let fx = Fixture::with_devices(ONE, "", None, Some(Box::new(shared.clone())));
     (fx, shared)
 }
@@ -47,6 +23,16 @@ fn fixture(backend: RecordingHaptics) -> (Fixture, Shared) {
 /// A privileged setting the manifest allows a double tap for.
 fn setting() -> pcp_compositor::client::Submission {
     intent("settings.change", json!({"key": "dark", "value": "on"}))
+}
+
+/// What the dialog's haptic row shows.
+fn haptic_shown(fx: &Fixture) -> Option<HapticState> {
+    fx.compositor
+        .state
+        .overlay
+        .dialog()
+        .live()
+        .map(|l| l.haptic)
 }
 
 /// One tap at (x, y): 50 ms down, then 150 ms before whatever comes next.
@@ -65,6 +51,11 @@ fn a_double_tap_after_the_cue_approves_and_the_cue_is_erased() {
     let (threshold, modalities) = fx.pending(&c);
     assert_eq!(threshold, "visual");
     assert_eq!(modalities, ["haptic"]);
+    assert_eq!(
+        fx.seconds_left(),
+        Some(10),
+        "the dialog counts down the haptic step's 10 s, not the overlay's 30 s"
+    );
     assert!(
         matches!(shared.0.borrow().calls(), [Recorded::Started { effects, .. }] if !effects.is_empty()),
         "{:?}",
@@ -75,7 +66,13 @@ fn a_double_tap_after_the_cue_approves_and_the_cue_is_erased() {
     fx.advance_clock(config.cue.duration().as_millis().max(1000) as i64 + 100);
     // Tapped where the dialog's deny button is: the taps are the haptic answer, never a click.
     let deny = fx.control_centre(Control::Deny);
+    assert_eq!(haptic_shown(&fx), Some(HapticState::Waiting));
     tap(&mut fx, deny);
+    assert_eq!(
+        haptic_shown(&fx),
+        Some(HapticState::FirstTap),
+        "the dialog says one more tap"
+    );
     tap(&mut fx, deny);
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");

@@ -9,17 +9,15 @@
 mod harness;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pcp_gate::Modality;
 use pcp_overlay::{Control, VoiceState};
-use pcp_speech::capture::{choose_input_config, input_device};
 use pcp_speech::model::find_model;
 use pcp_speech::{Config, SpeechEngine, SpeechModel};
 use serde_json::json;
 
-use harness::{Fixture, alsa_file_env, intent};
+use harness::{Fixture, alsa_file_env, audio, intent};
 
 const ONE: &[&str] = &["1920x1080@0,0"];
 
@@ -57,56 +55,21 @@ fn alsa(dir: &Path, capture: &Path) -> MutexGuard<'static, ()> {
     guard
 }
 
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// The encoding the device opens with (the fixtures must match it).
+fn encoding() -> audio::Encoding {
+    let encoding = audio::encoding(&config());
+    assert_eq!((encoding.rate, encoding.channels), (44_100, 2));
+    encoding
 }
 
-/// The sox arguments for the encoding the device opens with (the fixture must match it).
-fn encoding_args() -> [&'static str; 4] {
-    let cfg = config();
-    let device = input_device(&cfg.input_device).unwrap();
-    let chosen = choose_input_config(&device, &cfg).unwrap();
-    assert_eq!((chosen.sample_rate().0, chosen.channels()), (44_100, 2));
-    match chosen.sample_format() {
-        cpal::SampleFormat::I16 => ["-b", "16", "-e", "signed-integer"],
-        cpal::SampleFormat::F32 => ["-b", "32", "-e", "floating-point"],
-        other => panic!("fixture encoding for {other} not written"),
-    }
-}
-
-/// `text` spoken by espeak-ng (voice `ko`), 0.5 s of true silence before, 1.5 s after, as raw
-/// samples in the device's encoding.
+/// `text` spoken by espeak-ng, padded with true silence, in the device's encoding.
 fn speech(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let spoken = dir.join(format!("{name}.wav"));
-    run(Command::new("espeak-ng")
-        .args(["-v", "ko", "-w"])
-        .arg(&spoken)
-        .arg(text));
-    let out = dir.join(format!("{name}.raw"));
-    run(Command::new("sox")
-        .arg("-R")
-        .arg(&spoken)
-        .args(["-r", "44100", "-c", "2"])
-        .args(encoding_args())
-        .arg(&out)
-        .args(["pad", "0.5", "1.5"]));
-    out
+    audio::speech(dir, name, text, &encoding())
 }
 
-/// One second of true digital silence (the plugin then repeats its last, silent, period).
+/// One second of true digital silence in the device's encoding.
 fn silence(dir: &Path) -> PathBuf {
-    let out = dir.join("silence.raw");
-    run(Command::new("sox")
-        .args(["-R", "-n", "-r", "44100", "-c", "2"])
-        .args(encoding_args())
-        .arg(&out)
-        .args(["trim", "0", "1"]));
-    out
+    audio::silence(dir, &encoding())
 }
 
 /// A compositor whose voice runs on the shared model with the capture ALSA now points at.
@@ -159,6 +122,8 @@ fn a_spoken_yes_and_a_click_approve() {
         Some(VoiceState::Heard)
     );
     assert!(fx.state().overlay.is_open(), "voice alone does not decide");
+    // The voice step is answered: what is left to time out is the overlay's 30 s.
+    assert_eq!(fx.seconds_left(), Some(30));
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     let d = fx.decision(&c);
@@ -191,6 +156,8 @@ fn silence_lets_the_gate_voice_timeout_deny() {
     fx.pump_until("the listener to listen", |fx| {
         fx.state().overlay.dialog().live().map(|l| l.voice) == Some(VoiceState::Listening)
     });
+    // The spoken answer is due in 10 s: that is what the dialog counts down, not its own 30 s.
+    assert_eq!(fx.seconds_left(), Some(10));
     // The listener's own timeout (captured audio, faster than real time) decides nothing.
     for _ in 0..50 {
         fx.pump();
@@ -220,19 +187,6 @@ fn a_spoken_yes_without_the_click_is_denied() {
     assert_eq!(d.resolution, "confirmation.timeout");
 }
 
-/// The test microphone's PCM name. It is `oss` because cpal lists only its built-in names
-/// (`default`, `pipewire`, `pulse`, `jack`, `oss`) and sound cards, and this machine defines no
-/// `oss` PCM of its own: without [`mic_conf`]'s file the device is not there.
-const MIC: &str = "oss";
-
-/// An ALSA config defining the [`MIC`] capture PCM, reading `capture`.
-fn mic_conf(capture: &Path) -> String {
-    format!(
-        "pcm.oss {{\n type file\n slave.pcm \"null\"\n format \"raw\"\n truncate false\n \
-         file \"/dev/null\"\n infile {capture:?}\n }}\n"
-    )
-}
-
 #[test]
 fn losing_the_microphone_mid_prompt_falls_back_to_press_and_hold() {
     let dir = tempfile::tempdir().unwrap();
@@ -240,15 +194,11 @@ fn losing_the_microphone_mid_prompt_falls_back_to_press_and_hold() {
     let quiet = silence(dir.path());
     // A microphone of its own, in a config file of its own, so it can be unplugged.
     let conf = dir.path().join("mic.conf");
-    std::fs::write(&conf, mic_conf(&quiet)).unwrap();
-    let mut path = std::ffi::OsString::from("/usr/share/alsa/alsa.conf:");
-    path.push(harness::assets().join("alsa/pcp-test.conf"));
-    path.push(":");
-    path.push(&conf);
+    std::fs::write(&conf, audio::mic_conf(&quiet)).unwrap();
     // SAFETY: `_g` holds `ALSA`.
-    unsafe { std::env::set_var("ALSA_CONFIG_PATH", &path) };
+    unsafe { std::env::set_var("ALSA_CONFIG_PATH", audio::alsa_config_path(&conf)) };
     let cfg = Config {
-        input_device: MIC.into(),
+        input_device: audio::MIC.into(),
         ..config()
     };
     let engine = SpeechEngine::with_model(cfg, model()).expect("engine");

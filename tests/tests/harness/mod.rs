@@ -9,6 +9,8 @@
 // Each test uses a different part of the harness.
 #![allow(dead_code)]
 
+pub mod audio;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -64,15 +66,28 @@ impl Fixture {
         speech: Option<pcp_speech::SpeechEngine>,
         haptics: Option<Box<dyn pcp_haptics::Haptics>>,
     ) -> Fixture {
+        Fixture::build(outputs, extra, speech, haptics, None)
+    }
+
+    /// Like [`Fixture::with_devices`], keeping the gate's state (friction history, audit log,
+    /// token key) in `state` instead of the private folder, so it outlives the fixture.
+    pub fn build(
+        outputs: &[&str],
+        extra: &str,
+        speech: Option<pcp_speech::SpeechEngine>,
+        haptics: Option<Box<dyn pcp_haptics::Haptics>>,
+        state: Option<&Path>,
+    ) -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
             .expect("chmod 0700");
         let config = dir.path().join("config.toml");
+        let state = state.map_or_else(|| dir.path().join("state.sqlite3"), Path::to_path_buf);
         let text = format!(
             "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n\
              [compositor]\nbackground = \"#202028\"\n{extra}",
             assets().join("capabilities.d"),
-            dir.path().join("state.sqlite3"),
+            state,
         );
         std::fs::write(&config, &text).expect("write config");
         let loaded = startup::load(Some(&config)).expect("config loads");
@@ -174,10 +189,10 @@ impl Fixture {
     }
 
     /// Submits an intent from a new connection on its own thread; read its events with
-    /// [`Fixture::next_event`].
+    /// [`Fixture::next_event`]. The connection closes after the intent's final event.
     pub fn submit(&mut self, submission: Submission) -> AsyncIntent {
         let path = self.socket.clone();
-        AsyncIntent::start(path, move |c| {
+        AsyncIntent::start(path, true, move |c| {
             let h = c.submit(&submission)?;
             Ok(vec![h])
         })
@@ -191,7 +206,7 @@ impl Fixture {
         + Send
         + 'static,
     ) -> AsyncIntent {
-        AsyncIntent::start(self.socket.clone(), f)
+        AsyncIntent::start(self.socket.clone(), false, f)
     }
 
     /// Pumps until `client` reports its next event (or the end of its connection).
@@ -199,7 +214,10 @@ impl Fixture {
         let start = Instant::now();
         loop {
             match client.events.try_recv() {
-                Ok(e) => return e,
+                Ok((at, e)) => {
+                    client.last_event_at.set(Some(at));
+                    return e;
+                }
                 Err(TryRecvError::Empty) => {}
                 Err(TryRecvError::Disconnected) => {
                     return Err(ClientError::Io("the client thread ended".into()));
@@ -291,6 +309,16 @@ impl Fixture {
         )
     }
 
+    /// The seconds the dialog counts down from now (as last synced).
+    pub fn seconds_left(&mut self) -> Option<u32> {
+        self.state().sync_overlay();
+        self.state()
+            .overlay
+            .dialog()
+            .live()
+            .and_then(|l| l.seconds_left)
+    }
+
     /// Clicks a dialog control with the injected pointer.
     pub fn click(&mut self, control: Control) {
         let (x, y) = self.control_centre(control);
@@ -301,46 +329,97 @@ impl Fixture {
     pub fn advance_clock(&mut self, ms: i64) {
         self.state().advance_clock(ms);
     }
+
+    /// Serves clients for `time` of wall time (for a compositor on the real clock).
+    pub fn wait(&mut self, time: Duration) {
+        let start = Instant::now();
+        while start.elapsed() < time {
+            self.pump();
+        }
+    }
 }
 
-/// A protocol client running on its own thread.
+/// A haptic backend the caller keeps a handle on (to read what was played, or to unplug it)
+/// while the compositor owns it.
+#[derive(Clone)]
+pub struct SharedHaptics(pub std::rc::Rc<std::cell::RefCell<pcp_haptics::RecordingHaptics>>);
+
+impl SharedHaptics {
+    pub fn new(backend: pcp_haptics::RecordingHaptics) -> SharedHaptics {
+        SharedHaptics(std::rc::Rc::new(std::cell::RefCell::new(backend)))
+    }
+}
+
+impl pcp_haptics::Haptics for SharedHaptics {
+    fn availability(&self) -> pcp_haptics::Availability {
+        self.0.borrow().availability()
+    }
+
+    fn start_cue(&mut self) -> Result<Duration, pcp_haptics::HapticsError> {
+        self.0.borrow_mut().start_cue()
+    }
+
+    fn stop_cue(&mut self) -> Result<(), pcp_haptics::HapticsError> {
+        self.0.borrow_mut().stop_cue()
+    }
+}
+
+/// A protocol client running on its own thread. One made by [`Fixture::submit`] closes its
+/// connection after its intent's final event; one made by [`Fixture::client`] reads events until
+/// the connection ends.
 pub struct AsyncIntent {
-    events: Receiver<Result<IntentEvent, ClientError>>,
+    events: Receiver<(Instant, Result<IntentEvent, ClientError>)>,
+    last_event_at: std::cell::Cell<Option<Instant>>,
     _thread: JoinHandle<()>,
 }
 
 impl AsyncIntent {
     fn start(
         path: PathBuf,
+        close_after_finals: bool,
         f: impl FnOnce(&mut IntentClient) -> Result<Vec<pcp_compositor::client::Handle>, ClientError>
         + Send
         + 'static,
     ) -> AsyncIntent {
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::spawn(move || {
+            let send = |e| tx.send((Instant::now(), e)).is_ok();
             let mut client = match IntentClient::connect_to(&path) {
                 Ok(c) => c,
                 Err(e) => {
-                    let _ = tx.send(Err(e));
+                    send(Err(e));
                     return;
                 }
             };
-            if let Err(e) = f(&mut client) {
-                let _ = tx.send(Err(e));
-                return;
-            }
-            loop {
+            let mut open = match f(&mut client) {
+                Ok(handles) if close_after_finals => handles.len(),
+                Ok(_) => usize::MAX,
+                Err(e) => {
+                    send(Err(e));
+                    return;
+                }
+            };
+            while open > 0 {
                 let event = client.next_event();
                 let end = event.is_err();
-                if tx.send(event).is_err() || end {
+                if matches!(event, Ok(IntentEvent::Final { .. })) {
+                    open -= 1;
+                }
+                if !send(event) || end {
                     return;
                 }
             }
         });
         AsyncIntent {
             events: rx,
+            last_event_at: std::cell::Cell::new(None),
             _thread: thread,
         }
+    }
+
+    /// When the client received the event [`Fixture::next_event`] last returned.
+    pub fn last_event_at(&self) -> Option<Instant> {
+        self.last_event_at.get()
     }
 }
 
