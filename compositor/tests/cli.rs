@@ -152,7 +152,8 @@ fn the_headless_binary_serves_real_clients_and_captures_pngs() {
     std::fs::write(
         &config,
         format!(
-            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n",
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n\
+             [audit]\ngroup_commit_records = 1000\ngroup_commit_ms = 3600000\n",
             assets.join("capabilities.d"),
             dir.path().join("state.sqlite3")
         ),
@@ -223,9 +224,32 @@ fn the_headless_binary_serves_real_clients_and_captures_pngs() {
         // The background is #202028; simple-shm draws bright colours there.
         info.width == 640 && buf[at..at + 3] != [0x20, 0x20, 0x28]
     });
-    assert!(captures.join("HEADLESS-2.png").exists());
+    // Each round writes HEADLESS-1.png then HEADLESS-2.png: the second may still be coming.
+    wait_for("the second output's capture", || {
+        captures.join("HEADLESS-2.png").exists()
+    });
     let _ = shm.kill();
     let _ = shm.wait();
-    let _ = compositor.kill();
-    let _ = compositor.wait();
+
+    // A display manager ends the session with SIGTERM: the routine record still batched (the
+    // group commit above waits an hour) is written before the compositor exits.
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(compositor.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let status = compositor.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let audit = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        .arg("audit")
+        .arg("--state")
+        .arg(dir.path().join("state.sqlite3"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(audit.status.success(), "{audit:?}");
+    assert!(
+        text.contains("file.write") && text.contains("policy_allow"),
+        "{text}"
+    );
 }

@@ -1,14 +1,18 @@
 //! `pcp-compositor`: the reference compositor. `--backend headless` runs with virtual outputs
 //! (and per-output PNG capture); `--backend winit` (cargo feature `winit`) opens a nested window
 //! as the one output, for development; `--backend udev` (cargo feature `udev`) runs a real session
-//! on a VT (DRM/KMS displays, libinput, libseat); `validate` checks a config file.
+//! on a VT (DRM/KMS displays, libinput, libseat); `--backend auto` picks the best of those built
+//! in; `validate` checks a config file. SIGTERM, SIGINT and SIGHUP end the session like a logout:
+//! the last batch of audit records is written before it exits.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
+use pcp_compositor::auto::Surroundings;
 use pcp_compositor::backend::{BackendError, BackendKind, UDEV_BUILT, WINIT_BUILT};
 use pcp_compositor::config::OutputSpec;
 use pcp_compositor::startup;
@@ -23,7 +27,8 @@ use pcp_compositor::state::{Compositor, Socket};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Which backend to run.
+    /// Which backend to run; `auto`: udev on a virtual terminal, winit inside another display,
+    /// headless otherwise (among those built in).
     #[arg(long, value_enum, default_value = "headless")]
     backend: Backend,
     /// A virtual output, WxH[*SCALE][@X,Y]; repeat for more (default: the config's `outputs`).
@@ -54,6 +59,7 @@ enum Command {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Backend {
+    Auto,
     Headless,
     Winit,
     Udev,
@@ -94,6 +100,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         });
     }
     let kind = match cli.backend {
+        Backend::Auto => {
+            let (kind, why) = pcp_compositor::auto::choose(&Surroundings::detect());
+            tracing::info!("backend {kind:?}: {why}");
+            kind
+        }
         Backend::Headless => BackendKind::Headless,
         Backend::Winit if !WINIT_BUILT => bail!("{}", BackendError::WinitNotBuilt),
         Backend::Winit => BackendKind::Winit,
@@ -111,13 +122,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let loaded = startup::load(cli.config.as_deref())?;
     // Headless has no seat devices: nothing can answer a prompt, so every ask is denied
     // `confirmation_unavailable` (fail closed). The nested window's keyboard, pointer and touch
-    // can answer, and so can the udev backend's libinput devices.
+    // can answer. The udev backend starts with none and counts the keyboards, pointers and
+    // touch screens libinput adds and removes.
     let options = startup::options(
         loaded,
         cli.outputs,
         Some(Socket::Name(cli.socket)),
         cli.config,
-        kind != BackendKind::Headless,
+        kind == BackendKind::Winit,
     )?;
     let mut compositor =
         Compositor::with_backend(options, kind).context("cannot start the compositor")?;
@@ -129,10 +141,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             .with_context(|| format!("cannot create the capture folder {}", dir.display()))?;
     }
     let mut last_capture = Instant::now();
-    while compositor.state.running {
-        compositor
-            .dispatch(Some(Duration::from_millis(16)))
-            .context("the event loop failed")?;
+    catch_termination()?;
+    while compositor.state.running && !TERMINATE.load(Ordering::Relaxed) {
+        if let Err(e) = compositor.dispatch(Some(Duration::from_millis(16))) {
+            // A signal interrupts the wait (epoll_wait is never restarted): not a failure.
+            if TERMINATE.load(Ordering::Relaxed) {
+                break;
+            }
+            return Err(e).context("the event loop failed");
+        }
         if let Some(dir) = &cli.capture_dir
             && last_capture.elapsed() >= Duration::from_millis(cli.capture_interval_ms)
         {
@@ -154,6 +171,40 @@ fn run(cli: Cli) -> Result<ExitCode> {
     if let Err(e) = compositor.state.intents.gate_mut().flush() {
         tracing::error!("the last audit records could not be written: {e}");
     }
-    tracing::info!("session ended (logout)");
+    if TERMINATE.load(Ordering::Relaxed) {
+        tracing::info!("session ended (signal)");
+    } else {
+        tracing::info!("session ended (logout)");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Set by SIGTERM, SIGINT or SIGHUP; the event loop (woken at least every 16 ms) sees it.
+static TERMINATE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_termination(_signal: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    TERMINATE.store(true, Ordering::Relaxed);
+}
+
+/// A display manager ends a session with SIGTERM (a terminal with SIGINT or SIGHUP): leave the
+/// loop and write the batched audit records instead of dying with them.
+fn catch_termination() -> Result<()> {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a handler that only stores an atomic is a valid
+        // disposition; the pointers passed live for the call.
+        let installed = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_termination as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
+        };
+        if installed != 0 {
+            bail!(
+                "cannot handle signal {signal}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    Ok(())
 }
