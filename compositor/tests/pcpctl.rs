@@ -280,3 +280,38 @@ fn listen_hears_a_spoken_answer_in_a_wav_file_and_names_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--timeout"));
 }
+
+#[test]
+fn the_example_trace_in_assets_replays_as_its_comments_say() {
+    let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/replay");
+    let o = pcpctl(&[
+        "replay",
+        assets.join("trace.jsonl").to_str().unwrap(),
+        "--config",
+        assets.join("config.toml").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let resolutions: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["resolution"].to_string())
+        .map(|r| r.trim_matches('"').to_string())
+        .collect();
+    assert_eq!(
+        resolutions,
+        [
+            "policy_allow",
+            "user_approved",
+            "user_approved",
+            "confirmation.timeout",
+            "user_approved",
+            "user_approved",
+            "confirmed_by_history",
+            "user_denied",
+            "user_approved",
+            "user_approved",
+            "confirmation_unavailable",
+            "unknown_capability",
+            "user_approved",
+        ]
+    );
+}

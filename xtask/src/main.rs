@@ -8,10 +8,15 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <setup|test|demo|bench>
+const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench>
   setup   install the Debian packages, libvosk and the Vosk model this project needs
-  test    setup, then cargo fmt --check, clippy -D warnings, and the whole test suite
-  demo    setup, then play the scripted demo session and print what each intent got
+  test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite and the demo
+  demo    setup, then play the scripted session on the headless compositor (two virtual
+          outputs); PNGs and the audit log go to target/demo/
+  run     setup, then start a session with the best backend here (udev on a virtual terminal,
+          winit inside another display, headless otherwise) and your config
+          (--config FILE, else $XDG_CONFIG_HOME/pcp/config.toml); extra arguments go to
+          pcp-compositor
   bench   run the criterion benchmarks (release)";
 
 fn main() {
@@ -27,6 +32,7 @@ fn run() -> Result<()> {
         Some("setup") => setup::setup().map(|_| ()),
         Some("test") => test(),
         Some("demo") => demo(),
+        Some("run") => run_session(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
@@ -106,7 +112,8 @@ fn test() -> Result<()> {
         ],
         &cache,
     )?;
-    Ok(())
+    // The README's first command must keep working: the whole scripted session, end to end.
+    play_demo(&cache)
 }
 
 /// Clippy over the compositor with one of its backend features.
@@ -136,53 +143,46 @@ fn bench(extra: &[String]) -> Result<()> {
 
 fn demo() -> Result<()> {
     let cache = setup::setup()?;
-    let root = root();
-    let out = root.join("target/demo");
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let state = out.join("state.sqlite3");
-    for stale in [
-        "state.sqlite3",
-        "state.sqlite3-wal",
-        "state.sqlite3-shm",
-        "token.key",
-    ] {
-        let _ = std::fs::remove_file(out.join(stale));
-    }
-    let config = root.join("assets/demo/config.toml");
-    let trace = root.join("assets/demo/trace.jsonl");
-    println!(
-        "pcp-confirm demo: the scripted session below runs through the real gate (manifests,\n\
-         threshold table, friction history in SQLite, audit chain) on a virtual clock.\n\
-         Answers come from the trace; the scripted session on the headless compositor\n\
-         (dialogs on screen, spoken answers, PNGs per output) is the next step.\n"
-    );
-    let (trace, config, state) = (
-        trace.to_string_lossy(),
-        config.to_string_lossy(),
-        state.to_string_lossy(),
-    );
-    pcpctl(
-        &[
-            "replay", &trace, "--config", &config, "--state", &state, "--table",
-        ],
-        &cache,
-    )?;
-    pcpctl(&["audit", "verify", "--state", &state], &cache)?;
-    println!("\nThe audit log is in {state}");
-    Ok(())
+    play_demo(&cache)
 }
 
-/// Runs the workspace's `pcpctl` with `args`.
-fn pcpctl(args: &[&str], cache: &Path) -> Result<()> {
-    let mut full = vec![
+/// The scripted session (tests/examples/demo.rs): it prints its table and exits non-zero when a
+/// step did not go as scripted.
+fn play_demo(cache: &Path) -> Result<()> {
+    let out = root().join("target/demo");
+    let out = out.to_string_lossy();
+    cargo(
+        &[
+            "run",
+            "--quiet",
+            "--package",
+            "pcp-tests",
+            "--example",
+            "demo",
+            "--",
+            &out,
+        ],
+        cache,
+    )
+}
+
+/// `cargo xtask run`: builds the compositor with both session backends and lets
+/// `--backend auto` choose among them.
+fn run_session(extra: &[String]) -> Result<()> {
+    let cache = setup::setup()?;
+    let mut args = vec![
         "run",
-        "--quiet",
+        "--release",
         "--package",
         "pcp-compositor",
+        "--features",
+        "winit,udev",
         "--bin",
-        "pcpctl",
+        "pcp-compositor",
         "--",
+        "--backend",
+        "auto",
     ];
-    full.extend_from_slice(args);
-    cargo(&full, cache)
+    args.extend(extra.iter().map(String::as_str));
+    cargo(&args, &cache)
 }
