@@ -47,13 +47,14 @@ fn bench(c: &mut Criterion) {
     let pack = Arc::new(PhrasePack::load(None, "ko").unwrap());
     let config = Config::default();
     let audio_s = audio.len() as f64 / 16_000.0;
+    // Every decoder phase decodes all the audio: a partial never holds long enough to decide.
+    let undecided = Config {
+        stable_partial_ms: u64::MAX / 32_000,
+        ..Config::default()
+    };
 
     c.bench_function("recognizer_new", |b| {
-        b.iter(|| {
-            black_box(
-                AnswerRecognizer::new(&model, pack.clone(), config.stable_partial_ms).unwrap(),
-            )
-        })
+        b.iter(|| black_box(AnswerRecognizer::new(&model, pack.clone(), &config).unwrap()))
     });
 
     // Decoding cost of the whole fixture, decisions ignored: divide by `audio_s` for the RTF.
@@ -63,7 +64,7 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(20));
     group.bench_function(format!("decode_{audio_s:.2}s_of_audio"), |b| {
         b.iter_batched(
-            || AnswerRecognizer::new(&model, pack.clone(), u64::MAX / 32_000).unwrap(),
+            || AnswerRecognizer::new(&model, pack.clone(), &undecided).unwrap(),
             |mut rec| {
                 for block in audio.chunks(BLOCK) {
                     black_box(rec.feed(block).unwrap());
@@ -78,7 +79,7 @@ fn bench(c: &mut Criterion) {
     // End of the answer (last sample above −40 dBFS) → decision.
     let end = audio.iter().rposition(|s| s.unsigned_abs() > 328).unwrap();
     let end_block = end / BLOCK + 1;
-    let mut rec = AnswerRecognizer::new(&model, pack.clone(), config.stable_partial_ms).unwrap();
+    let mut rec = AnswerRecognizer::new(&model, pack.clone(), &config).unwrap();
     let mut decided_at = None;
     for (i, block) in audio.chunks(BLOCK).enumerate() {
         if rec.feed(block).unwrap().is_some() {
@@ -100,8 +101,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("compute_after_end", |b| {
         b.iter_batched(
             || {
-                let mut rec =
-                    AnswerRecognizer::new(&model, pack.clone(), config.stable_partial_ms).unwrap();
+                let mut rec = AnswerRecognizer::new(&model, pack.clone(), &config).unwrap();
                 for block in audio.chunks(BLOCK).take(end_block) {
                     assert!(
                         rec.feed(block).unwrap().is_none(),

@@ -38,6 +38,14 @@ pub struct Config {
     /// Audio at or below this level (dBFS) counts as quiet: a partial result decides only once
     /// the speaker has been quiet for `stable_partial_ms`.
     pub quiet_dbfs: f32,
+    /// When the speaker has been quiet this long (ms of audio) and the recognizer still has no
+    /// partial result, the utterance is ended and Vosk's final result judged (Vosk itself waits
+    /// 5 s of silence for an utterance it has no word for yet).
+    pub quiet_final_ms: u64,
+    /// How many recognizers decode the audio, each shifted by an equal part of the model's
+    /// output frame period, so a short word is heard wherever it falls in that period (see
+    /// `recognize`). 1..=4; each costs one recognizer's CPU.
+    pub decoder_phases: u32,
     /// Audio hand-off block from the capture callback, in milliseconds.
     pub block_ms: u32,
     /// Blocks the capture callback may queue before it waits for the recognizer.
@@ -73,6 +81,8 @@ impl Default for Config {
             timeout_ms: 10_000,
             stable_partial_ms: 150,
             quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
+            quiet_final_ms: 700,
+            decoder_phases: crate::recognize::DEFAULT_DECODER_PHASES,
             block_ms: 20,
             queue_blocks: 256,
             level_interval_ms: 100,
@@ -139,6 +149,12 @@ impl Config {
             return bad(format!(
                 "`quiet_dbfs` = {} is outside -96.0..=0.0",
                 self.quiet_dbfs
+            ));
+        }
+        if !(1..=4).contains(&self.decoder_phases) {
+            return bad(format!(
+                "`decoder_phases` = {} is outside 1..=4",
+                self.decoder_phases
             ));
         }
         Ok(())

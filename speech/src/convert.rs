@@ -24,6 +24,16 @@ where
     );
 }
 
+/// One sample to `i16`, rounded to the nearest step (cpal's `from_sample` truncates towards zero,
+/// a dead zone around silence); anything not finite (a broken device) becomes silence.
+fn to_i16(s: f32) -> i16 {
+    if s.is_finite() {
+        (s * 32_768.0).round().clamp(-32_768.0, 32_767.0) as i16
+    } else {
+        0
+    }
+}
+
 /// Mono `f32` at `from` Hz in, mono `i16` at `to` Hz out.
 pub struct Converter {
     from: u32,
@@ -60,10 +70,12 @@ impl Converter {
     /// Converts `input`, appending what is ready to `out` (the resampler keeps a partial chunk).
     pub fn push(&mut self, input: &[f32], out: &mut Vec<i16>) -> Result<(), SpeechError> {
         let Some(resampler) = self.resampler.as_mut() else {
-            out.extend(input.iter().map(|s| i16::from_sample(s.clamp(-1.0, 1.0))));
+            out.extend(input.iter().map(|s| to_i16(*s)));
             return Ok(());
         };
-        self.pending.extend_from_slice(input);
+        // A NaN or infinity would make the FFT resampler fail on every later chunk.
+        self.pending
+            .extend(input.iter().map(|s| if s.is_finite() { *s } else { 0.0 }));
         let mut start = 0;
         while self.pending.len() - start >= RESAMPLE_CHUNK {
             let chunk = [&self.pending[start..start + RESAMPLE_CHUNK]];
@@ -74,11 +86,7 @@ impl Converter {
                     to: self.to,
                     reason: e.to_string(),
                 })?;
-            out.extend(
-                self.out_buf[0][..written]
-                    .iter()
-                    .map(|s| i16::from_sample(s.clamp(-1.0, 1.0))),
-            );
+            out.extend(self.out_buf[0][..written].iter().map(|s| to_i16(*s)));
             start += RESAMPLE_CHUNK;
         }
         self.pending.drain(..start);
@@ -135,5 +143,23 @@ mod tests {
         assert!((430..=450).contains(&crossings), "{crossings}");
         let peak = mid.iter().map(|s| s.unsigned_abs()).max().unwrap();
         assert!((14_000..=18_000).contains(&peak), "{peak}");
+    }
+
+    #[test]
+    fn broken_samples_become_silence_instead_of_stopping_the_resampler() {
+        let mut c = Converter::new(44_100, 16_000).unwrap();
+        let mut out = Vec::new();
+        let mut block = vec![0.25f32; 2048];
+        block[100] = f32::NAN;
+        block[900] = f32::INFINITY;
+        c.push(&block, &mut out).unwrap();
+        c.push(&[0.25; 2048], &mut out).unwrap();
+        assert!(!out.is_empty());
+        let mut same_rate = Converter::new(16_000, 16_000).unwrap();
+        let mut out = Vec::new();
+        same_rate
+            .push(&[f32::NAN, 1.5, -2.0, 0.5 / 32_768.0], &mut out)
+            .unwrap();
+        assert_eq!(out, [0, 32_767, -32_768, 1]);
     }
 }

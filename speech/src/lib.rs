@@ -4,7 +4,8 @@
 //! The compositor builds one [`SpeechEngine`] at start-up (the model loads in the background),
 //! asks [`SpeechEngine::available`] before offering voice, and for each prompt calls
 //! [`SpeechEngine::ask`], then polls the returned [`Listener`] from its event loop for
-//! [`SpeechEvent`]s. `pcpctl listen` calls [`listen::run`].
+//! [`SpeechEvent`]s. At exit it calls [`SpeechEngine::shutdown`] (or drops the engine), so no
+//! thread is inside libvosk when the process ends. `pcpctl listen` calls [`listen::run`].
 
 pub mod capture;
 pub mod config;

@@ -233,8 +233,7 @@ pub(crate) fn listen_round(
 ) -> Result<Round, SpeechError> {
     let started = Instant::now();
     let rate = source.rate();
-    let mut recognizer = AnswerRecognizer::new(model, pack, config.stable_partial_ms)?
-        .with_quiet_level(config.quiet_dbfs);
+    let mut recognizer = AnswerRecognizer::new(model, pack, config)?;
     let mut converter = Converter::new(rate, model.sample_rate())?;
     let limit_frames = timeout.as_millis() as u64 * u64::from(rate) / 1000;
     let level_frames = (config.level_interval_ms * u64::from(rate) / 1000).max(1);

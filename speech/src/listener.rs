@@ -4,10 +4,10 @@
 //! through a channel the compositor polls without blocking.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
-use std::thread;
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
 
 use tracing::warn;
 
@@ -66,10 +66,23 @@ impl fmt::Display for Unavailable {
 pub type Availability = Result<(), Unavailable>;
 
 /// Voice confirmation for the compositor: config, phrase pack and the (loading) model.
+///
+/// **At exit**, call [`shutdown`](Self::shutdown) (dropping the engine does the same): no thread
+/// may still be inside libvosk when the process ends, or libvosk's teardown can crash it
+/// (SIGSEGV). Shutdown stops every listener's worker, then waits for the workers and for a model
+/// load still under way: up to the load time (~2 s) or the rest of a question being spoken.
 pub struct SpeechEngine {
     config: Config,
     pack: Option<Arc<PhrasePack>>,
     loader: ModelLoader,
+    /// The listeners' worker threads that may still run, with their stop flags.
+    workers: Mutex<Vec<Worker>>,
+}
+
+/// A listener's worker thread, as the engine tracks it for shutdown.
+struct Worker {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<()>,
 }
 
 impl SpeechEngine {
@@ -89,6 +102,7 @@ impl SpeechEngine {
             config,
             pack: pack.ok().map(Arc::new),
             loader,
+            workers: Mutex::new(Vec::new()),
         }
     }
 
@@ -103,6 +117,7 @@ impl SpeechEngine {
             config,
             pack: Some(Arc::new(pack)),
             loader: ModelLoader::ready(model),
+            workers: Mutex::new(Vec::new()),
         })
     }
 
@@ -155,10 +170,12 @@ impl SpeechEngine {
         let config = self.config.clone();
         let question = question.to_string();
         let worker_tx = tx.clone();
+        let worker_stop = Arc::clone(&stop);
         let spawned = thread::Builder::new()
             .name("pcp-voice".into())
             .spawn(move || {
-                let event = match worker(&model, pack, &config, &question, &stop, &worker_tx) {
+                let event = match worker(&model, pack, &config, &question, &worker_stop, &worker_tx)
+                {
                     Ok(Some(event)) => event,
                     Ok(None) => return,
                     Err(e) => {
@@ -170,12 +187,43 @@ impl SpeechEngine {
                 };
                 let _ = worker_tx.send(event);
             });
-        if let Err(e) = spawned {
-            let _ = tx.send(SpeechEvent::Unavailable {
-                reason: format!("could not start listening: {e}"),
-            });
+        match spawned {
+            Ok(handle) => {
+                let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+                // Forget workers that have ended, so the list stays as short as the live ones.
+                workers.retain(|w| !w.handle.is_finished());
+                workers.push(Worker { stop, handle });
+            }
+            Err(e) => {
+                let _ = tx.send(SpeechEvent::Unavailable {
+                    reason: format!("could not start listening: {e}"),
+                });
+            }
         }
         listener
+    }
+
+    /// Stops every listener, then waits until no thread of this engine is inside Vosk: the
+    /// listeners' workers and a model load still under way (see the type's docs). Their
+    /// listeners then report `Unavailable`. Voice is unusable afterwards only if the model was
+    /// never loaded; calling it twice is harmless.
+    pub fn shutdown(&self) {
+        let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|e| e.into_inner()));
+        for w in &workers {
+            w.stop.store(true, Ordering::Relaxed);
+        }
+        for w in workers {
+            if w.handle.join().is_err() {
+                warn!("a voice worker thread panicked");
+            }
+        }
+        self.loader.join();
+    }
+}
+
+impl Drop for SpeechEngine {
+    fn drop(&mut self) {
+        self.shutdown();
     }
 }
 

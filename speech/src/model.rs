@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread;
+use std::thread::{self, JoinHandle};
 
 use tracing::{info, warn};
 
@@ -13,12 +13,17 @@ use crate::phrases::PhrasePack;
 
 /// The rate a model expects when its `conf/mfcc.conf` does not say.
 const DEFAULT_MODEL_RATE: u32 = 16_000;
+/// Kaldi's feature frame shift (ms) when `conf/mfcc.conf` does not say.
+const DEFAULT_FRAME_SHIFT_MS: f32 = 10.0;
+/// Kaldi's frame subsampling factor when `conf/model.conf` does not say.
+const DEFAULT_FRAME_SUBSAMPLING: u32 = 1;
 
 /// A loaded Vosk model, shared by every recognizer (Vosk allows that across threads).
 pub struct SpeechModel {
     model: Mutex<vosk::Model>,
     path: PathBuf,
     sample_rate: u32,
+    frame_period: u32,
 }
 
 impl std::fmt::Debug for SpeechModel {
@@ -35,6 +40,7 @@ impl SpeechModel {
     pub fn load(dir: &Path) -> Result<SpeechModel, SpeechError> {
         check_layout(dir)?;
         let sample_rate = read_sample_rate(dir)?;
+        let frame_period = read_frame_period(dir, sample_rate)?;
         let path_str = dir.to_str().ok_or_else(|| SpeechError::BrokenModel {
             path: dir.to_path_buf(),
             reason: "path is not valid UTF-8".into(),
@@ -51,6 +57,7 @@ impl SpeechModel {
             model: Mutex::new(model),
             path: dir.to_path_buf(),
             sample_rate,
+            frame_period,
         })
     }
 
@@ -62,6 +69,13 @@ impl SpeechModel {
     /// The sample rate (Hz) audio must have when it reaches the recognizer.
     pub fn sample_rate(&self) -> u32 {
         self.sample_rate
+    }
+
+    /// The model's output frame period in samples: the feature frame shift times the frame
+    /// subsampling factor (480 for the Korean model: 10 ms × 3 at 16 kHz). Where a short word
+    /// falls inside this period changes how it scores (see `recognize`).
+    pub fn frame_period_samples(&self) -> u32 {
+        self.frame_period
     }
 
     /// Fails naming every grammar word the model does not know (Vosk would drop it silently).
@@ -190,27 +204,55 @@ fn check_layout(dir: &Path) -> Result<(), SpeechError> {
     Ok(())
 }
 
-/// The model's input rate from `--sample-frequency` in `conf/mfcc.conf` (default 16 kHz).
-fn read_sample_rate(dir: &Path) -> Result<u32, SpeechError> {
-    let path = dir.join("conf/mfcc.conf");
+/// The value of a `--key=value` line in the Kaldi config `conf/<file>`, parsed and checked with
+/// `parse`; `None` when the file or the key is absent.
+fn read_conf<T>(
+    dir: &Path,
+    file: &str,
+    key: &str,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Option<T>, SpeechError> {
+    let path = dir.join("conf").join(file);
     let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(DEFAULT_MODEL_RATE);
+        return Ok(None);
     };
+    let prefix = format!("--{key}=");
     for line in text.lines() {
-        if let Some(value) = line.trim().strip_prefix("--sample-frequency=") {
-            return value
-                .trim()
-                .parse::<f32>()
-                .ok()
-                .filter(|r| *r >= 8000.0)
-                .map(|r| r as u32)
+        if let Some(value) = line.trim().strip_prefix(prefix.as_str()) {
+            return parse(value.trim())
+                .map(Some)
                 .ok_or_else(|| SpeechError::BrokenModel {
                     path: dir.to_path_buf(),
-                    reason: format!("{}: bad --sample-frequency `{value}`", path.display()),
+                    reason: format!("{}: bad --{key} `{value}`", path.display()),
                 });
         }
     }
-    Ok(DEFAULT_MODEL_RATE)
+    Ok(None)
+}
+
+/// The model's input rate from `--sample-frequency` in `conf/mfcc.conf` (default 16 kHz).
+fn read_sample_rate(dir: &Path) -> Result<u32, SpeechError> {
+    let rate = read_conf(dir, "mfcc.conf", "sample-frequency", |v| {
+        v.parse::<f32>()
+            .ok()
+            .filter(|r| *r >= 8000.0)
+            .map(|r| r as u32)
+    })?;
+    Ok(rate.unwrap_or(DEFAULT_MODEL_RATE))
+}
+
+/// The output frame period in samples, from `--frame-shift` (ms, `conf/mfcc.conf`) and
+/// `--frame-subsampling-factor` (`conf/model.conf`).
+fn read_frame_period(dir: &Path, rate: u32) -> Result<u32, SpeechError> {
+    let shift_ms = read_conf(dir, "mfcc.conf", "frame-shift", |v| {
+        v.parse::<f32>().ok().filter(|s| (1.0..=100.0).contains(s))
+    })?
+    .unwrap_or(DEFAULT_FRAME_SHIFT_MS);
+    let factor = read_conf(dir, "model.conf", "frame-subsampling-factor", |v| {
+        v.parse::<u32>().ok().filter(|f| (1..=10).contains(f))
+    })?
+    .unwrap_or(DEFAULT_FRAME_SUBSAMPLING);
+    Ok((rate as f32 * shift_ms / 1000.0).round() as u32 * factor)
 }
 
 /// Where a background load stands.
@@ -221,10 +263,53 @@ pub enum ModelState {
     Failed(String),
 }
 
-/// A model loading on its own thread, started once at compositor start-up.
+/// A model loading on its own thread, started once at compositor start-up. Clones share the
+/// load. The loading thread must never outlive the process's `main`: libvosk's static
+/// destructors run at exit and a load still inside Vosk then crashes (SIGSEGV). So dropping the
+/// last clone, or calling [`join`](Self::join), waits for a load still under way to end (up to
+/// the model's load time, ~2 s for the Korean model; a Vosk load cannot be interrupted).
 #[derive(Debug, Clone)]
 pub struct ModelLoader {
+    shared: Arc<Shared>,
+}
+
+/// What the clones of one loader share. Only the slot goes to the loading thread, so the last
+/// clone's drop (which joins the thread) can never run on that thread.
+#[derive(Debug)]
+struct Shared {
     slot: Arc<OnceLock<Result<Arc<SpeechModel>, String>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Shared {
+    fn with_result(result: Result<Arc<SpeechModel>, String>) -> Shared {
+        let slot = Arc::new(OnceLock::new());
+        let _ = slot.set(result);
+        Shared {
+            slot,
+            thread: Mutex::new(None),
+        }
+    }
+
+    fn join(&self) {
+        // The lock is held while joining, so a second caller returns only once the thread has
+        // ended too. A poisoned lock only means a joiner panicked; the handle is still good.
+        let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(handle) = thread.take()
+            && handle.join().is_err()
+        {
+            warn!("the speech model loading thread panicked");
+            let _ = self
+                .slot
+                .set(Err("the model loading thread panicked".into()));
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.join();
+    }
 }
 
 impl ModelLoader {
@@ -243,31 +328,47 @@ impl ModelLoader {
                     });
                 let _ = target.set(result);
             });
-        if let Err(e) = spawned {
-            let _ = slot.set(Err(format!(
-                "could not start the model loading thread: {e}"
-            )));
+        let thread = match spawned {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                let _ = slot.set(Err(format!(
+                    "could not start the model loading thread: {e}"
+                )));
+                None
+            }
+        };
+        ModelLoader {
+            shared: Arc::new(Shared {
+                slot,
+                thread: Mutex::new(thread),
+            }),
         }
-        ModelLoader { slot }
     }
 
     /// A loader over a model that is already loaded.
     pub fn ready(model: Arc<SpeechModel>) -> ModelLoader {
-        let slot = Arc::new(OnceLock::new());
-        let _ = slot.set(Ok(model));
-        ModelLoader { slot }
+        ModelLoader {
+            shared: Arc::new(Shared::with_result(Ok(model))),
+        }
     }
 
     /// A loader that already failed (no model found), so callers handle one type.
     pub fn failed(reason: String) -> ModelLoader {
-        let slot = Arc::new(OnceLock::new());
-        let _ = slot.set(Err(reason));
-        ModelLoader { slot }
+        ModelLoader {
+            shared: Arc::new(Shared::with_result(Err(reason))),
+        }
+    }
+
+    /// Waits until a load still under way has ended (at once if it has or there was none), so
+    /// no thread is inside Vosk any more. Call before the process exits; dropping the last
+    /// clone does the same.
+    pub fn join(&self) {
+        self.shared.join();
     }
 
     /// The current state, without blocking.
     pub fn state(&self) -> ModelState {
-        match self.slot.get() {
+        match self.shared.slot.get() {
             None => ModelState::Loading,
             Some(Ok(m)) => ModelState::Ready(Arc::clone(m)),
             Some(Err(e)) => ModelState::Failed(e.clone()),

@@ -283,3 +283,43 @@ fn availability_names_what_is_missing() {
     .unwrap();
     assert_eq!(off.available(), Err(Unavailable::Disabled));
 }
+
+#[test]
+fn shutdown_stops_listening_and_waits_for_the_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let placeholder = dir.path().join("none.raw");
+    let _g = alsa(&placeholder, &dir.path().join("out.raw"));
+    // A timeout far beyond this test, so only shutdown can end the worker.
+    let cfg = Config {
+        timeout_ms: 3_600_000,
+        ..config()
+    };
+    let raw = silence(dir.path(), "s.raw", 1.0, 44_100, 2, device_encoding(&cfg));
+    // SAFETY: `_g` holds the environment lock.
+    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
+    let engine = SpeechEngine::with_model(cfg, model()).unwrap();
+    let mut listener = engine.ask("질문");
+    // A guard against a hang, not a timing assertion.
+    let guard = Instant::now() + Duration::from_secs(30);
+    let mut listening = false;
+    while !listening && Instant::now() < guard {
+        match listener.poll() {
+            Some(SpeechEvent::Listening { .. }) => listening = true,
+            Some(other) => panic!("ended before shutdown: {other:?}"),
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    assert!(listening, "the worker never started listening");
+    engine.shutdown();
+    // The worker has ended by now: every event is queued, then the channel is closed, with no
+    // waiting.
+    let mut last = None;
+    while let Some(e) = listener.poll() {
+        last = Some(e);
+    }
+    assert!(listener.is_done(), "the worker still runs after shutdown");
+    assert!(
+        matches!(&last, Some(SpeechEvent::Unavailable { .. })),
+        "{last:?}"
+    );
+}

@@ -52,13 +52,9 @@ fn spoken_answers_map_to_approve_deny_and_cancel() {
             wrong.push(format!("{text}: {report:?}"));
         }
     }
-    // espeak-ng's `네`/`예` sometimes decode to nothing (DESIGN.md): allow at most one miss,
-    // and a miss must be `none`, never another answer.
-    assert!(wrong.len() <= 1, "{wrong:?}");
-    assert!(
-        wrong.iter().all(|w| w.contains("answer: None")),
-        "{wrong:?}"
-    );
+    // espeak-ng's short `네` used to decode to nothing at some alignments; the decoder phases
+    // (see `recognize`) hear it at every one, so no miss is allowed.
+    assert!(wrong.is_empty(), "{wrong:?}");
 }
 
 #[test]

@@ -46,13 +46,30 @@ pub fn speech(
     rate: u32,
     channels: u16,
     enc: Encoding,
+    pads: (f32, f32),
+) -> PathBuf {
+    speech_at(dir, name, text, None, rate, channels, enc, pads)
+}
+
+/// Like [`speech`], spoken at `wpm` words per minute (espeak-ng's `-s`; `None`: its default).
+#[allow(clippy::too_many_arguments)]
+pub fn speech_at(
+    dir: &Path,
+    name: &str,
+    text: &str,
+    wpm: Option<u32>,
+    rate: u32,
+    channels: u16,
+    enc: Encoding,
     (lead, tail): (f32, f32),
 ) -> PathBuf {
     let spoken = dir.join(format!("{name}.espeak.wav"));
-    run(Command::new("espeak-ng")
-        .args(["-v", "ko", "-w"])
-        .arg(&spoken)
-        .arg(text));
+    let mut espeak = Command::new("espeak-ng");
+    espeak.args(["-v", "ko"]);
+    if let Some(wpm) = wpm {
+        espeak.args(["-s", &wpm.to_string()]);
+    }
+    run(espeak.arg("-w").arg(&spoken).arg(text));
     let out = dir.join(name);
     let mut sox = Command::new("sox");
     sox.arg("-R").arg(&spoken);

@@ -1,0 +1,107 @@
+//! "네" (yes) as the first thing a process hears, through the real device path (ALSA `file` PCM
+//! → cpal at 44.1 kHz stereo → resampler → Vosk). This binary holds only this test, so the first
+//! recognizer below really is the first of the process: Kaldi dithers with libc's process-wide
+//! `rand()`, so a process's first utterance always gets the same noise, and before the decoder
+//! phases (see `recognize`) espeak-ng's "네" decoded to nothing exactly there, while it worked
+//! after any other utterance. It must work first, after other answers, spoken slower and
+//! faster, and after a longer silence.
+
+mod common;
+
+use std::path::Path;
+
+use common::{Encoding, model, speech_at};
+use pcp_speech::capture::{choose_input_config, input_device};
+use pcp_speech::listen::run_with_model;
+use pcp_speech::{Config, ListenInput, ListenOptions, ListenReport, ReportAnswer};
+
+/// Points ALSA's default PCM at `capture` (this binary runs one test: nothing else reads the
+/// environment meanwhile).
+fn use_capture_file(capture: &Path, playback: &Path) {
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/alsa/pcp-test.conf");
+    // SAFETY: the only test of this binary; no other thread reads the environment.
+    unsafe {
+        std::env::set_var(
+            "ALSA_CONFIG_PATH",
+            format!("/usr/share/alsa/alsa.conf:{}", ours.display()),
+        );
+        std::env::set_var("PCP_ALSA_CAPTURE_FILE", capture);
+        std::env::set_var("PCP_ALSA_PLAYBACK_FILE", playback);
+    }
+}
+
+fn config() -> Config {
+    Config {
+        capture_rate: 44_100,
+        capture_channels: 2,
+        speak_prompt: false,
+        ..Config::default()
+    }
+}
+
+fn listen(config: &Config) -> ListenReport {
+    let options = ListenOptions {
+        model: None,
+        input: ListenInput::Device(None),
+        lang: None,
+        timeout: None,
+        config: config.clone(),
+    };
+    run_with_model(&model(), options).unwrap()
+}
+
+#[test]
+fn ne_is_heard_first_after_other_answers_at_other_rates_and_after_longer_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.raw");
+    let cfg = config();
+    // The plugin opens its input file even to list formats: silence until a fixture.
+    let placeholder = dir.path().join("none.raw");
+    std::fs::write(&placeholder, [0u8; 8192]).unwrap();
+    use_capture_file(&placeholder, &out);
+    let device = input_device(&cfg.input_device).unwrap();
+    let chosen = choose_input_config(&device, &cfg).unwrap();
+    assert_eq!((chosen.sample_rate().0, chosen.channels()), (44_100, 2));
+    let enc = match chosen.sample_format() {
+        cpal::SampleFormat::I16 => Encoding::I16,
+        cpal::SampleFormat::F32 => Encoding::F32,
+        other => panic!("fixture encoding for {other} not written"),
+    };
+    // (text, espeak-ng rate, lead and tail silence, expected); the first row is the process's
+    // first utterance.
+    let cases = [
+        ("네", None, (0.5, 1.5), ReportAnswer::Approve),
+        ("아니요", None, (0.5, 1.5), ReportAnswer::Deny),
+        ("네", None, (0.5, 1.5), ReportAnswer::Approve),
+        ("네", Some(130), (0.5, 1.5), ReportAnswer::Approve),
+        ("네", Some(200), (0.5, 1.5), ReportAnswer::Approve),
+        ("네", None, (2.0, 1.5), ReportAnswer::Approve),
+        ("예", None, (0.5, 1.5), ReportAnswer::Approve),
+    ];
+    let mut wrong = Vec::new();
+    for (i, (text, wpm, pads, want)) in cases.into_iter().enumerate() {
+        let raw = speech_at(
+            dir.path(),
+            &format!("{i}.raw"),
+            text,
+            wpm,
+            44_100,
+            2,
+            enc,
+            pads,
+        );
+        use_capture_file(&raw, &out);
+        let report = listen(&cfg);
+        if report.answer != want {
+            wrong.push(format!(
+                "#{i} {text} at {wpm:?} wpm, pads {pads:?}: {report:?}"
+            ));
+        }
+        // Decided within about a second of the word's end, not by Vosk's 5 s end of utterance.
+        let limit_ms = ((pads.0 + 2.0) * 1000.0) as u64;
+        if report.audio_ms > limit_ms {
+            wrong.push(format!("#{i} {text}: decided late, {report:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
