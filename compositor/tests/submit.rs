@@ -18,8 +18,8 @@ struct Setup {
     dir: tempfile::TempDir,
 }
 
-/// A compositor without voice: these tests never speak, and a Vosk model still loading in the
-/// background when the test process exits crashes it in libvosk's teardown.
+/// A compositor without voice: these tests never speak, and each compositor would otherwise load
+/// a Vosk model (and wait for the load when it is dropped).
 fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();

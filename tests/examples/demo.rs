@@ -239,7 +239,7 @@ impl Demo {
             "user_approved",
             |d| {
                 d.look_at(0);
-                d.hear("yes", &std::env::var("DEMO_YES").unwrap_or("네".into()));
+                d.hear("yes", "네");
                 let c = d.submit(intent(
                     "file.delete",
                     json!({"path": "/home/alice/report.pdf"}),

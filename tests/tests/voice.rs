@@ -107,9 +107,7 @@ fn delete() -> pcp_compositor::client::Submission {
 fn a_spoken_yes_and_a_click_approve() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    // "예", not "네": espeak-ng's 네 decodes to nothing when it is the first utterance this
-    // process recognizes (and to 네 after any other), a test-voice quirk DESIGN.md notes.
-    let yes = speech(dir.path(), "yes", "예");
+    let yes = speech(dir.path(), "yes", "네");
     capture_from(&yes);
     let mut fx = fixture();
     let c = fx.submit(delete());
@@ -173,8 +171,7 @@ fn silence_lets_the_gate_voice_timeout_deny() {
 fn a_spoken_yes_without_the_click_is_denied() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    // "예", not "네": espeak-ng's 네 decodes to nothing when it is the first utterance this
-    // process recognizes (and to 네 after any other), a test-voice quirk DESIGN.md notes.
+    // The other word for yes.
     let yes = speech(dir.path(), "yes", "예");
     capture_from(&yes);
     let mut fx = fixture();
