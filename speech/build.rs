@@ -37,6 +37,12 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=csrc/alsa_log.c");
+    // ALSA's variadic error handler (see src/alsa_log.rs); links against libasound like cpal.
+    cc::Build::new()
+        .file("csrc/alsa_log.c")
+        .warnings(true)
+        .compile("pcp_speech_alsa_log");
 
     let candidates: Vec<PathBuf> = env::var_os("PCP_VOSK_LIB_DIR")
         .filter(|v| !v.is_empty())

@@ -51,6 +51,7 @@ pub(crate) enum Direction {
 
 /// Finds a device by exact name in one direction; an empty name is that direction's default.
 pub(crate) fn find_device(direction: Direction, name: &str) -> Result<cpal::Device, SpeechError> {
+    crate::alsa_log::route_alsa_errors();
     let host = cpal::default_host();
     let label = match direction {
         Direction::Input => INPUT,

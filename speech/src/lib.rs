@@ -7,6 +7,7 @@
 //! [`SpeechEvent`]s. At exit it calls [`SpeechEngine::shutdown`] (or drops the engine), so no
 //! thread is inside libvosk when the process ends. `pcpctl listen` calls [`listen::run`].
 
+pub mod alsa_log;
 pub mod capture;
 pub mod config;
 pub mod convert;
