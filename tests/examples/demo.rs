@@ -110,9 +110,12 @@ fn prepare(out: &Path) -> Result<(), String> {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
+        // ALSA's `file` plugin writes each opening of the playback PCM to the next
+        // `questions.raw.NNNN` once `questions.raw` exists.
         let ours = name.ends_with(".png")
             || name.starts_with("state.sqlite3")
-            || ["token.key", "audit.jsonl", "questions.raw"].contains(&name.as_str());
+            || name.starts_with("questions.raw")
+            || ["token.key", "audit.jsonl"].contains(&name.as_str());
         if ours {
             std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         }
