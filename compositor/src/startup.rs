@@ -71,16 +71,14 @@ fn device_sections(
 /// Reads and checks the whole config file (or the built-in defaults when `path` is `None` and
 /// the default file does not exist).
 pub fn load(path: Option<&Path>) -> Result<LoadedConfig, ConfigLoadError> {
-    let gate = match path {
+    // The file read, if any: the built-in defaults have none for the device sections to read.
+    let file = match path {
+        Some(p) => Some(p.to_path_buf()),
+        None => Some(pcp_gate::config::default_config_path()).filter(|p| p.exists()),
+    };
+    let gate = match &file {
         Some(p) => GateConfig::load(p)?,
-        None => {
-            let p = pcp_gate::config::default_config_path();
-            if p.exists() {
-                GateConfig::load(&p)?
-            } else {
-                GateConfig::from_str_at(Path::new("<built-in defaults>"), "")?
-            }
-        }
+        None => GateConfig::from_str_at(Path::new("<built-in defaults>"), "")?,
     };
     let shown = gate.path.as_ref().map_or_else(
         || "<built-in defaults>".to_string(),
@@ -102,7 +100,7 @@ pub fn load(path: Option<&Path>) -> Result<LoadedConfig, ConfigLoadError> {
             })?,
         None => pcp_overlay::Config::default(),
     };
-    let (speech, haptics) = device_sections(gate.path.as_deref())?;
+    let (speech, haptics) = device_sections(file.as_deref())?;
     Ok(LoadedConfig {
         gate,
         compositor,

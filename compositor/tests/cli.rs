@@ -253,3 +253,51 @@ fn the_headless_binary_serves_real_clients_and_captures_pngs() {
         "{text}"
     );
 }
+
+#[test]
+fn without_a_config_file_it_starts_on_the_built_in_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    // No $XDG_CONFIG_HOME/pcp/config.toml; the state goes to a private $XDG_STATE_HOME.
+    let config_home = dir.path().join("config");
+    let mut compositor = Command::new(env!("CARGO_BIN_EXE_pcp-compositor"))
+        .args(["--backend", "auto", "--socket", "pcp-defaults"])
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env("XDG_CONFIG_HOME", &config_home)
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("DISPLAY")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let socket = dir.path().join("pcp-defaults");
+    let start = std::time::Instant::now();
+    while !socket.exists() {
+        if let Ok(Some(status)) = compositor.try_wait() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(compositor.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("exited {status:?} before listening: {err}");
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "no socket"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(compositor.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let out = compositor.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // `--backend auto` here (no display server, no VT): headless, and it says why.
+    assert!(err.contains("backend Headless"), "{err}");
+}

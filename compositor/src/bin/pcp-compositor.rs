@@ -119,6 +119,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         bail!("XDG_RUNTIME_DIR is not set: the Wayland socket lives there");
     }
+    // Before the socket exists: a client or session manager may signal as soon as it sees it.
+    catch_termination()?;
     let loaded = startup::load(cli.config.as_deref())?;
     // Headless has no seat devices: nothing can answer a prompt, so every ask is denied
     // `confirmation_unavailable` (fail closed). The nested window's keyboard, pointer and touch
@@ -141,7 +143,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             .with_context(|| format!("cannot create the capture folder {}", dir.display()))?;
     }
     let mut last_capture = Instant::now();
-    catch_termination()?;
     while compositor.state.running && !TERMINATE.load(Ordering::Relaxed) {
         if let Err(e) = compositor.dispatch(Some(Duration::from_millis(16))) {
             // A signal interrupts the wait (epoll_wait is never restarted): not a failure.
