@@ -170,6 +170,7 @@ fn play_demo(cache: &Path) -> Result<()> {
 /// `--backend auto` choose among them.
 fn run_session(extra: &[String]) -> Result<()> {
     let cache = setup::setup()?;
+    let fallback = dev_config_if_none(extra)?;
     let mut args = vec![
         "run",
         "--release",
@@ -183,6 +184,49 @@ fn run_session(extra: &[String]) -> Result<()> {
         "--backend",
         "auto",
     ];
+    if let Some(config) = &fallback {
+        args.extend(["--config", config.as_str()]);
+    }
     args.extend(extra.iter().map(String::as_str));
     cargo(&args, &cache)
+}
+
+/// Without `--config` and without the user's config file, a session from a checkout would know
+/// no capabilities (the manifests are not installed): write `target/run/config.toml` naming this
+/// checkout's manifests, everything else at its default, and say so.
+fn dev_config_if_none(extra: &[String]) -> Result<Option<String>> {
+    if extra
+        .iter()
+        .any(|a| a == "--config" || a.starts_with("--config="))
+    {
+        return Ok(None);
+    }
+    let user = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(".config"),
+            None => PathBuf::from("."),
+        },
+    }
+    .join("pcp/config.toml");
+    if user.exists() {
+        return Ok(None);
+    }
+    let dir = root().join("target/run");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let config = dir.join("config.toml");
+    let manifests = root().join("assets/capabilities.d");
+    let text = format!(
+        "# Written by `cargo xtask run`: {} does not exist. Every other setting is at its \
+         default\n# (see assets/config/).\n[manifests]\ndirs = [{:?}]\n",
+        user.display(),
+        manifests.display().to_string(),
+    );
+    std::fs::write(&config, text).with_context(|| format!("cannot write {}", config.display()))?;
+    eprintln!(
+        "xtask: no {} — running with {} (this checkout's manifests, defaults otherwise)",
+        user.display(),
+        config.display()
+    );
+    Ok(Some(config.to_string_lossy().into_owned()))
 }
