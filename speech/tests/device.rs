@@ -12,13 +12,10 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::{Encoding, model, silence, speech};
-use pcp_speech::capture::{choose_input_config, input_device};
-use pcp_speech::listen::run_with_model;
-use pcp_speech::{
-    Config, ListenInput, ListenOptions, ReportAnswer, SpeechEngine, SpeechEvent, SpokenAnswer,
-    Unavailable,
+use common::{
+    device_config, device_encoding, listen_device, model, point_alsa_at, silence, speech,
 };
+use pcp_speech::{Config, ReportAnswer, SpeechEngine, SpeechEvent, SpokenAnswer, Unavailable};
 
 static ALSA: Mutex<()> = Mutex::new(());
 
@@ -28,57 +25,16 @@ fn alsa(capture: &Path, playback: &Path) -> MutexGuard<'static, ()> {
     if !capture.exists() {
         std::fs::write(capture, [0u8; 8192]).unwrap();
     }
-    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/alsa/pcp-test.conf");
     // SAFETY: only tests holding `ALSA` read or write the environment in this binary.
-    unsafe {
-        std::env::set_var(
-            "ALSA_CONFIG_PATH",
-            format!("/usr/share/alsa/alsa.conf:{}", ours.display()),
-        );
-        std::env::set_var("PCP_ALSA_CAPTURE_FILE", capture);
-        std::env::set_var("PCP_ALSA_PLAYBACK_FILE", playback);
-    }
+    unsafe { point_alsa_at(capture, playback) };
     guard
-}
-
-/// A config that captures 44.1 kHz stereo, so downmixing and resampling both run.
-fn config() -> Config {
-    Config {
-        capture_rate: 44_100,
-        capture_channels: 2,
-        speak_prompt: false,
-        ..Config::default()
-    }
-}
-
-/// The encoding the device will be opened with (the fixture must match it byte for byte).
-fn device_encoding(config: &Config) -> Encoding {
-    let device = input_device(&config.input_device).unwrap();
-    let chosen = choose_input_config(&device, config).unwrap();
-    assert_eq!((chosen.sample_rate().0, chosen.channels()), (44_100, 2));
-    match chosen.sample_format() {
-        cpal::SampleFormat::I16 => Encoding::I16,
-        cpal::SampleFormat::F32 => Encoding::F32,
-        other => panic!("fixture encoding for {other} not written"),
-    }
-}
-
-fn listen_device(config: &Config) -> pcp_speech::ListenReport {
-    let options = ListenOptions {
-        model: None,
-        input: ListenInput::Device(None),
-        lang: None,
-        timeout: None,
-        config: config.clone(),
-    };
-    run_with_model(&model(), options).unwrap()
 }
 
 #[test]
 fn answers_through_cpal_capture() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.raw");
-    let cfg = config();
+    let cfg = device_config();
     for (text, want) in [
         ("아니요", ReportAnswer::Deny),
         ("취소", ReportAnswer::Cancel),
@@ -110,7 +66,7 @@ fn answers_through_cpal_capture() {
 #[test]
 fn silence_times_out_after_ten_seconds_of_captured_audio() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config();
+    let cfg = device_config();
     let placeholder = dir.path().join("none.raw");
     let _g = alsa(&placeholder, &dir.path().join("out.raw"));
     let raw = silence(dir.path(), "s.raw", 1.0, 44_100, 2, device_encoding(&cfg));
@@ -127,7 +83,7 @@ fn other_speech_through_the_device_never_approves() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = Config {
         timeout_ms: 4000,
-        ..config()
+        ..device_config()
     };
     let placeholder = dir.path().join("none.raw");
     let _g = alsa(&placeholder, &dir.path().join("out.raw"));
@@ -176,7 +132,7 @@ fn spoken_question_is_played_then_the_answer_is_heard() {
     let _g = alsa(&placeholder, &played);
     let cfg = Config {
         speak_prompt: true,
-        ..config()
+        ..device_config()
     };
     let raw = speech(
         dir.path(),
@@ -251,11 +207,11 @@ fn spoken_question_is_played_then_the_answer_is_heard() {
 fn availability_names_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(&dir.path().join("none.raw"), &dir.path().join("out.raw"));
-    let engine = SpeechEngine::with_model(config(), model()).unwrap();
+    let engine = SpeechEngine::with_model(device_config(), model()).unwrap();
     assert_eq!(engine.available(), Ok(()));
     let cfg = Config {
         input_device: "no such microphone".into(),
-        ..config()
+        ..device_config()
     };
     let engine = SpeechEngine::with_model(cfg, model()).unwrap();
     assert!(
@@ -276,7 +232,7 @@ fn availability_names_what_is_missing() {
     let off = SpeechEngine::with_model(
         Config {
             enabled: false,
-            ..config()
+            ..device_config()
         },
         model(),
     )
@@ -292,7 +248,7 @@ fn shutdown_stops_listening_and_waits_for_the_worker() {
     // A timeout far beyond this test, so only shutdown can end the worker.
     let cfg = Config {
         timeout_ms: 3_600_000,
-        ..config()
+        ..device_config()
     };
     let raw = silence(dir.path(), "s.raw", 1.0, 44_100, 2, device_encoding(&cfg));
     // SAFETY: `_g` holds the environment lock.

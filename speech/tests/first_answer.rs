@@ -8,65 +8,20 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{Encoding, model, speech_at};
-use pcp_speech::capture::{choose_input_config, input_device};
-use pcp_speech::listen::run_with_model;
-use pcp_speech::{Config, ListenInput, ListenOptions, ListenReport, ReportAnswer};
-
-/// Points ALSA's default PCM at `capture` (this binary runs one test: nothing else reads the
-/// environment meanwhile).
-fn use_capture_file(capture: &Path, playback: &Path) {
-    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/alsa/pcp-test.conf");
-    // SAFETY: the only test of this binary; no other thread reads the environment.
-    unsafe {
-        std::env::set_var(
-            "ALSA_CONFIG_PATH",
-            format!("/usr/share/alsa/alsa.conf:{}", ours.display()),
-        );
-        std::env::set_var("PCP_ALSA_CAPTURE_FILE", capture);
-        std::env::set_var("PCP_ALSA_PLAYBACK_FILE", playback);
-    }
-}
-
-fn config() -> Config {
-    Config {
-        capture_rate: 44_100,
-        capture_channels: 2,
-        speak_prompt: false,
-        ..Config::default()
-    }
-}
-
-fn listen(config: &Config) -> ListenReport {
-    let options = ListenOptions {
-        model: None,
-        input: ListenInput::Device(None),
-        lang: None,
-        timeout: None,
-        config: config.clone(),
-    };
-    run_with_model(&model(), options).unwrap()
-}
+use common::{device_config, device_encoding, listen_device, point_alsa_at, speech_at};
+use pcp_speech::ReportAnswer;
 
 #[test]
 fn ne_is_heard_first_after_other_answers_at_other_rates_and_after_longer_silence() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.raw");
-    let cfg = config();
+    let cfg = device_config();
     // The plugin opens its input file even to list formats: silence until a fixture.
     let placeholder = dir.path().join("none.raw");
     std::fs::write(&placeholder, [0u8; 8192]).unwrap();
-    use_capture_file(&placeholder, &out);
-    let device = input_device(&cfg.input_device).unwrap();
-    let chosen = choose_input_config(&device, &cfg).unwrap();
-    assert_eq!((chosen.sample_rate().0, chosen.channels()), (44_100, 2));
-    let enc = match chosen.sample_format() {
-        cpal::SampleFormat::I16 => Encoding::I16,
-        cpal::SampleFormat::F32 => Encoding::F32,
-        other => panic!("fixture encoding for {other} not written"),
-    };
+    // SAFETY: the only test of this binary; no other thread reads the environment.
+    unsafe { point_alsa_at(&placeholder, &out) };
+    let enc = device_encoding(&cfg);
     // (text, espeak-ng rate, lead and tail silence, expected); the first row is the process's
     // first utterance.
     let cases = [
@@ -90,8 +45,9 @@ fn ne_is_heard_first_after_other_answers_at_other_rates_and_after_longer_silence
             enc,
             pads,
         );
-        use_capture_file(&raw, &out);
-        let report = listen(&cfg);
+        // SAFETY: as above.
+        unsafe { point_alsa_at(&raw, &out) };
+        let report = listen_device(&cfg);
         if report.answer != want {
             wrong.push(format!(
                 "#{i} {text} at {wpm:?} wpm, pads {pads:?}: {report:?}"

@@ -1,5 +1,7 @@
-//! Shared test support: the Korean model loaded once per test binary, and speech fixtures made
-//! with espeak-ng and sox (`-R`, so they are identical run to run) padded with true silence.
+//! Shared test support: the Korean model loaded once per test binary, speech fixtures made with
+//! espeak-ng and sox (`-R`, so they are identical run to run) padded with true silence, and the
+//! device path: ALSA's default PCM pointed at fixture files, a 44.1 kHz stereo capture config and
+//! one listen through it.
 
 #![allow(dead_code)]
 
@@ -7,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use pcp_speech::SpeechModel;
+use pcp_speech::capture::{choose_input_config, input_device};
+use pcp_speech::listen::run_with_model;
 use pcp_speech::model::find_model;
+use pcp_speech::{Config, ListenInput, ListenOptions, ListenReport, SpeechModel};
 
 /// The model, loaded on first use and shared by every test in the binary.
 pub fn model() -> Arc<SpeechModel> {
@@ -110,4 +114,57 @@ pub fn silence(
     sox.arg(&out).args(["trim", "0", &seconds.to_string()]);
     run(&mut sox);
     out
+}
+
+/// Points ALSA's default PCM (assets/alsa/pcp-test.conf) at `capture` and its playback at
+/// `playback`. ALSA reads these when a PCM opens.
+///
+/// # Safety
+/// No other thread may read or write the environment meanwhile (the caller holds its binary's
+/// lock, or is the binary's only test).
+pub unsafe fn point_alsa_at(capture: &Path, playback: &Path) {
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/alsa/pcp-test.conf");
+    // SAFETY: the caller's contract.
+    unsafe {
+        std::env::set_var(
+            "ALSA_CONFIG_PATH",
+            format!("/usr/share/alsa/alsa.conf:{}", ours.display()),
+        );
+        std::env::set_var("PCP_ALSA_CAPTURE_FILE", capture);
+        std::env::set_var("PCP_ALSA_PLAYBACK_FILE", playback);
+    }
+}
+
+/// A config that captures 44.1 kHz stereo, so downmixing and resampling both run.
+pub fn device_config() -> Config {
+    Config {
+        capture_rate: 44_100,
+        capture_channels: 2,
+        speak_prompt: false,
+        ..Config::default()
+    }
+}
+
+/// The encoding the device opens with for `config` (a fixture must match it byte for byte).
+pub fn device_encoding(config: &Config) -> Encoding {
+    let device = input_device(&config.input_device).unwrap();
+    let chosen = choose_input_config(&device, config).unwrap();
+    assert_eq!((chosen.sample_rate().0, chosen.channels()), (44_100, 2));
+    match chosen.sample_format() {
+        cpal::SampleFormat::I16 => Encoding::I16,
+        cpal::SampleFormat::F32 => Encoding::F32,
+        other => panic!("fixture encoding for {other} not written"),
+    }
+}
+
+/// One answer heard through the default capture device with `config`.
+pub fn listen_device(config: &Config) -> ListenReport {
+    let options = ListenOptions {
+        model: None,
+        input: ListenInput::Device(None),
+        lang: None,
+        timeout: None,
+        config: config.clone(),
+    };
+    run_with_model(&model(), options).unwrap()
 }
