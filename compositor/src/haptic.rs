@@ -122,19 +122,31 @@ impl State {
             y: p.y / px_per_mm,
         };
         let answer = prompt.on_touch(&TouchEvent::finger(time, 0, kind, position));
-        let shown = if prompt.first_tap_pending() {
-            HapticState::FirstTap
-        } else {
-            HapticState::Waiting
-        };
-        self.overlay.dialog_mut().set_haptic(shown);
-        self.dirty = true;
+        self.show_haptic_progress();
         if let Some(Answer::Approve) = answer {
             tracing::info!("haptic double tap approved");
             crate::intent::respond(
                 self,
                 ModalityEvent::Answer(Modality::Haptic, Answer::Approve),
             );
+        }
+    }
+
+    /// Shows "tap again" on the dialog while a first tap waits for its second, and takes it back
+    /// once the window for the second has passed (called on each touch and on the poll timer).
+    pub(crate) fn show_haptic_progress(&mut self) {
+        let now = touch_time(self.clock.now_ms());
+        let Some((_, prompt)) = self.haptic.prompt.as_ref() else {
+            return;
+        };
+        let shown = if prompt.first_tap_pending(now) {
+            HapticState::FirstTap
+        } else {
+            HapticState::Waiting
+        };
+        if self.overlay.dialog().live().map(|l| l.haptic) != Some(shown) {
+            self.overlay.dialog_mut().set_haptic(shown);
+            self.dirty = true;
         }
     }
 

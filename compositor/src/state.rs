@@ -353,6 +353,7 @@ impl Compositor {
                 Timer::from_duration(poll(&compositor.state)),
                 move |_, _, state| {
                     state.poll_voice();
+                    state.show_haptic_progress();
                     let now = real_now_ms();
                     if now - last_probe >= i64::from(state.config.device_probe_ms) {
                         last_probe = now;

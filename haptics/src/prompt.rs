@@ -50,6 +50,8 @@ pub fn check_haptic_allowed(ask: &HapticAsk<'_>) -> Result<(), HapticsError> {
 pub struct HapticPrompt {
     detector: DoubleTapDetector,
     cue_duration: Duration,
+    /// How long after a first tap's lift the second may come (`tap.max_interval_ms`).
+    max_interval: Duration,
     answered: bool,
 }
 
@@ -76,6 +78,7 @@ impl HapticPrompt {
         Ok(HapticPrompt {
             detector,
             cue_duration,
+            max_interval: Duration::from_millis(config.tap.max_interval_ms.into()),
             answered: false,
         })
     }
@@ -102,9 +105,14 @@ impl HapticPrompt {
         }
     }
 
-    /// Whether a first tap was taken and the second is awaited (for the dialog's "tap again").
-    pub fn first_tap_pending(&self) -> bool {
-        !self.answered && self.detector.pending().is_some()
+    /// Whether a first tap was taken and a second one at `now` (the touch source's clock) would
+    /// still complete the double tap: what the dialog's "tap again" shows.
+    pub fn first_tap_pending(&self, now: Duration) -> bool {
+        !self.answered
+            && self
+                .detector
+                .pending()
+                .is_some_and(|tap| now.saturating_sub(tap.up) <= self.max_interval)
     }
 
     /// Ends the prompt: stops and erases the cue.

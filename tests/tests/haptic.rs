@@ -93,6 +93,12 @@ fn a_single_tap_does_not_approve_and_the_gate_times_it_out() {
     fx.pending(&c);
     fx.advance_clock(1000);
     tap(&mut fx, (100.0, 100.0));
+    assert_eq!(haptic_shown(&fx), Some(HapticState::FirstTap));
+    // Past the window for a second tap: the dialog stops asking for one.
+    fx.advance_clock(i64::from(config.tap.max_interval_ms));
+    fx.pump_until("the tap-again hint to go", |fx| {
+        haptic_shown(fx) == Some(HapticState::Waiting)
+    });
     fx.advance_clock(10_000);
     let d = fx.decision(&c);
     assert!(!d.approved, "{d:?}");
