@@ -89,7 +89,7 @@ fn run(out: &Path) -> Result<bool, String> {
     drop(fx);
     let records = export_audit(out, &mut problems)?;
     print_table(&steps, &records, &mut problems);
-    println!("\nPNGs of both outputs at every step, the audit log (state.sqlite3, audit.jsonl):");
+    println!("\nPNGs of every output at every step, the audit log (state.sqlite3, audit.jsonl):");
     println!("  {}", out.display());
     if problems.is_empty() {
         println!("\nEvery step went as scripted.");
@@ -371,6 +371,34 @@ impl Demo {
             |d| d.submit(intent("disk.format", json!({"device": "/dev/sda"}))),
         );
         self.shoot_after("unknown-capability");
+
+        self.step(
+            "The tablet is unplugged while its dialog is up: the same prompt moves to the monitor",
+            "user_approved",
+            |d| {
+                d.look_at(1);
+                let c = d.submit(move_window("HEADLESS-1"));
+                d.expect_prompt(&c, "visual", &["visual"], 1);
+                d.shoot("unplug-before");
+                let before = d.fx.state().intents.gate().active().map(|p| p.id);
+                if let Err(e) = d.fx.state().unplug_output(1) {
+                    d.problem(&format!("cannot unplug the tablet: {e}"));
+                }
+                d.fx.state().sync_overlay();
+                let on = d.fx.state().overlay.placement().map(|p| p.output);
+                let after = d.fx.state().intents.gate().active().map(|p| p.id);
+                if on != Some(0) || after != before {
+                    d.problem(&format!(
+                        "after the unplug the dialog is on {on:?} showing {after:?}, expected \
+                         output 0 showing {before:?}"
+                    ));
+                }
+                d.shoot("unplug-after");
+                d.fx.wait(READ);
+                d.fx.click(Control::Approve);
+                c
+            },
+        );
     }
 
     /// Runs one scripted intent: `script` submits it and plays the user's part; the step then
@@ -483,19 +511,19 @@ impl Demo {
         });
     }
 
-    /// Captures both outputs during the current step, to be written as
+    /// Captures every output during the current step, to be written as
     /// `NN-<name>-output-<i>.png`.
     fn shoot(&mut self, name: &str) {
         self.shoot_numbered(self.steps.len() + 1, name);
     }
 
-    /// Captures both outputs after the last step's decision.
+    /// Captures every output after the last step's decision.
     fn shoot_after(&mut self, name: &str) {
         self.shoot_numbered(self.steps.len(), name);
     }
 
     fn shoot_numbered(&mut self, step: usize, name: &str) {
-        for index in 0..OUTPUTS.len() {
+        for index in 0..self.fx.state().backend.outputs.len() {
             let path = self
                 .out
                 .join(format!("{step:02}-{name}-output-{index}.png"));
