@@ -110,7 +110,7 @@ impl State {
         let now = self.clock.now_ms();
         self.overlay.output_removed(index, now);
         tracing::info!("output {name} removed, {} left", self.backend.outputs.len());
-        self.outputs_changed();
+        self.devices_changed();
     }
 
     /// Adds a headless output of `spec` (plugged in) and places the dialog again. Returns its
@@ -131,7 +131,7 @@ impl State {
             tracing::info!("output {} added at {}", vo.output.name(), vo.spec);
         }
         self.space.refresh();
-        self.outputs_changed();
+        self.devices_changed();
     }
 
     /// The seat now has `answering` input devices that can press the dialog's controls
@@ -148,10 +148,10 @@ impl State {
             }
         }
         self.input_available = available;
-        self.outputs_changed();
+        self.devices_changed();
     }
 
-    fn outputs_changed(&mut self) {
+    fn devices_changed(&mut self) {
         self.refresh_availability();
         self.dirty = true;
         self.sync_overlay();

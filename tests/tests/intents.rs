@@ -370,11 +370,7 @@ fn built_in_capabilities_run_in_the_compositor_only_after_approval() {
     );
     fx.advance_clock(1000);
     // System risk: approve is press-and-hold (voice is unavailable here).
-    let (x, y) = fx.control_centre(Control::Approve);
-    fx.state().inject_pointer_motion(x, y);
-    fx.state().inject_pointer_button(true);
-    fx.advance_clock(1000);
-    fx.state().inject_pointer_button(false);
+    fx.hold(Control::Approve, 1000);
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
     assert_eq!(fx.state().performed.len(), 1);
@@ -428,10 +424,6 @@ fn a_plan_that_asks_for_press_and_hold_gets_it_whatever_the_risk() {
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert!(fx.state().overlay.is_open(), "a click is not a hold");
-    let (x, y) = fx.control_centre(Control::Approve);
-    fx.state().inject_pointer_motion(x, y);
-    fx.state().inject_pointer_button(true);
-    fx.advance_clock(1000);
-    fx.state().inject_pointer_button(false);
+    fx.hold(Control::Approve, 1000);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
 }

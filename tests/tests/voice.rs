@@ -221,11 +221,7 @@ fn losing_the_microphone_mid_prompt_falls_back_to_press_and_hold() {
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert!(fx.state().overlay.is_open(), "a click is not a hold");
-    let (x, y) = fx.control_centre(Control::Approve);
-    fx.state().inject_pointer_motion(x, y);
-    fx.state().inject_pointer_button(true);
-    fx.advance_clock(1000);
-    fx.state().inject_pointer_button(false);
+    fx.hold(Control::Approve, 1000);
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
     assert_eq!(d.resolution, "user_approved");

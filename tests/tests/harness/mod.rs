@@ -325,6 +325,16 @@ impl Fixture {
         self.state().inject_click(x, y);
     }
 
+    /// Holds a dialog control down with the injected pointer for `ms` on the compositor's clock,
+    /// then lets go (a press-and-hold).
+    pub fn hold(&mut self, control: Control, ms: i64) {
+        let (x, y) = self.control_centre(control);
+        self.state().inject_pointer_motion(x, y);
+        self.state().inject_pointer_button(true);
+        self.advance_clock(ms);
+        self.state().inject_pointer_button(false);
+    }
+
     /// Moves the compositor's (and so the gate's and the guard's) clock forward.
     pub fn advance_clock(&mut self, ms: i64) {
         self.state().advance_clock(ms);
