@@ -248,7 +248,7 @@ impl Demo {
                     json!({"path": "/home/alice/report.pdf"}),
                 ));
                 d.expect_prompt(&c, "voice+visual", &["voice", "visual"], 0);
-                d.until("the spoken answer", |fx| answered(fx, Modality::Voice));
+                d.fx.pump_until("the spoken answer", |fx| fx.answered(Modality::Voice));
                 d.shoot("destructive-delete-heard");
                 d.fx.wait(READ);
                 d.fx.click(Control::Approve);
@@ -263,7 +263,7 @@ impl Demo {
                 d.hear_silence();
                 let c = d.submit(intent("session.logout", json!({})));
                 d.expect_prompt(&c, "voice+visual", &["voice", "visual"], 0);
-                d.until("the microphone to listen", |fx| {
+                d.fx.pump_until("the microphone to listen", |fx| {
                     fx.state().overlay.dialog().live().map(|l| l.voice)
                         == Some(pcp_overlay::VoiceState::Listening)
                 });
@@ -506,7 +506,7 @@ impl Demo {
         if let Err(e) = written {
             self.problem(&format!("cannot unplug the microphone: {e}"));
         }
-        self.until("voice to become unavailable", |fx| {
+        self.fx.pump_until("voice to become unavailable", |fx| {
             fx.state().voice.probe().is_err()
         });
     }
@@ -545,23 +545,10 @@ impl Demo {
         }
     }
 
-    fn until(&mut self, what: &str, cond: impl FnMut(&mut Fixture) -> bool) {
-        self.fx.pump_until(what, cond);
-    }
-
     fn problem(&mut self, what: &str) {
         eprintln!("    not as scripted: {what}");
         self.problems.push(what.to_string());
     }
-}
-
-/// The shown prompt has an answer through `modality`.
-fn answered(fx: &mut Fixture, modality: Modality) -> bool {
-    fx.state()
-        .intents
-        .gate()
-        .active()
-        .is_some_and(|p| p.answered(modality))
 }
 
 /// Moves weston-simple-shm's window (by its app id) to `output`.

@@ -91,14 +91,6 @@ fn capture_from(file: &Path) {
     unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", file) };
 }
 
-fn voice_answered(fx: &mut Fixture) -> bool {
-    fx.state()
-        .intents
-        .gate()
-        .active()
-        .is_some_and(|p| p.answered(Modality::Voice))
-}
-
 fn delete() -> pcp_compositor::client::Submission {
     intent("file.delete", json!({"path": "/tmp/report.txt"}))
 }
@@ -114,7 +106,7 @@ fn a_spoken_yes_and_a_click_approve() {
     let (threshold, modalities) = fx.pending(&c);
     assert_eq!(threshold, "voice+visual");
     assert_eq!(modalities, ["voice", "visual"]);
-    fx.pump_until("the spoken answer", voice_answered);
+    fx.pump_until("the spoken answer", |fx| fx.answered(Modality::Voice));
     assert_eq!(
         fx.state().overlay.dialog().live().map(|l| l.voice),
         Some(VoiceState::Heard)
@@ -177,7 +169,7 @@ fn a_spoken_yes_without_the_click_is_denied() {
     let mut fx = fixture();
     let c = fx.submit(delete());
     fx.pending(&c);
-    fx.pump_until("the spoken answer", voice_answered);
+    fx.pump_until("the spoken answer", |fx| fx.answered(Modality::Voice));
     fx.advance_clock(31_000);
     let d = fx.decision(&c);
     assert!(!d.approved, "{d:?}");

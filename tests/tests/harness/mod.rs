@@ -325,6 +325,15 @@ impl Fixture {
         self.state().inject_click(x, y);
     }
 
+    /// Whether the shown prompt has an approving answer through `modality`.
+    pub fn answered(&mut self, modality: pcp_gate::Modality) -> bool {
+        self.state()
+            .intents
+            .gate()
+            .active()
+            .is_some_and(|p| p.answered(modality))
+    }
+
     /// Holds a dialog control down with the injected pointer for `ms` on the compositor's clock,
     /// then lets go (a press-and-hold).
     pub fn hold(&mut self, control: Control, ms: i64) {
