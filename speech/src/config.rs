@@ -151,6 +151,12 @@ impl Config {
                 self.quiet_dbfs
             ));
         }
+        if !(100..=10_000).contains(&self.quiet_final_ms) {
+            return bad(format!(
+                "`quiet_final_ms` = {} is outside 100..=10000",
+                self.quiet_final_ms
+            ));
+        }
         if !(1..=4).contains(&self.decoder_phases) {
             return bad(format!(
                 "`decoder_phases` = {} is outside 1..=4",
@@ -204,6 +210,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("pitch"), "{err}");
+        for text in ["quiet_final_ms = 0", "decoder_phases = 9"] {
+            let key = text.split(' ').next().unwrap();
+            let err = Config::from_toml(text, "t").unwrap_err().to_string();
+            assert!(err.contains(key), "{text}: {err}");
+        }
     }
 
     #[test]
