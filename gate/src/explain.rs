@@ -88,7 +88,7 @@ impl Gate {
         ex.authorizer = Some(plan.authorizer);
         ex.press_and_hold = plan.press_and_hold;
         for note in &plan.notes {
-            ex.why.push(crate::gate::note_str(*note).to_string());
+            ex.why.push(crate::record::note_str(*note).to_string());
         }
         if plan.authorizer == Authorizer::Denying {
             ex.resolution = Some("confirmation_unavailable");

@@ -5,14 +5,16 @@
 pub mod audit;
 pub mod capability;
 pub mod config;
+mod decide;
 pub mod error;
 pub mod explain;
 pub mod friction;
 pub mod gate;
 pub mod intent;
-mod lifecycle;
 pub mod plan;
 pub mod prompt;
+mod prompting;
+mod record;
 pub mod replay;
 pub mod store;
 pub mod threshold;

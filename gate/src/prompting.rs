@@ -1,16 +1,59 @@
-//! A prompt's life after submission: answers, fallbacks when hardware goes, timeouts on the
-//! injected clock, cancellation, and the audited outcome that ends it.
+//! Prompting: the queue of open prompts, the answers each modality gives, fallbacks when hardware
+//! goes, deadlines on the injected clock, and cancellation. A prompt leaves the queue only
+//! through `record::finish`, which audits its outcome.
 
-use serde_json::Value;
-
-use crate::audit::{AuditRecord, ModalityResult, Resolution};
-use crate::capability::{Capability, digest};
-use crate::gate::{Gate, RespondError, answer_str, client_of, history_after, note_str, result};
-use crate::intent::{Authorizer, Intent, IntentId, ModalityEvent, Outcome, Plan, PlanNote};
+use crate::audit::{ModalityResult, Resolution};
+use crate::gate::Gate;
+use crate::intent::{Authorizer, Intent, IntentId, ModalityEvent, Outcome, PlanNote};
 use crate::prompt::Prompt;
-use crate::types::{Answer, Modality, Threshold};
+use crate::types::{Answer, Modality};
+
+/// Why `respond` did not apply an event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RespondError {
+    #[error("no open prompt {0:?}")]
+    UnknownPrompt(IntentId),
+    #[error("prompt {0:?} is queued behind another and not shown yet")]
+    NotShown(IntentId),
+    #[error("{0} is not part of this prompt's plan")]
+    NotInPlan(Modality),
+    #[error("{0} has already answered")]
+    AlreadyAnswered(Modality),
+    #[error("this prompt is not answered by a parent compositor")]
+    NotParent,
+}
 
 impl Gate {
+    /// Why the queue has no room for another prompt from `intent`'s client, if it has none.
+    pub(crate) fn queue_refusal(&self, intent: &Intent) -> Option<String> {
+        let open_for_client = self
+            .prompts
+            .iter()
+            .filter(|p| p.intent.client.id == intent.client.id)
+            .count();
+        let queue = &self.config.file.queue;
+        if open_for_client >= queue.per_client {
+            Some(format!(
+                "the client already has {open_for_client} open prompt(s)"
+            ))
+        } else if self.prompts.len() >= queue.max_pending {
+            Some(format!(
+                "{} prompts are already waiting",
+                self.prompts.len()
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// Queues a prompt; it is shown at once when nothing else is.
+    pub(crate) fn enqueue(&mut self, prompt: Prompt, now_ms: i64) {
+        self.prompts.push_back(prompt);
+        if self.prompts.len() == 1 {
+            self.show_front(now_ms);
+        }
+    }
+
     /// Applies one modality's event to the shown prompt. `Ok(Some(outcome))` when it decided
     /// the prompt; `Ok(None)` when more answers are needed.
     pub fn respond(
@@ -130,11 +173,6 @@ impl Gate {
         outcomes
     }
 
-    /// Commits every buffered audit record (call at shutdown or when idle).
-    pub fn flush(&mut self) -> Result<(), crate::error::StoreError> {
-        self.store.flush()
-    }
-
     /// The client withdrew its intent.
     pub fn cancel(&mut self, id: IntentId, now_ms: i64) -> Option<Outcome> {
         let index = self.prompts.iter().position(|p| p.id == id)?;
@@ -151,6 +189,36 @@ impl Gate {
         Some(outcome)
     }
 
+    pub(crate) fn timeout_ms(&self, modality: Modality) -> i64 {
+        let t = &self.config.file.timeouts;
+        1000 * i64::from(match modality {
+            Modality::Voice => t.voice_seconds,
+            Modality::Visual => t.visual_seconds,
+            Modality::Haptic => t.haptic_seconds,
+        })
+    }
+
+    /// Presents the prompt at the front of the queue: its timers start now.
+    pub(crate) fn show_front(&mut self, now_ms: i64) {
+        let parent_ms = 1000 * i64::from(self.config.file.timeouts.parent_seconds);
+        let timeouts: Vec<(Modality, i64)> = match self.prompts.front() {
+            Some(p) => p
+                .plan
+                .modalities
+                .iter()
+                .map(|&m| (m, now_ms + self.timeout_ms(m)))
+                .collect(),
+            None => return,
+        };
+        if let Some(p) = self.prompts.front_mut() {
+            p.shown_ms = Some(now_ms);
+            p.deadlines = timeouts;
+            if p.plan.authorizer == Authorizer::Parent {
+                p.parent_deadline = Some(now_ms + parent_ms);
+            }
+        }
+    }
+
     fn expire_front(&mut self, now_ms: i64) -> Option<Outcome> {
         let prompt = self.prompts.front_mut()?;
         prompt.shown_ms?;
@@ -165,6 +233,7 @@ impl Gate {
         Some(self.finish_front(Resolution::ConfirmationTimeout, reason, now_ms))
     }
 
+    /// Ends the shown prompt and shows the next one.
     fn finish_front(&mut self, resolution: Resolution, reason: String, now_ms: i64) -> Outcome {
         let Some(prompt) = self.prompts.pop_front() else {
             unreachable!("finish_front is only called with a shown prompt");
@@ -173,123 +242,20 @@ impl Gate {
         self.show_front(now_ms);
         outcome
     }
+}
 
-    /// Ends a prompt: friction history, audit (durable), and a token when approved.
-    pub(crate) fn finish(
-        &mut self,
-        prompt: Prompt,
-        resolution: Resolution,
-        reason: String,
-        now_ms: i64,
-    ) -> Outcome {
-        let history = match self.store.history(&prompt.friction_key) {
-            Ok(h) => h,
-            Err(e) => {
-                tracing::warn!("friction history unreadable, treating as none: {e}");
-                None
-            }
-        };
-        let update = history_after(resolution, &prompt.friction_key, history, now_ms);
-        let steps: Vec<String> = prompt
-            .intent
-            .steps
-            .iter()
-            .map(|s| s.capability.clone())
-            .collect();
-        let mut record = self.record(
-            &prompt.intent,
-            Some(&prompt.capability),
-            &prompt.params,
-            &steps,
-            prompt.threshold,
-            prompt.effective,
-            Some(&prompt.plan),
-            &prompt.results,
-            resolution,
-            now_ms,
-        );
-        record.profile = prompt.profile.clone();
-        record.notes.push(reason.clone());
-        let outcome = Outcome {
-            id: prompt.id,
-            capability: prompt.capability.name.clone(),
-            approved: resolution.approves(),
-            resolution,
-            token: None,
-            threshold: Some(prompt.threshold),
-            plan: prompt.plan.modalities.clone(),
-            audit_seq: None,
-            reason,
-        };
-        if resolution.approves() {
-            let plan = outcome.plan.clone();
-            let committed = self.commit_approval(
-                outcome,
-                record,
-                update,
-                true,
-                &prompt.capability,
-                &prompt.params,
-                now_ms,
-            );
-            return Outcome { plan, ..committed };
-        }
-        tracing::info!(capability = %outcome.capability, %resolution, "denied: {}", outcome.reason);
-        let audit_seq = self
-            .store
-            .append(record, update, true)
-            .map_err(|e| tracing::error!("denial could not be audited: {e}"))
-            .ok();
-        Outcome {
-            audit_seq,
-            ..outcome
-        }
+fn answer_str(answer: Answer) -> &'static str {
+    match answer {
+        Answer::Approve => "approve",
+        Answer::Deny => "deny",
     }
+}
 
-    /// Builds an audit record (sequence and chain hash are filled by the store).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn record(
-        &self,
-        intent: &Intent,
-        capability: Option<&Capability>,
-        params: &Value,
-        steps: &[String],
-        threshold: Threshold,
-        effective: Threshold,
-        plan: Option<&Plan>,
-        results: &[ModalityResult],
-        resolution: Resolution,
-        now_ms: i64,
-    ) -> AuditRecord {
-        let redact = self.config.file.audit.redact_params;
-        AuditRecord {
-            seq: 0,
-            time_ms: now_ms,
-            profile: self.profile.clone(),
-            client: client_of(intent).clone(),
-            capability: intent.capability.clone(),
-            capability_version: capability.map(|c| c.version),
-            params_digest: digest(params),
-            params: (!redact).then(|| params.clone()),
-            steps: steps.to_vec(),
-            threshold: Some(threshold),
-            effective_threshold: Some(effective),
-            authorizer: plan.map(|p| p.authorizer.as_str().to_string()),
-            plan: plan.map(|p| p.modalities.clone()).unwrap_or_default(),
-            press_and_hold: plan.is_some_and(|p| p.press_and_hold),
-            modality_results: results.to_vec(),
-            notes: plan
-                .map(|p| p.notes.iter().map(|n| note_str(*n).to_string()).collect())
-                .unwrap_or_default(),
-            outcome: if resolution.approves() {
-                "approved"
-            } else {
-                "denied"
-            }
-            .to_string(),
-            resolution,
-            prev_hash: String::new(),
-        }
+fn result(modality: Modality, result: &str, at_ms: i64) -> ModalityResult {
+    ModalityResult {
+        modality,
+        result: result.to_string(),
+        at_ms,
     }
 }
 

@@ -1,0 +1,372 @@
+//! Deciding: an intent is evaluated against the manifests, the threshold table and the friction
+//! history, planned against what hardware can answer, and `submit` turns that into execute, deny
+//! or a prompt in the queue.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::audit::Resolution;
+use crate::capability::{Capability, digest};
+use crate::error::StoreError;
+use crate::friction::{self, FrictionReason};
+use crate::gate::Gate;
+use crate::intent::{Authorizer, Decision, Intent, IntentId, Outcome, Plan};
+use crate::plan::{self, PlanInput};
+use crate::prompt::Prompt;
+use crate::record::{Approval, DenyContext, RecordFacts};
+use crate::store::{FrictionKey, FrictionUpdate};
+use crate::threshold;
+use crate::types::{RiskClass, SideEffects, Threshold};
+
+/// The result of evaluating an intent against the manifests, the table and the history.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub capability: Arc<Capability>,
+    pub params: Value,
+    pub steps: Vec<(Arc<Capability>, Value)>,
+    pub threshold: Threshold,
+    pub effective: Threshold,
+    pub friction: FrictionReason,
+    pub risk: RiskClass,
+    pub side_effects: SideEffects,
+    pub key: FrictionKey,
+}
+
+impl Evaluation {
+    pub(crate) fn step_names(&self) -> Vec<String> {
+        self.steps.iter().map(|(c, _)| c.name.clone()).collect()
+    }
+}
+
+/// Why an intent cannot be evaluated at all.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    Unknown(String),
+    InvalidParams(String),
+    Store(StoreError),
+}
+
+impl Refusal {
+    /// The resolution and the sentence a denial for this refusal records.
+    fn resolution(self) -> (Resolution, String) {
+        match self {
+            Refusal::Unknown(name) => (
+                Resolution::UnknownCapability,
+                format!("no trusted manifest declares capability `{name}`"),
+            ),
+            Refusal::InvalidParams(m) => (Resolution::InvalidParams, m),
+            Refusal::Store(e) => (Resolution::StateUnavailable, e.to_string()),
+        }
+    }
+}
+
+impl Gate {
+    /// Evaluates an intent without recording anything.
+    pub fn evaluate(&self, intent: &Intent, now_ms: i64) -> Result<Evaluation, String> {
+        self.evaluate_inner(intent, now_ms).map_err(|r| match r {
+            Refusal::Unknown(name) => format!("unknown capability `{name}`"),
+            Refusal::InvalidParams(m) => m,
+            Refusal::Store(e) => e.to_string(),
+        })
+    }
+
+    pub(crate) fn evaluate_inner(
+        &self,
+        intent: &Intent,
+        now_ms: i64,
+    ) -> Result<Evaluation, Refusal> {
+        let registry = &self.config.registry;
+        let capability = registry
+            .get(&intent.capability)
+            .ok_or_else(|| Refusal::Unknown(intent.capability.clone()))?
+            .clone();
+        let params = object_params(&intent.params, "params")?;
+        let level = self.config.file.safety.level;
+        let mut full = threshold::threshold(capability.side_effects, capability.auth_level, level);
+        let mut risk = capability.risk();
+        let mut side_effects = capability.side_effects;
+        let mut steps = Vec::with_capacity(intent.steps.len());
+        for (i, step) in intent.steps.iter().enumerate() {
+            let cap = registry
+                .get(&step.capability)
+                .ok_or_else(|| Refusal::Unknown(step.capability.clone()))?
+                .clone();
+            let p = object_params(&step.params, &format!("steps[{i}].params"))?;
+            full = full.max(threshold::threshold(
+                cap.side_effects,
+                cap.auth_level,
+                level,
+            ));
+            risk = risk.max(cap.risk());
+            side_effects = worst(side_effects, cap.side_effects);
+            steps.push((cap, p));
+        }
+        let multi_step = !steps.is_empty();
+        let key = FrictionKey {
+            profile: self.profile.clone(),
+            capability: capability.name.clone(),
+            version: capability.version,
+            fingerprint: String::new(),
+        };
+        if full == Threshold::None && !multi_step {
+            // Routine: no history to consult, nothing to fingerprint (the hot path).
+            return Ok(Evaluation {
+                capability,
+                params,
+                steps,
+                threshold: full,
+                effective: full,
+                friction: FrictionReason::NeverDegrades,
+                risk,
+                side_effects,
+                key,
+            });
+        }
+        let salient = if multi_step {
+            json!({
+                "params": capability.salient_params(&params),
+                "steps": steps.iter().map(|(c, p)| json!([c.name, c.version, c.salient_params(p)])).collect::<Vec<_>>(),
+            })
+        } else {
+            capability.salient_params(&params)
+        };
+        let key = FrictionKey {
+            fingerprint: digest(&salient),
+            ..key
+        };
+        let history = self.store.history(&key).map_err(Refusal::Store)?;
+        let (effective, reason) = friction::effective(
+            full,
+            side_effects,
+            multi_step,
+            history.as_ref(),
+            self.config.friction_rules(),
+            now_ms,
+        );
+        Ok(Evaluation {
+            capability,
+            params,
+            steps,
+            threshold: full,
+            effective,
+            friction: reason,
+            risk,
+            side_effects,
+            key,
+        })
+    }
+
+    pub(crate) fn plan_for(&self, ev: &Evaluation) -> Plan {
+        plan::plan(
+            PlanInput {
+                effective: ev.effective,
+                full: ev.threshold,
+                risk: ev.risk,
+                haptic_eligible: ev.capability.haptic,
+                multi_step: !ev.steps.is_empty(),
+                parent_authorizer: self.config.file.session.parent_authorizer,
+            },
+            &self.available,
+        )
+    }
+
+    /// Decides an intent at `now_ms`: execute, deny, or ask through a plan.
+    pub fn submit(&mut self, intent: Intent, now_ms: i64) -> Decision {
+        let id = IntentId(self.next_id);
+        self.next_id += 1;
+        if let Err(e) = self.store.flush_if_due(now_ms) {
+            tracing::warn!("audit group commit failed, will retry: {e}");
+        }
+        let ev = match self.evaluate_inner(&intent, now_ms) {
+            Ok(ev) => ev,
+            Err(refusal) => {
+                let (resolution, reason) = refusal.resolution();
+                let ctx = DenyContext::bare(id, &intent, self.profile.clone());
+                return Decision::Deny(self.deny_unprompted(ctx, resolution, reason, now_ms));
+            }
+        };
+        let multi_step = !ev.steps.is_empty();
+        if ev.effective == Threshold::None && !multi_step {
+            return self.execute_unprompted(id, intent, ev, now_ms);
+        }
+        let plan = self.plan_for(&ev);
+        let limited = self.queue_refusal(&intent);
+        let prompt = self.make_prompt(id, intent, ev, plan, now_ms);
+        // Neither denial below asked anyone: the outcome's plan is empty (audit keeps the plan).
+        if let Some(reason) = limited {
+            let outcome = self.finish(prompt, Resolution::RateLimited, reason, now_ms);
+            return Decision::Deny(Outcome {
+                plan: Vec::new(),
+                ..outcome
+            });
+        }
+        if prompt.plan.authorizer == Authorizer::Denying {
+            let reason = "no output or no input device can show and answer a prompt".to_string();
+            return Decision::Deny(self.finish(
+                prompt,
+                Resolution::ConfirmationUnavailable,
+                reason,
+                now_ms,
+            ));
+        }
+        let decision = Decision::Confirm {
+            id,
+            threshold: prompt.threshold,
+            plan: prompt.plan.clone(),
+        };
+        self.enqueue(prompt, now_ms);
+        decision
+    }
+
+    fn make_prompt(
+        &self,
+        id: IntentId,
+        intent: Intent,
+        ev: Evaluation,
+        plan: Plan,
+        now_ms: i64,
+    ) -> Prompt {
+        let description = ev.capability.description.render(&ev.params);
+        let target = match &ev.capability.target {
+            Some(t) => Some(t.render(&ev.params)),
+            None => intent.target.clone(),
+        };
+        let steps = ev
+            .steps
+            .iter()
+            .map(|(c, p)| c.description.render(p))
+            .collect();
+        Prompt {
+            id,
+            params: ev.params,
+            profile: self.profile.clone(),
+            description,
+            target,
+            steps,
+            risk: ev.risk,
+            threshold: ev.threshold,
+            effective: ev.effective,
+            friction: ev.friction,
+            plan,
+            friction_key: ev.key,
+            capability: ev.capability,
+            intent,
+            submitted_ms: now_ms,
+            shown_ms: None,
+            deadlines: Vec::new(),
+            parent_deadline: None,
+            results: Vec::new(),
+        }
+    }
+
+    /// Runs an intent that needs no prompt: `policy_allow`, or `confirmed_by_history` (which
+    /// moves the friction history on and is committed before it returns).
+    fn execute_unprompted(
+        &mut self,
+        id: IntentId,
+        intent: Intent,
+        ev: Evaluation,
+        now_ms: i64,
+    ) -> Decision {
+        let (resolution, friction_update, reason) = if ev.threshold == Threshold::None {
+            (
+                Resolution::PolicyAllow,
+                None,
+                "routine: the threshold is none".to_string(),
+            )
+        } else {
+            // Read the history again at decision time: `evaluate` saw it a moment ago.
+            let history = match self.store.history(&ev.key) {
+                Ok(h) => h.unwrap_or_default(),
+                Err(e) => {
+                    let ctx = DenyContext::bare(id, &intent, self.profile.clone());
+                    return Decision::Deny(self.deny_unprompted(
+                        ctx,
+                        Resolution::StateUnavailable,
+                        e.to_string(),
+                        now_ms,
+                    ));
+                }
+            };
+            (
+                Resolution::ConfirmedByHistory,
+                Some(FrictionUpdate::Set(
+                    ev.key.clone(),
+                    friction::after_implicit_pass(history, now_ms),
+                )),
+                ev.friction.describe(),
+            )
+        };
+        let record = self.record(RecordFacts {
+            intent: &intent,
+            capability: Some(&ev.capability),
+            params: &ev.params,
+            steps: ev.step_names(),
+            thresholds: Some((ev.threshold, ev.effective)),
+            plan: None,
+            results: &[],
+            resolution,
+            profile: &self.profile,
+            note: None,
+            now_ms,
+        });
+        let outcome = Outcome {
+            id,
+            capability: intent.capability.clone(),
+            approved: true,
+            resolution,
+            token: None,
+            threshold: Some(ev.threshold),
+            plan: Vec::new(),
+            audit_seq: None,
+            reason,
+        };
+        let outcome = self.commit_approval(Approval {
+            outcome,
+            record,
+            friction_update,
+            durable: resolution != Resolution::PolicyAllow,
+            capability: &ev.capability,
+            params: &ev.params,
+            now_ms,
+        });
+        if outcome.approved {
+            Decision::Execute(outcome)
+        } else {
+            Decision::Deny(outcome)
+        }
+    }
+}
+
+fn object_params(params: &Value, what: &str) -> Result<Value, Refusal> {
+    match params {
+        Value::Object(_) => Ok(params.clone()),
+        Value::Null => Ok(Value::Object(Map::new())),
+        other => Err(Refusal::InvalidParams(format!(
+            "{what} must be a JSON object, not {}",
+            json_kind(other)
+        ))),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The side effects that decide friction floors for a multi-step intent: the worst step.
+fn worst(a: SideEffects, b: SideEffects) -> SideEffects {
+    let rank = |s| match s {
+        SideEffects::System => 3,
+        SideEffects::Destructive => 2,
+        _ => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}

@@ -1,0 +1,296 @@
+//! Recording: how every decision becomes an audit record. A prompt's end moves the friction
+//! history; an approval is committed together with its token, and becomes a denial if it cannot
+//! be; a denial without a prompt is audited with its reason.
+
+use serde_json::Value;
+
+use crate::audit::{AuditRecord, ModalityResult, Resolution};
+use crate::capability::{Capability, digest};
+use crate::friction::{self, History};
+use crate::gate::Gate;
+use crate::intent::{Intent, IntentId, Outcome, Plan, PlanNote};
+use crate::prompt::Prompt;
+use crate::store::{FrictionKey, FrictionUpdate};
+use crate::types::Threshold;
+
+/// Everything an audit record says about one decision (its sequence and chain hash are filled
+/// by the store).
+pub(crate) struct RecordFacts<'a> {
+    pub intent: &'a Intent,
+    /// The capability as declared, when it is known.
+    pub capability: Option<&'a Capability>,
+    /// The params as checked (the client's own when they could not be checked).
+    pub params: &'a Value,
+    /// A multi-step intent's step capabilities.
+    pub steps: Vec<String>,
+    /// The full and the effective threshold, when the capability was evaluated.
+    pub thresholds: Option<(Threshold, Threshold)>,
+    /// The plan that was asked, when one was made.
+    pub plan: Option<&'a Plan>,
+    pub results: &'a [ModalityResult],
+    pub resolution: Resolution,
+    /// The profile whose history the decision used.
+    pub profile: &'a str,
+    /// The decision's sentence, after the plan's notes.
+    pub note: Option<String>,
+    pub now_ms: i64,
+}
+
+/// An approval on its way out: audited and given its token, or turned into a denial.
+pub(crate) struct Approval<'a> {
+    pub outcome: Outcome,
+    pub record: AuditRecord,
+    pub friction_update: Option<FrictionUpdate>,
+    /// Commit before returning (anything but `policy_allow`, which is group-committed).
+    pub durable: bool,
+    pub capability: &'a Capability,
+    pub params: &'a Value,
+    pub now_ms: i64,
+}
+
+/// What a denial without a prompt records.
+pub(crate) struct DenyContext<'a> {
+    pub id: IntentId,
+    pub intent: &'a Intent,
+    pub profile: String,
+    pub threshold: Option<Threshold>,
+}
+
+impl<'a> DenyContext<'a> {
+    pub fn bare(id: IntentId, intent: &'a Intent, profile: String) -> Self {
+        DenyContext {
+            id,
+            intent,
+            profile,
+            threshold: None,
+        }
+    }
+}
+
+impl Gate {
+    /// Ends a prompt: friction history, audit (durable), and a token when approved.
+    pub(crate) fn finish(
+        &mut self,
+        prompt: Prompt,
+        resolution: Resolution,
+        reason: String,
+        now_ms: i64,
+    ) -> Outcome {
+        let history = match self.store.history(&prompt.friction_key) {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!("friction history unreadable, treating as none: {e}");
+                None
+            }
+        };
+        let update = history_after(resolution, &prompt.friction_key, history, now_ms);
+        let record = self.record(RecordFacts {
+            intent: &prompt.intent,
+            capability: Some(&prompt.capability),
+            params: &prompt.params,
+            steps: prompt
+                .intent
+                .steps
+                .iter()
+                .map(|s| s.capability.clone())
+                .collect(),
+            thresholds: Some((prompt.threshold, prompt.effective)),
+            plan: Some(&prompt.plan),
+            results: &prompt.results,
+            resolution,
+            profile: &prompt.profile,
+            note: Some(reason.clone()),
+            now_ms,
+        });
+        let outcome = Outcome {
+            id: prompt.id,
+            capability: prompt.capability.name.clone(),
+            approved: resolution.approves(),
+            resolution,
+            token: None,
+            threshold: Some(prompt.threshold),
+            plan: prompt.plan.modalities.clone(),
+            audit_seq: None,
+            reason,
+        };
+        if resolution.approves() {
+            let plan = outcome.plan.clone();
+            let committed = self.commit_approval(Approval {
+                outcome,
+                record,
+                friction_update: update,
+                durable: true,
+                capability: &prompt.capability,
+                params: &prompt.params,
+                now_ms,
+            });
+            return Outcome { plan, ..committed };
+        }
+        tracing::info!(capability = %outcome.capability, %resolution, "denied: {}", outcome.reason);
+        let audit_seq = self
+            .store
+            .append(record, update, true)
+            .map_err(|e| tracing::error!("denial could not be audited: {e}"))
+            .ok();
+        Outcome {
+            audit_seq,
+            ..outcome
+        }
+    }
+
+    /// Audits an approval and issues its token; on any failure the approval becomes a denial
+    /// (the returned outcome is then not approved).
+    pub(crate) fn commit_approval(&mut self, approval: Approval<'_>) -> Outcome {
+        let Approval {
+            mut outcome,
+            record,
+            friction_update,
+            durable,
+            capability,
+            params,
+            now_ms,
+        } = approval;
+        let expires = now_ms + 1000 * i64::from(self.config.file.tokens.expiry_seconds);
+        let profile = record.profile.clone();
+        let client = record.client.clone();
+        let token = self.key.issue(
+            &capability.name,
+            capability.version,
+            params,
+            &profile,
+            expires,
+        );
+        let result = token.and_then(|token| {
+            let seq = self.store.append(record, friction_update, durable)?;
+            Ok((token, seq))
+        });
+        match result {
+            Ok((token, seq)) => {
+                outcome.token = Some(token);
+                outcome.audit_seq = Some(seq);
+                outcome
+            }
+            Err(e) => {
+                tracing::error!(
+                    "approval of {} could not be audited, denying: {e}",
+                    outcome.capability
+                );
+                let intent = Intent::new(&outcome.capability, params.clone(), client);
+                let ctx = DenyContext {
+                    id: outcome.id,
+                    intent: &intent,
+                    profile,
+                    threshold: outcome.threshold,
+                };
+                self.deny_unprompted(ctx, Resolution::StateUnavailable, e.to_string(), now_ms)
+            }
+        }
+    }
+
+    /// Audits (durably) a denial that asked nobody.
+    pub(crate) fn deny_unprompted(
+        &mut self,
+        ctx: DenyContext<'_>,
+        resolution: Resolution,
+        reason: String,
+        now_ms: i64,
+    ) -> Outcome {
+        let record = self.record(RecordFacts {
+            intent: ctx.intent,
+            capability: None,
+            params: &ctx.intent.params,
+            steps: Vec::new(),
+            thresholds: ctx.threshold.map(|t| (t, t)),
+            plan: None,
+            results: &[],
+            resolution,
+            profile: &ctx.profile,
+            note: Some(reason.clone()),
+            now_ms,
+        });
+        tracing::info!(capability = %ctx.intent.capability, %resolution, "denied: {reason}");
+        let audit_seq = self
+            .store
+            .append(record, None, true)
+            .map_err(|e| tracing::error!("denial could not be audited: {e}"))
+            .ok();
+        Outcome {
+            id: ctx.id,
+            capability: ctx.intent.capability.clone(),
+            approved: false,
+            resolution,
+            token: None,
+            threshold: ctx.threshold,
+            plan: Vec::new(),
+            audit_seq,
+            reason,
+        }
+    }
+
+    /// Builds an audit record from the facts of a decision.
+    pub(crate) fn record(&self, facts: RecordFacts<'_>) -> AuditRecord {
+        let redact = self.config.file.audit.redact_params;
+        let plan = facts.plan;
+        let mut notes: Vec<String> = plan
+            .map(|p| p.notes.iter().map(|n| note_str(*n).to_string()).collect())
+            .unwrap_or_default();
+        notes.extend(facts.note);
+        AuditRecord {
+            seq: 0,
+            time_ms: facts.now_ms,
+            profile: facts.profile.to_string(),
+            client: facts.intent.client.clone(),
+            capability: facts.intent.capability.clone(),
+            capability_version: facts.capability.map(|c| c.version),
+            params_digest: digest(facts.params),
+            params: (!redact).then(|| facts.params.clone()),
+            steps: facts.steps,
+            threshold: facts.thresholds.map(|(full, _)| full),
+            effective_threshold: facts.thresholds.map(|(_, effective)| effective),
+            authorizer: plan.map(|p| p.authorizer.as_str().to_string()),
+            plan: plan.map(|p| p.modalities.clone()).unwrap_or_default(),
+            press_and_hold: plan.is_some_and(|p| p.press_and_hold),
+            modality_results: facts.results.to_vec(),
+            notes,
+            outcome: if facts.resolution.approves() {
+                "approved"
+            } else {
+                "denied"
+            }
+            .to_string(),
+            resolution: facts.resolution,
+            prev_hash: String::new(),
+        }
+    }
+}
+
+/// The friction change a prompt's end makes: an approval builds history, a denial or a timeout
+/// clears it, anything else leaves it.
+fn history_after(
+    resolution: Resolution,
+    key: &FrictionKey,
+    history: Option<History>,
+    now_ms: i64,
+) -> Option<FrictionUpdate> {
+    match resolution {
+        Resolution::UserApproved => Some(FrictionUpdate::Set(
+            key.clone(),
+            friction::after_explicit_approval(history, now_ms),
+        )),
+        Resolution::UserDenied | Resolution::ConfirmationTimeout => {
+            Some(FrictionUpdate::Clear(key.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// The audit and `explain` wording of a plan note.
+pub(crate) fn note_str(note: PlanNote) -> &'static str {
+    match note {
+        PlanNote::VoiceUnavailable => "voice_unavailable: visual with press-and-hold",
+        PlanNote::HapticUnavailable => "haptic_unavailable: visual instead",
+        PlanNote::MultiStep => "multi_step: every step shown",
+        PlanNote::VoiceDroppedByHistory => "voice dropped after repeated identical approvals",
+        PlanNote::ModalityLost => "a modality was lost mid-prompt",
+    }
+}
