@@ -1,16 +1,17 @@
-//! Who is asking: a client's identity from its socket credentials and `/proc/PID/exe`, never from
-//! anything the client says.
+//! Who is asking: a client's identity from its socket credentials and `/proc/PID/{exe,stat}`,
+//! never from anything the client says (its toplevel's app id is kept as declared text only).
 
 use pcp_gate::ClientIdentity;
 use wayland_server::{Client, DisplayHandle};
 
-/// The identity of `client`: pid, uid and executable from the kernel; `app_id` from its toplevel
-/// when the compositor knows one. A client whose credentials cannot be read is known only by its
-/// connection id (shown as such), which is never mistaken for another client.
+/// The identity of `client`: pid and uid from the socket, executable and start time from
+/// `/proc`; `declared_app_id` from its toplevel when the compositor knows one (unverified). A
+/// client whose credentials cannot be read is known only by its connection id (shown as such),
+/// which is never mistaken for another client.
 pub fn client_identity(
     dh: &DisplayHandle,
     client: &Client,
-    app_id: Option<String>,
+    declared_app_id: Option<String>,
 ) -> ClientIdentity {
     let id = format!("wl-{:?}", client.id());
     match client.get_credentials(dh) {
@@ -21,14 +22,16 @@ pub fn client_identity(
                 pid,
                 uid: Some(cred.uid),
                 executable: pid.and_then(executable_of),
-                app_id,
+                start_time: pid.and_then(start_time_of),
+                declared_app_id,
+                ..ClientIdentity::default()
             }
         }
         Err(e) => {
             tracing::warn!("no socket credentials for a client: {e}");
             ClientIdentity {
                 id,
-                app_id,
+                declared_app_id,
                 ..ClientIdentity::default()
             }
         }
@@ -42,6 +45,20 @@ pub fn executable_of(pid: u32) -> Option<String> {
         .map(|p| p.to_string_lossy().into_owned())
 }
 
+/// When a process started, in clock ticks after boot: field 22 of `/proc/PID/stat`. The
+/// command name (field 2) is in parentheses and may itself hold spaces and `)`, so the fields
+/// are counted from the last `)`.
+pub fn start_time_of(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_start_time(&stat)
+}
+
+fn parse_start_time(stat: &str) -> Option<u64> {
+    let after_comm = &stat[stat.rfind(')')? + 1..];
+    // After the command name come field 3 (state) onwards: field 22 is the 20th of those.
+    after_comm.split_whitespace().nth(19)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +69,16 @@ mod tests {
         let expected = std::env::current_exe().unwrap();
         assert_eq!(exe, expected.to_string_lossy());
         assert_eq!(executable_of(u32::MAX), None);
+    }
+
+    #[test]
+    fn the_start_time_is_field_22_even_after_a_hostile_command_name() {
+        let stat = "77 (a) b (c) S 1 77 77 0 -1 4194560 10 0 0 0 1 2 0 0 20 0 1 0 123456 \
+                    1000 50 18446744073709551615";
+        assert_eq!(parse_start_time(stat), Some(123456));
+        assert_eq!(parse_start_time("77 (x) S 1"), None);
+        let ours = start_time_of(std::process::id()).unwrap();
+        assert_eq!(start_time_of(std::process::id()), Some(ours), "stable");
+        assert_eq!(start_time_of(u32::MAX), None);
     }
 }

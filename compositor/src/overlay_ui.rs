@@ -128,17 +128,9 @@ fn risk_of(r: RiskClass) -> Risk {
 
 fn content_of(prompt: &Prompt, queued: u32, seconds_left: u32, timeout: u32) -> DialogContent {
     let c = &prompt.intent.client;
-    let mut app = c.display_name().to_string();
-    let mut who = Vec::new();
-    if let Some(pid) = c.pid {
-        who.push(format!("pid {pid}"));
-    }
-    if let Some(uid) = c.uid {
-        who.push(format!("uid {uid}"));
-    }
-    if !who.is_empty() {
-        app = format!("{app} ({})", who.join(", "));
-    }
+    // The verified identity only: what the client calls itself (`declared_app_id`) is
+    // unverified and is left to the dialog's secondary text.
+    let app = c.to_string();
     DialogContent {
         app,
         icon: None,

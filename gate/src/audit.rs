@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+pub use crate::identity::ClientIdentity;
 use crate::types::{Modality, Threshold};
 
 /// How a decision was reached (seed 003's resolutions plus the gate's own).
@@ -73,43 +74,6 @@ impl Resolution {
 impl std::fmt::Display for Resolution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// Who asked: from the socket's credentials and the client's toplevel, never from the request.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClientIdentity {
-    /// A key unique to the client connection, for rate limiting.
-    pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uid: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub executable: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub app_id: Option<String>,
-}
-
-impl ClientIdentity {
-    /// A client known only by a name (replay traces, tests).
-    pub fn named(name: &str) -> ClientIdentity {
-        ClientIdentity {
-            id: name.to_string(),
-            ..ClientIdentity::default()
-        }
-    }
-
-    /// The name to show a user: the app id, else the executable's file name, else the id.
-    pub fn display_name(&self) -> &str {
-        self.app_id
-            .as_deref()
-            .or_else(|| {
-                self.executable
-                    .as_deref()
-                    .map(|exe| exe.rsplit('/').next().unwrap_or(exe))
-            })
-            .unwrap_or(&self.id)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod error;
 pub mod explain;
 pub mod friction;
 pub mod gate;
+pub mod identity;
 pub mod intent;
 pub mod plan;
 pub mod prompt;
@@ -22,10 +23,11 @@ pub mod token;
 pub mod types;
 mod writer;
 
-pub use audit::{AuditRecord, ClientIdentity, Resolution};
+pub use audit::{AuditRecord, Resolution};
 pub use config::{GateConfig, SafetyLevel};
 pub use error::{ConfigError, StoreError};
 pub use gate::{Gate, RespondError};
+pub use identity::{ClientIdentity, IdentityKind, ProcessChange, SandboxIdentity};
 pub use intent::{
     Authorizer, Availability, Decision, Intent, IntentId, ModalityEvent, Outcome, Plan, Step,
 };

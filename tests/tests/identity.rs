@@ -1,5 +1,6 @@
-//! A client with a toplevel asks: its app id (from its toplevel) and pid (from the socket) are
-//! on the prompt and in the audit log; while the dialog is up the client has no keyboard focus
+//! A client with a toplevel asks: its verified identity (pid and uid from the socket, executable
+//! and start time from /proc) keys it, and its self-declared app id is kept apart as such, on the
+//! prompt and in the audit log; while the dialog is up the client has no keyboard focus
 //! and receives no keys, not even the release of the key that answered.
 
 mod harness;
@@ -116,9 +117,18 @@ fn the_prompt_names_the_app_and_the_client_gets_no_input_while_it_is_up() {
         .intent
         .client
         .clone();
-    assert_eq!(client.app_id.as_deref(), Some("org.example.Agent"));
+    assert_eq!(client.declared_app_id.as_deref(), Some("org.example.Agent"));
     assert_eq!(client.pid, Some(std::process::id()));
     assert_eq!(client.uid, Some(own_uid()));
+    let exe = std::env::current_exe().unwrap();
+    assert_eq!(client.executable.as_deref(), exe.to_str());
+    assert!(client.start_time.is_some());
+    assert_eq!(
+        client.app_key(),
+        format!("exe:{}:{}", own_uid(), exe.display()),
+        "keyed by what the kernel knows, not by the declared app id"
+    );
+    assert_eq!(client.display_name(), exe.to_str().unwrap());
 
     // Keys while the dialog is up go to the dialog only.
     fx.state().inject_key(KEY_A, true);
@@ -145,7 +155,10 @@ fn the_prompt_names_the_app_and_the_client_gets_no_input_while_it_is_up() {
         .rev()
         .find(|r| r.capability == "settings.change")
         .unwrap();
-    assert_eq!(record.client.app_id.as_deref(), Some("org.example.Agent"));
+    assert_eq!(
+        record.client.declared_app_id.as_deref(),
+        Some("org.example.Agent")
+    );
     assert_eq!(record.client.pid, Some(std::process::id()));
 }
 

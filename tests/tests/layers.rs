@@ -197,7 +197,7 @@ fn the_dialog_is_above_a_fullscreen_window() {
     let last = audit.last().unwrap();
     assert_eq!(last.resolution.as_str(), "user_approved");
     assert_eq!(
-        last.client.app_id.as_deref(),
+        last.client.declared_app_id.as_deref(),
         Some("org.example.Fullscreen")
     );
 }
