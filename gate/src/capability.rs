@@ -3,7 +3,7 @@
 //! parameters. A client can never declare its own risk: it names a capability, nothing more.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::error::{ConfigError, Location};
+use crate::sources::ManifestFolder;
 use crate::types::{AuthLevel, RiskClass, SideEffects};
 
 /// One `[[capability]]` table as written in a config or manifest file.
@@ -46,6 +47,16 @@ pub struct Capability {
     pub salient: Option<Vec<String>>,
     pub haptic: bool,
     pub declared_at: Location,
+    /// A system folder's declaration, or the user's (folder or config).
+    pub origin: Origin,
+}
+
+/// Where a capability was declared: the system's manifest folders, which only root should be
+/// able to change, or the user's own folders and config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    System,
+    User,
 }
 
 impl Capability {
@@ -149,6 +160,29 @@ impl Template {
     }
 }
 
+impl std::fmt::Display for Template {
+    /// The template as it would be written, holes and escaped braces included.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for part in &self.parts {
+            match part {
+                TemplatePart::Text(t) => f.write_str(&t.replace('{', "{{").replace('}', "}}"))?,
+                TemplatePart::Param(name) => write!(f, "{{{name}}}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Template {
+    /// The parameter names the template fills.
+    pub fn params(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            TemplatePart::Param(name) => Some(name.as_str()),
+            TemplatePart::Text(_) => None,
+        })
+    }
+}
+
 fn is_identifier(name: &str) -> bool {
     !name.is_empty()
         && name
@@ -221,17 +255,42 @@ impl Registry {
         }
     }
 
-    /// Adds the manifests parsed from `file`, whose text is `text`; a second declaration of a
-    /// name is an error that names both places.
+    /// Adds the manifests parsed from `file`, whose text is `text`, declared with `origin`. A
+    /// second declaration of a name from the same origin is an error that names both places; a
+    /// user's declaration replaces a system one only when it keeps or raises its protection
+    /// (else the error names both files and what would be lowered).
     pub fn add_manifests(
         &mut self,
         file: &Path,
         text: &str,
         manifests: Vec<CapabilityManifest>,
+        origin: Origin,
     ) -> Result<(), ConfigError> {
         for manifest in manifests {
-            let cap = validate(file, text, manifest)?;
-            if let Some(first) = self.capabilities.get(&cap.name) {
+            let cap = validate(file, text, manifest, origin)?;
+            self.declare(cap)?;
+        }
+        Ok(())
+    }
+
+    fn declare(&mut self, cap: Capability) -> Result<(), ConfigError> {
+        if let Some(first) = self.capabilities.get(&cap.name) {
+            if first.origin == Origin::System && cap.origin == Origin::User {
+                let lowered = crate::policy::capability_lowerings(first, &cap);
+                if !lowered.is_empty() {
+                    return Err(ConfigError::Invalid {
+                        location: cap.declared_at.clone(),
+                        message: format!(
+                            "capability `{}` is declared by the system manifest {}; a user's \
+                             manifest or config may keep or raise its protection, never lower \
+                             it, and this one would: {}",
+                            cap.name,
+                            first.declared_at,
+                            lowered.join("; ")
+                        ),
+                    });
+                }
+            } else {
                 return Err(ConfigError::Invalid {
                     location: cap.declared_at.clone(),
                     message: format!(
@@ -240,40 +299,26 @@ impl Registry {
                     ),
                 });
             }
-            self.capabilities.insert(cap.name.clone(), Arc::new(cap));
         }
+        self.capabilities.insert(cap.name.clone(), Arc::new(cap));
         Ok(())
     }
 
-    /// Loads every `*.toml` manifest in `dir`, in name order; a missing folder adds nothing.
-    pub fn add_dir(&mut self, dir: &Path) -> Result<(), ConfigError> {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(source) => {
-                return Err(ConfigError::Read {
-                    path: dir.to_path_buf(),
-                    source,
-                });
-            }
+    /// Adds every manifest file of a folder read earlier, in name order.
+    pub fn add_folder(&mut self, folder: &ManifestFolder) -> Result<(), ConfigError> {
+        let origin = if folder.system {
+            Origin::System
+        } else {
+            Origin::User
         };
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        files.sort();
-        for file in files {
-            self.add_file(&file)?;
+        for file in &folder.files {
+            self.add_text(&file.path, &file.text, origin)?;
         }
         Ok(())
     }
 
-    /// Loads one manifest file: `[[capability]]` tables and nothing else.
-    pub fn add_file(&mut self, file: &Path) -> Result<(), ConfigError> {
-        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
-            path: file.to_path_buf(),
-            source,
-        })?;
+    /// Adds one manifest file's text: `[[capability]]` tables and nothing else.
+    pub fn add_text(&mut self, file: &Path, text: &str, origin: Origin) -> Result<(), ConfigError> {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
         struct ManifestFile {
@@ -281,12 +326,20 @@ impl Registry {
             capability: Vec<CapabilityManifest>,
         }
         let parsed: ManifestFile =
-            toml::from_str(&text).map_err(|e| ConfigError::from_toml(file, &text, &e))?;
-        self.add_manifests(file, &text, parsed.capability)
+            toml::from_str(text).map_err(|e| ConfigError::from_toml(file, text, &e))?;
+        self.add_manifests(file, text, parsed.capability, origin)
     }
 }
 
-fn validate(file: &Path, text: &str, m: CapabilityManifest) -> Result<Capability, ConfigError> {
+/// Capability names the gate keeps for its own prompts (`pcp.policy.change`).
+pub const RESERVED_PREFIX: &str = "pcp.";
+
+fn validate(
+    file: &Path,
+    text: &str,
+    m: CapabilityManifest,
+    origin: Origin,
+) -> Result<Capability, ConfigError> {
     let err = |span: std::ops::Range<usize>, msg: String| {
         ConfigError::invalid(file, text, span.start, msg)
     };
@@ -295,6 +348,15 @@ fn validate(file: &Path, text: &str, m: CapabilityManifest) -> Result<Capability
             m.name.span(),
             format!(
                 "`{}` is not a capability name (lowercase letters, digits, `.`, `_`, `-`)",
+                m.name.get_ref()
+            ),
+        ));
+    }
+    if m.name.get_ref().starts_with(RESERVED_PREFIX) {
+        return Err(err(
+            m.name.span(),
+            format!(
+                "`{}` is reserved: names starting with `{RESERVED_PREFIX}` are the gate's own",
                 m.name.get_ref()
             ),
         ));
@@ -349,6 +411,7 @@ fn validate(file: &Path, text: &str, m: CapabilityManifest) -> Result<Capability
         target,
         salient: m.salient.map(Spanned::into_inner),
         haptic,
+        origin,
     })
 }
 

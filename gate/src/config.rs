@@ -1,16 +1,21 @@
 //! The gate's part of the compositor config file (`[safety]`, `[timeouts]`, `[friction]`,
-//! `[queue]`, `[tokens]`, `[audit]`, `[state]`, `[session]`, `[manifests]`, `[[capability]]`), its
-//! loading with errors that name file:line:column, and the default paths.
+//! `[queue]`, `[tokens]`, `[audit]`, `[state]`, `[session]`, `[manifests]`, `[policy_change]`,
+//! `[[capability]]`), its loading from trusted files with errors that name file:line:column, and
+//! the default paths.
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::capability::{CapabilityManifest, Registry};
+use crate::capability::{CapabilityManifest, Origin, Registry, Template};
 use crate::error::ConfigError;
+pub use crate::sources::{
+    LoadOptions, ManifestFolder, PolicySources, SYSTEM_MANIFEST_DIRS, SourceFile,
+};
+use crate::sources::{read_folders, read_trusted};
 
 /// How much friction the user wants (seed 001's safety levels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SafetyLevel {
     /// Privileged writes and network calls need voice + visual; friction never degrades.
@@ -22,13 +27,13 @@ pub enum SafetyLevel {
     Permissive,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SafetyConfig {
     pub level: SafetyLevel,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TimeoutConfig {
     pub voice_seconds: u32,
@@ -49,7 +54,7 @@ impl Default for TimeoutConfig {
 }
 
 /// Friction counts for one safety level.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FrictionRules {
     /// Identical approvals after which a destructive action's voice step is dropped (visual stays).
@@ -62,7 +67,7 @@ pub struct FrictionRules {
     pub idle_reset_hours: u32,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FrictionConfig {
     pub moderate: FrictionRules,
@@ -88,7 +93,7 @@ impl Default for FrictionConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct QueueConfig {
     /// Prompts waiting or shown at once, all clients together; more → `rate_limited`.
@@ -106,7 +111,7 @@ impl Default for QueueConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TokenConfig {
     pub expiry_seconds: u32,
@@ -120,7 +125,7 @@ impl Default for TokenConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuditConfig {
     /// Store only the parameters' digest, not the parameters.
@@ -141,14 +146,15 @@ impl Default for AuditConfig {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StateConfig {
     /// The SQLite state file; default `$XDG_STATE_HOME/pcp/state.sqlite3`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionConfig {
     /// The user profile whose history applies until a profile switch.
@@ -166,26 +172,75 @@ impl Default for SessionConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ManifestConfig {
-    /// Folders of trusted capability manifests, read in order; relative to the config file.
+    /// Folders of the user's capability manifests, read in order after the system folders
+    /// ([`SYSTEM_MANIFEST_DIRS`], always read); relative to the config file.
     pub dirs: Vec<PathBuf>,
 }
 
 impl Default for ManifestConfig {
     fn default() -> Self {
-        let mut dirs = vec![PathBuf::from("/usr/share/pcp/capabilities.d")];
-        if let Some(config) = xdg_dir("XDG_CONFIG_HOME", ".config") {
-            dirs.push(config.join("pcp/capabilities.d"));
-        }
+        let dirs = xdg_dir("XDG_CONFIG_HOME", ".config")
+            .map(|config| config.join("pcp/capabilities.d"))
+            .into_iter()
+            .collect();
         ManifestConfig { dirs }
+    }
+}
+
+/// The wording of the policy-change prompt: a reload or a start that would lower protection is
+/// asked about first, one line per change. `{config}` is the config file; in a line,
+/// `{direction}` is `lowers` or `raises`, `{subject}` what changes, `{old}` and `{new}` its values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyChangeConfig {
+    /// The prompt's action line.
+    pub description: String,
+    /// `{direction}` for a change that lowers protection.
+    pub lowers: String,
+    /// `{direction}` for a change that raises it.
+    pub raises: String,
+    /// A line for a setting or capability whose value changes.
+    pub changed: String,
+    /// A line for something new (a capability, a manifest folder).
+    pub added: String,
+    /// A line for something gone.
+    pub removed: String,
+}
+
+impl Default for PolicyChangeConfig {
+    fn default() -> Self {
+        PolicyChangeConfig {
+            description: "Apply a changed confirmation policy from {config}".into(),
+            lowers: "Less protection".into(),
+            raises: "More protection".into(),
+            changed: "{direction}: {subject}: {old} → {new}".into(),
+            added: "{direction}: {subject}: new, {new}".into(),
+            removed: "{direction}: {subject}: removed (was {old})".into(),
+        }
+    }
+}
+
+impl PolicyChangeConfig {
+    /// Each template with the placeholders it may use.
+    fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); 6] {
+        const LINE: &[&str] = &["direction", "subject", "old", "new"];
+        [
+            ("description", &self.description, &["config"]),
+            ("lowers", &self.lowers, &[]),
+            ("raises", &self.raises, &[]),
+            ("changed", &self.changed, LINE),
+            ("added", &self.added, LINE),
+            ("removed", &self.removed, LINE),
+        ]
     }
 }
 
 /// The whole config file as the gate reads it. Sections owned by other crates are checked to be
 /// tables here and validated by their crates.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConfigFile {
     pub safety: SafetyConfig,
@@ -197,50 +252,108 @@ pub struct ConfigFile {
     pub state: StateConfig,
     pub session: SessionConfig,
     pub manifests: ManifestConfig,
-    #[serde(rename = "capability")]
+    pub policy_change: PolicyChangeConfig,
+    /// Moved into the registry at load (compared there, not here).
+    #[serde(rename = "capability", skip_serializing)]
     pub capabilities: Vec<CapabilityManifest>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub overlay: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub speech: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub haptics: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub compositor: Option<toml::Table>,
 }
 
-/// A loaded config: the settings and the capability registry built from every manifest.
+/// A loaded config: the settings, the capability registry built from every manifest, and the
+/// text it was all built from.
 #[derive(Debug, Clone)]
 pub struct GateConfig {
     pub file: ConfigFile,
     pub registry: Registry,
     /// The file it came from, when it came from one.
     pub path: Option<PathBuf>,
+    /// The config and manifest texts it was built from.
+    pub sources: PolicySources,
 }
 
 impl GateConfig {
-    /// Defaults with the given capabilities: for tests and embedders without a file.
+    /// A config from `text` as if read from `path`, with the manifest folders it names (and the
+    /// system folders) read from disk: for tests, built-in defaults and embedders without a file.
     pub fn from_str_at(path: &Path, text: &str) -> Result<GateConfig, ConfigError> {
-        let mut file: ConfigFile =
-            toml::from_str(text).map_err(|e| ConfigError::from_toml(path, text, &e))?;
-        validate_numbers(path, text, &file)?;
+        GateConfig::from_str_with(path, text, &LoadOptions::default())
+    }
+
+    /// [`GateConfig::from_str_at`] with the given system folders and trust rules.
+    pub fn from_str_with(
+        path: &Path,
+        text: &str,
+        options: &LoadOptions,
+    ) -> Result<GateConfig, ConfigError> {
+        let file = parse_file(path, text)?;
+        let folders = read_folders(path, &file.manifests.dirs, options)?;
+        let sources = PolicySources {
+            config: SourceFile {
+                path: path.to_path_buf(),
+                text: text.to_string(),
+            },
+            folders,
+        };
+        GateConfig::build(sources, file)
+    }
+
+    /// Reads and checks a config file and every manifest it reaches. Each file, and every
+    /// folder above it, must be owned by the user or root and writable by nobody else.
+    pub fn load(path: &Path) -> Result<GateConfig, ConfigError> {
+        GateConfig::load_with(path, &LoadOptions::default())
+    }
+
+    /// [`GateConfig::load`] with the given system folders and trust rules.
+    pub fn load_with(path: &Path, options: &LoadOptions) -> Result<GateConfig, ConfigError> {
+        let source = read_trusted(path, &options.trust)?;
+        GateConfig::from_str_with(path, &source.text, options)
+    }
+
+    /// Builds a config again from sources read earlier (the last approved policy, kept in the
+    /// state store), reading no file.
+    pub fn from_sources(sources: PolicySources) -> Result<GateConfig, ConfigError> {
+        let file = parse_file(&sources.config.path, &sources.config.text)?;
+        GateConfig::build(sources, file)
+    }
+
+    /// A policy under which every capability is unknown (and so denied), for when the last
+    /// approved policy can no longer be built: nothing runs until a new one is approved.
+    pub fn deny_all(sources: PolicySources) -> GateConfig {
+        GateConfig {
+            file: ConfigFile {
+                manifests: ManifestConfig { dirs: Vec::new() },
+                ..ConfigFile::default()
+            },
+            registry: Registry::default(),
+            path: Some(sources.config.path.clone()),
+            sources,
+        }
+    }
+
+    fn build(sources: PolicySources, mut file: ConfigFile) -> Result<GateConfig, ConfigError> {
         let mut registry = Registry::default();
+        // System declarations first: they are the floors the user's are checked against.
+        for folder in sources.folders.iter().filter(|f| f.system) {
+            registry.add_folder(folder)?;
+        }
         let inline = std::mem::take(&mut file.capabilities);
-        registry.add_manifests(path, text, inline)?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        for dir in &file.manifests.dirs {
-            registry.add_dir(&base.join(dir))?;
+        let config = &sources.config;
+        registry.add_manifests(&config.path, &config.text, inline, Origin::User)?;
+        for folder in sources.folders.iter().filter(|f| !f.system) {
+            registry.add_folder(folder)?;
         }
         Ok(GateConfig {
             file,
             registry,
-            path: Some(path.to_path_buf()),
+            path: Some(sources.config.path.clone()),
+            sources,
         })
-    }
-
-    /// Reads and checks a config file and every manifest it reaches.
-    pub fn load(path: &Path) -> Result<GateConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        GateConfig::from_str_at(path, &text)
     }
 
     /// The friction counts of the configured safety level; `None` under `strict`.
@@ -260,6 +373,54 @@ impl GateConfig {
             .clone()
             .unwrap_or_else(default_state_path)
     }
+}
+
+/// Parses and checks the gate's sections of a config file's text.
+fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
+    let file: ConfigFile =
+        toml::from_str(text).map_err(|e| ConfigError::from_toml(path, text, &e))?;
+    validate_numbers(path, text, &file)?;
+    validate_wording(path, text, &file.policy_change)?;
+    Ok(file)
+}
+
+/// The policy-change prompt's templates parse and use only their own placeholders.
+fn validate_wording(
+    path: &Path,
+    text: &str,
+    wording: &PolicyChangeConfig,
+) -> Result<(), ConfigError> {
+    for (key, template, allowed) in wording.templates() {
+        let offset = || find_key(text, "policy_change", key).unwrap_or(0);
+        let parsed = Template::parse(template).map_err(|(_, message)| {
+            ConfigError::invalid(
+                path,
+                text,
+                offset(),
+                format!("[policy_change] {key}: {message}"),
+            )
+        })?;
+        if let Some(bad) = parsed.params().find(|p| !allowed.contains(p)) {
+            let known = if allowed.is_empty() {
+                "none".to_string()
+            } else {
+                allowed
+                    .iter()
+                    .map(|a| format!("{{{a}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(ConfigError::invalid(
+                path,
+                text,
+                offset(),
+                format!(
+                    "[policy_change] {key}: `{{{bad}}}` is not one of its placeholders ({known})"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Zero counts and timeouts would make the gate useless or silently permissive: refuse them.

@@ -44,6 +44,9 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
+    /// A file or folder that someone else could have written: not loaded (as ssh refuses).
+    #[error("{0}")]
+    Untrusted(#[from] crate::trust::Untrusted),
 }
 
 impl ConfigError {
@@ -66,7 +69,7 @@ impl ConfigError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             ConfigError::Invalid { location, .. } => Some(location),
-            ConfigError::Read { .. } => None,
+            ConfigError::Read { .. } | ConfigError::Untrusted(_) => None,
         }
     }
 }

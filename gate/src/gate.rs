@@ -10,6 +10,7 @@ use std::path::Path;
 use crate::config::GateConfig;
 use crate::error::StoreError;
 use crate::intent::{Availability, IntentId};
+use crate::policy_prompt::PolicyState;
 use crate::prompt::Prompt;
 use crate::store::{GroupCommit, Store};
 use crate::token::TokenKey;
@@ -27,6 +28,8 @@ pub struct Gate {
     /// Open prompts; the front one is shown once its `shown_ms` is set.
     pub(crate) prompts: VecDeque<Prompt>,
     pub(crate) next_id: u64,
+    /// The host's facts and rules for the policy in force, and a policy change waiting.
+    pub(crate) policy: PolicyState,
 }
 
 impl Gate {
@@ -41,6 +44,7 @@ impl Gate {
             available: Availability::default(),
             prompts: VecDeque::new(),
             next_id: 1,
+            policy: PolicyState::default(),
         };
         gate.sync_capability_versions()?;
         Ok(gate)
@@ -64,6 +68,7 @@ impl Gate {
             available: Availability::default(),
             prompts: VecDeque::new(),
             next_id: 1,
+            policy: PolicyState::default(),
         })
     }
 
@@ -110,7 +115,8 @@ impl Gate {
         &self.key
     }
 
-    /// Replaces the config (a reload); open prompts keep their plans.
+    /// Replaces the config as it is, asking nobody; open prompts keep their plans. A host that
+    /// reloads a user's files uses [`Gate::propose_policy`], which asks before lowering.
     pub fn reload(&mut self, config: GateConfig) -> Result<(), StoreError> {
         self.config = config;
         self.sync_capability_versions()

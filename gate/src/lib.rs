@@ -1,6 +1,7 @@
 //! The pure confirmation core: every intent is decided here. Capability manifests, the threshold
 //! table, safety levels, friction adaptation, authorizers, the prompt state machine on an injected
-//! clock, the hash-chained audit log, confirmation tokens and the SQLite state store.
+//! clock, the hash-chained audit log, confirmation tokens and the SQLite state store; which files
+//! it trusts, and how a changed policy is compared and asked about before it lowers protection.
 
 pub mod audit;
 pub mod capability;
@@ -13,13 +14,17 @@ pub mod gate;
 pub mod identity;
 pub mod intent;
 pub mod plan;
+pub mod policy;
+pub mod policy_prompt;
 pub mod prompt;
 mod prompting;
 mod record;
 pub mod replay;
+pub mod sources;
 pub mod store;
 pub mod threshold;
 pub mod token;
+pub mod trust;
 pub mod types;
 mod writer;
 
@@ -31,5 +36,7 @@ pub use identity::{ClientIdentity, IdentityKind, ProcessChange, SandboxIdentity}
 pub use intent::{
     Authorizer, Availability, Decision, Intent, IntentId, ModalityEvent, Outcome, Plan, Step,
 };
+pub use policy::{Direction, KeyRule, Order, PolicyChange, ProtectionFact};
+pub use policy_prompt::{ApprovedPolicy, POLICY_CAPABILITY, StartPolicy};
 pub use prompt::Prompt;
 pub use types::{Answer, AuthLevel, Modality, RiskClass, SideEffects, Threshold};

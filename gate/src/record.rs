@@ -68,8 +68,22 @@ impl<'a> DenyContext<'a> {
 }
 
 impl Gate {
-    /// Ends a prompt: friction history, audit (durable), and a token when approved.
+    /// Ends a prompt: friction history, audit (durable), and a token when approved; a policy
+    /// change's prompt then applies its policy or drops it.
     pub(crate) fn finish(
+        &mut self,
+        prompt: Prompt,
+        resolution: Resolution,
+        reason: String,
+        now_ms: i64,
+    ) -> Outcome {
+        let reason = self.policy_reason(prompt.id, resolution.approves(), reason);
+        let outcome = self.finish_recorded(prompt, resolution, reason, now_ms);
+        self.settle_policy(&outcome, now_ms);
+        outcome
+    }
+
+    fn finish_recorded(
         &mut self,
         prompt: Prompt,
         resolution: Resolution,

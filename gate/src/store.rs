@@ -1,5 +1,5 @@
-//! The state store: one SQLite file (WAL) holding friction history, the hash-chained audit log
-//! and spent token nonces. Approvals are committed (and synced) before they are returned; routine
+//! The state store: one SQLite file (WAL) holding friction history, the hash-chained audit log,
+//! spent token nonces and the last approved policy. Approvals are committed (and synced) before they are returned; routine
 //! records are group-committed, so a crash loses at most the routine records still buffered.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::audit::{AuditRecord, ChainBreak, GENESIS_HASH, chain_hash, verify_chain};
 use crate::error::StoreError;
 use crate::friction::History;
+use crate::policy_prompt::ApprovedPolicy;
 use crate::writer::{Pending, Writer};
 
 const SCHEMA: &str = "
@@ -36,6 +37,12 @@ CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TABLE IF NOT EXISTS approved_policy (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    digest TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    approved_ms INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS token_nonces (
     nonce TEXT PRIMARY KEY,
     expires_ms INTEGER NOT NULL
@@ -318,6 +325,41 @@ impl Store {
             Ok(inserted == 1)
         };
         run(&self.conn).map_err(|e| self.sql(e))
+    }
+
+    /// The policy last approved (or recorded at the first start), if any.
+    pub fn approved_policy(&self) -> Result<Option<ApprovedPolicy>, StoreError> {
+        let text: Option<String> = self
+            .conn
+            .query_row("SELECT policy FROM approved_policy WHERE id = 1", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.sql(e))?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|e| StoreError::File {
+                path: self.path.clone(),
+                message: format!("the approved policy is unreadable: {e}"),
+            })
+        })
+        .transpose()
+    }
+
+    /// Records `policy` as the one approved (replacing the one before).
+    pub fn set_approved_policy(&mut self, policy: &ApprovedPolicy) -> Result<(), StoreError> {
+        let text = serde_json::to_string(policy).map_err(|e| StoreError::File {
+            path: self.path.clone(),
+            message: format!("the approved policy cannot be encoded: {e}"),
+        })?;
+        self.conn
+            .execute(
+                "INSERT INTO approved_policy (id, digest, policy, approved_ms) VALUES (1, ?1, ?2, ?3)
+                 ON CONFLICT(id) DO UPDATE SET digest = excluded.digest,
+                     policy = excluded.policy, approved_ms = excluded.approved_ms",
+                params![policy.digest, text, policy.approved_ms],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(())
     }
 
     /// Audit records at or after `since_ms`, in order (committed ones only).

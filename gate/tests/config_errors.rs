@@ -193,4 +193,9 @@ fn the_shipped_config_and_manifests_load() {
     assert!(config.registry.get("window.move").is_some());
     assert_eq!(config.file.timeouts.voice_seconds, 10);
     assert_eq!(config.file.timeouts.visual_seconds, 30);
+    assert_eq!(
+        config.file.policy_change,
+        pcp_gate::config::PolicyChangeConfig::default(),
+        "the shipped wording is the built-in one"
+    );
 }

@@ -1,0 +1,995 @@
+//! Comparing two policies: every change between the policy in force and a newly loaded one, and
+//! whether it lowers or raises protection. A change is a raise only when the comparison knows it
+//! is one; anything it cannot order (an unknown key, a changed prompt wording, a value of another
+//! type) counts as lowering, so it is asked about rather than applied.
+//!
+//! Directions, as documented in `assets/config/gate.toml`:
+//! - a capability's threshold (under any safety level), its friction floor (destructive, system),
+//!   `haptic = true`, fewer salient parameters, a new capability (it was unknown, so denied) and
+//!   a changed description or target (what the prompt says) lower protection; a removed
+//!   capability, a new version (its history resets) and the opposites raise it;
+//! - `[safety] level` orders permissive < moderate < strict;
+//! - longer timeouts lower protection (a prompt stays answerable longer; a timeout is a denial);
+//! - `voice_drops_after` and `implicit_after` raise it as they grow; `reconfirm_every` and
+//!   `idle_reset_hours` lower it as they grow;
+//! - larger queues, longer token expiry, larger group commits, `redact_params = true`, a
+//!   parent authorizer, another state file or profile, a new manifest folder and any change to
+//!   the prompt's own wording lower it;
+//! - facts the host feeds in (e.g. whether voice is on) are ordered by their rank.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::capability::{Capability, Registry};
+use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
+use crate::sources::PolicySources;
+use crate::threshold;
+use crate::types::{SideEffects, Threshold};
+
+/// Whether a change makes the gate ask less (lowers) or more (raises).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Lowers,
+    Raises,
+}
+
+/// One difference between two policies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyChange {
+    /// What changes: `[timeouts] voice_seconds`, `capability file.delete`, a fact's name.
+    pub subject: String,
+    /// The value in force (`None`: it is new).
+    pub old: Option<String>,
+    /// The value proposed (`None`: it is removed).
+    pub new: Option<String>,
+    pub direction: Direction,
+}
+
+impl PolicyChange {
+    /// The change as one line of the policy-change prompt, in the configured wording.
+    pub fn line(&self, wording: &PolicyChangeConfig) -> String {
+        let direction = match self.direction {
+            Direction::Lowers => &wording.lowers,
+            Direction::Raises => &wording.raises,
+        };
+        let template = match (&self.old, &self.new) {
+            (None, _) => &wording.added,
+            (_, None) => &wording.removed,
+            _ => &wording.changed,
+        };
+        fill(
+            template,
+            &[
+                ("direction", direction),
+                ("subject", &self.subject),
+                ("old", self.old.as_deref().unwrap_or("")),
+                ("new", self.new.as_deref().unwrap_or("")),
+            ],
+        )
+    }
+}
+
+/// A fact about protection that the host knows from its own config sections (e.g.
+/// `speech.enabled` = `on`, rank 1; `off`, rank 0): a lower rank is less protection. A key of
+/// the config named by a fact is compared through the fact only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtectionFact {
+    pub name: String,
+    /// What the prompt shows for it.
+    pub value: String,
+    pub rank: i64,
+}
+
+impl ProtectionFact {
+    pub fn new(name: &str, value: &str, rank: i64) -> ProtectionFact {
+        ProtectionFact {
+            name: name.to_string(),
+            value: value.to_string(),
+            rank,
+        }
+    }
+}
+
+/// How the values of one config key order protection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Order {
+    /// A larger number is more protection.
+    LargerRaises,
+    /// A larger number is less protection.
+    LargerLowers,
+    /// `true` is more protection.
+    TrueRaises,
+    /// `true` is less protection.
+    TrueLowers,
+    /// Strings from least to most protection.
+    Ranked(Vec<String>),
+    /// A list whose members each add protection (deny rules): a member added raises, one
+    /// removed lowers.
+    MembersRaise,
+    /// A list whose members each add trust (manifest folders): a member added lowers.
+    MembersLower,
+    /// Any change lowers (wording, paths, profiles).
+    AnyChangeLowers,
+}
+
+/// The order of the keys that match `pattern`: dotted, `*` standing for one segment
+/// (`friction.*.implicit_after`, `timeouts.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRule {
+    pub pattern: String,
+    pub order: Order,
+}
+
+impl KeyRule {
+    pub fn new(pattern: &str, order: Order) -> KeyRule {
+        KeyRule {
+            pattern: pattern.to_string(),
+            order,
+        }
+    }
+
+    fn matches(&self, key: &str) -> bool {
+        let mut pattern = self.pattern.split('.');
+        let mut key = key.split('.');
+        loop {
+            match (pattern.next(), key.next()) {
+                (None, None) => return true,
+                (Some(p), Some(k)) if p == "*" || p == k => {}
+                _ => return false,
+            }
+        }
+    }
+}
+
+/// The order of every key of the gate's own sections. A key none of these (nor the host's
+/// rules) names counts as lowering when it changes: a new gate setting (deny rules, session
+/// approvals) gets its rule here.
+pub fn gate_rules() -> Vec<KeyRule> {
+    use Order::*;
+    let ranked = Ranked(
+        ["permissive", "moderate", "strict"]
+            .map(String::from)
+            .to_vec(),
+    );
+    vec![
+        KeyRule::new("safety.level", ranked),
+        KeyRule::new("timeouts.*", LargerLowers),
+        KeyRule::new("friction.*.voice_drops_after", LargerRaises),
+        KeyRule::new("friction.*.implicit_after", LargerRaises),
+        KeyRule::new("friction.*.reconfirm_every", LargerLowers),
+        KeyRule::new("friction.*.idle_reset_hours", LargerLowers),
+        KeyRule::new("queue.*", LargerLowers),
+        KeyRule::new("tokens.expiry_seconds", LargerLowers),
+        KeyRule::new("audit.redact_params", TrueLowers),
+        KeyRule::new("audit.group_commit_records", LargerLowers),
+        KeyRule::new("audit.group_commit_ms", LargerLowers),
+        KeyRule::new("state.path", AnyChangeLowers),
+        KeyRule::new("session.profile", AnyChangeLowers),
+        KeyRule::new("session.parent_authorizer", TrueLowers),
+        KeyRule::new("manifests.dirs", MembersLower),
+        KeyRule::new("policy_change.*", AnyChangeLowers),
+    ]
+}
+
+/// A policy to compare: the gate's config and the host's facts.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyView<'a> {
+    pub config: &'a GateConfig,
+    pub facts: &'a [ProtectionFact],
+}
+
+/// The digest of a policy: its sources and the host's facts.
+pub fn policy_digest(sources: &PolicySources, facts: &[ProtectionFact]) -> String {
+    let text = serde_json::to_string(&(sources, facts)).unwrap_or_default();
+    crate::capability::lower_hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// Every change from `old` to `new`: settings (ordered by `host_rules`, then the gate's own),
+/// capabilities, manifest folders and facts.
+pub fn compare(
+    old: PolicyView<'_>,
+    new: PolicyView<'_>,
+    host_rules: &[KeyRule],
+) -> Vec<PolicyChange> {
+    let mut changes = Vec::new();
+    let gate = gate_rules();
+    let rules: Vec<&KeyRule> = host_rules.iter().chain(gate.iter()).collect();
+    let fact_names: BTreeSet<&str> = old
+        .facts
+        .iter()
+        .chain(new.facts)
+        .map(|f| f.name.as_str())
+        .collect();
+    let old_keys = flatten(&old.config.file);
+    let new_keys = flatten(&new.config.file);
+    let keys: BTreeSet<&String> = old_keys.keys().chain(new_keys.keys()).collect();
+    for key in keys {
+        if fact_names.contains(key.as_str()) {
+            continue;
+        }
+        let (a, b) = (old_keys.get(key), new_keys.get(key));
+        if a == b {
+            continue;
+        }
+        let order = rules
+            .iter()
+            .find(|r| r.matches(key))
+            .map_or(&Order::AnyChangeLowers, |r| &r.order);
+        setting_changes(key, a, b, order, &mut changes);
+    }
+    let levels = (old.config.file.safety.level, new.config.file.safety.level);
+    capability_changes(
+        &old.config.registry,
+        &new.config.registry,
+        levels,
+        &mut changes,
+    );
+    fact_changes(old.facts, new.facts, &mut changes);
+    changes
+}
+
+/// Whether any change lowers protection.
+pub fn lowers(changes: &[PolicyChange]) -> bool {
+    changes.iter().any(|c| c.direction == Direction::Lowers)
+}
+
+/// What a redeclaration would lower about a capability, in words (empty: nothing). Thresholds
+/// are compared under every safety level.
+pub fn capability_lowerings(old: &Capability, new: &Capability) -> Vec<String> {
+    let mut out = Vec::new();
+    for level in [
+        SafetyLevel::Strict,
+        SafetyLevel::Moderate,
+        SafetyLevel::Permissive,
+    ] {
+        let (a, b) = (threshold_of(old, level), threshold_of(new, level));
+        if b < a {
+            out.push(format!(
+                "it would need {b} instead of {a} under {} safety",
+                level_name(level)
+            ));
+        }
+    }
+    if floor_rank(new.side_effects) < floor_rank(old.side_effects) {
+        out.push(format!(
+            "friction could lower it further than a {} action",
+            side_effects_name(old.side_effects)
+        ));
+    }
+    if new.haptic && !old.haptic {
+        out.push("a haptic double-tap alone could confirm it".into());
+    }
+    if !salient_covers(&new.salient, &old.salient) {
+        out.push(format!(
+            "fewer parameters would make two actions the same ({} instead of {})",
+            salient_text(&new.salient),
+            salient_text(&old.salient)
+        ));
+    }
+    out
+}
+
+fn threshold_of(cap: &Capability, level: SafetyLevel) -> Threshold {
+    threshold::threshold(cap.side_effects, cap.auth_level, level)
+}
+
+/// How far friction may lower a capability: system never, destructive to visual, others to
+/// nothing.
+fn floor_rank(side_effects: SideEffects) -> u8 {
+    match side_effects {
+        SideEffects::System => 2,
+        SideEffects::Destructive => 1,
+        _ => 0,
+    }
+}
+
+/// Whether salient set `new` tells at least the actions apart that `old` does (`None`: all
+/// parameters).
+fn salient_covers(new: &Option<Vec<String>>, old: &Option<Vec<String>>) -> bool {
+    match (new, old) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(n), Some(o)) => o.iter().all(|k| n.contains(k)),
+    }
+}
+
+fn salient_text(salient: &Option<Vec<String>>) -> String {
+    match salient {
+        None => "*".into(),
+        Some(keys) => format!("[{}]", keys.join(", ")),
+    }
+}
+
+fn level_name(level: SafetyLevel) -> &'static str {
+    match level {
+        SafetyLevel::Strict => "strict",
+        SafetyLevel::Moderate => "moderate",
+        SafetyLevel::Permissive => "permissive",
+    }
+}
+
+fn side_effects_name(s: SideEffects) -> &'static str {
+    match s {
+        SideEffects::None => "none",
+        SideEffects::Read => "read",
+        SideEffects::Write => "write",
+        SideEffects::Destructive => "destructive",
+        SideEffects::Network => "network",
+        SideEffects::System => "system",
+    }
+}
+
+fn auth_name(cap: &Capability) -> &'static str {
+    match cap.auth_level {
+        crate::types::AuthLevel::User => "user",
+        crate::types::AuthLevel::Privileged => "privileged",
+    }
+}
+
+/// `destructive, user: voice+visual` under the policy's safety level.
+fn capability_summary(cap: &Capability, level: SafetyLevel) -> String {
+    format!(
+        "{}, {}: {}",
+        side_effects_name(cap.side_effects),
+        auth_name(cap),
+        threshold_of(cap, level)
+    )
+}
+
+fn capability_changes(
+    old: &Registry,
+    new: &Registry,
+    (old_level, new_level): (SafetyLevel, SafetyLevel),
+    out: &mut Vec<PolicyChange>,
+) {
+    let names: BTreeSet<&String> = old
+        .iter()
+        .map(|c| &c.name)
+        .chain(new.iter().map(|c| &c.name))
+        .collect();
+    for name in names {
+        let subject = format!("capability {name}");
+        let change = |aspect: &str, old: String, new: String, direction| PolicyChange {
+            subject: if aspect.is_empty() {
+                subject.clone()
+            } else {
+                format!("{subject} {aspect}")
+            },
+            old: Some(old),
+            new: Some(new),
+            direction,
+        };
+        let (a, b) = match (old.get(name), new.get(name)) {
+            (None, Some(b)) => {
+                // It was unknown, so denied: any threshold is less than a denial.
+                out.push(PolicyChange {
+                    subject,
+                    old: None,
+                    new: Some(capability_summary(b, new_level)),
+                    direction: Direction::Lowers,
+                });
+                continue;
+            }
+            (Some(a), None) => {
+                out.push(PolicyChange {
+                    subject,
+                    old: Some(capability_summary(a, old_level)),
+                    new: None,
+                    direction: Direction::Raises,
+                });
+                continue;
+            }
+            (Some(a), Some(b)) => (a, b),
+            (None, None) => continue,
+        };
+        // Every aspect the gate enforces is compared here; a new manifest key that changes
+        // protection gets its own aspect.
+        if (a.side_effects, a.auth_level) != (b.side_effects, b.auth_level) {
+            let levels = [
+                SafetyLevel::Strict,
+                SafetyLevel::Moderate,
+                SafetyLevel::Permissive,
+            ];
+            let lower = levels
+                .iter()
+                .any(|&l| threshold_of(b, l) < threshold_of(a, l))
+                || floor_rank(b.side_effects) < floor_rank(a.side_effects);
+            let higher = levels
+                .iter()
+                .any(|&l| threshold_of(b, l) > threshold_of(a, l))
+                || floor_rank(b.side_effects) > floor_rank(a.side_effects);
+            let direction = if higher && !lower {
+                Direction::Raises
+            } else {
+                Direction::Lowers
+            };
+            out.push(change(
+                "",
+                capability_summary(a, old_level),
+                capability_summary(b, new_level),
+                direction,
+            ));
+        }
+        if a.haptic != b.haptic {
+            let direction = if b.haptic {
+                Direction::Lowers
+            } else {
+                Direction::Raises
+            };
+            out.push(change(
+                "haptic",
+                a.haptic.to_string(),
+                b.haptic.to_string(),
+                direction,
+            ));
+        }
+        if a.salient != b.salient {
+            let direction = if salient_covers(&b.salient, &a.salient) {
+                Direction::Raises
+            } else {
+                Direction::Lowers
+            };
+            out.push(change(
+                "salient",
+                salient_text(&a.salient),
+                salient_text(&b.salient),
+                direction,
+            ));
+        }
+        if a.description != b.description {
+            out.push(change(
+                "description",
+                a.description.to_string(),
+                b.description.to_string(),
+                Direction::Lowers,
+            ));
+        }
+        if a.target != b.target {
+            let text = |t: &Option<crate::capability::Template>| {
+                t.as_ref().map_or_else(String::new, ToString::to_string)
+            };
+            out.push(change(
+                "target",
+                text(&a.target),
+                text(&b.target),
+                Direction::Lowers,
+            ));
+        }
+        if a.version != b.version {
+            // A new version resets the capability's friction history.
+            out.push(change(
+                "version",
+                a.version.to_string(),
+                b.version.to_string(),
+                Direction::Raises,
+            ));
+        }
+    }
+}
+
+fn fact_changes(old: &[ProtectionFact], new: &[ProtectionFact], out: &mut Vec<PolicyChange>) {
+    let find = |facts: &'_ [ProtectionFact], name: &str| -> Option<ProtectionFact> {
+        facts.iter().find(|f| f.name == name).cloned()
+    };
+    let names: BTreeSet<&str> = old.iter().chain(new).map(|f| f.name.as_str()).collect();
+    for name in names {
+        let (a, b) = (find(old, name), find(new, name));
+        let direction = match (&a, &b) {
+            (Some(a), Some(b)) if a == b => continue,
+            (Some(a), Some(b)) if b.rank > a.rank => Direction::Raises,
+            (None, Some(_)) => Direction::Raises,
+            _ => Direction::Lowers,
+        };
+        out.push(PolicyChange {
+            subject: name.to_string(),
+            old: a.map(|f| f.value),
+            new: b.map(|f| f.value),
+            direction,
+        });
+    }
+}
+
+/// The config's effective settings as `dotted.key → value` (tables flattened, lists kept
+/// whole).
+fn flatten(file: &crate::config::ConfigFile) -> BTreeMap<String, toml::Value> {
+    let mut out = BTreeMap::new();
+    match toml::Value::try_from(file) {
+        Ok(toml::Value::Table(table)) => flatten_into("", &table, &mut out),
+        Ok(_) => {}
+        Err(e) => {
+            // Cannot happen for the config's own types; if it did, the key below differs from
+            // any other policy's and the change is asked about.
+            tracing::error!("the config cannot be compared: {e}");
+            out.insert("(unreadable)".into(), toml::Value::String(e.to_string()));
+        }
+    }
+    out
+}
+
+fn flatten_into(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, toml::Value>) {
+    for (key, value) in table {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match value {
+            toml::Value::Table(t) => flatten_into(&path, t, out),
+            other => {
+                out.insert(path, other.clone());
+            }
+        }
+    }
+}
+
+/// `[section] key` for `section.key` (`[friction.moderate] implicit_after`).
+fn key_subject(key: &str) -> String {
+    match key.rsplit_once('.') {
+        Some((section, name)) => format!("[{section}] {name}"),
+        None => key.to_string(),
+    }
+}
+
+fn value_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn setting_changes(
+    key: &str,
+    old: Option<&toml::Value>,
+    new: Option<&toml::Value>,
+    order: &Order,
+    out: &mut Vec<PolicyChange>,
+) {
+    use toml::Value as V;
+    let subject = key_subject(key);
+    if let Order::MembersRaise | Order::MembersLower = order {
+        let members = |v: Option<&V>| -> Vec<V> {
+            match v {
+                Some(V::Array(items)) => items.clone(),
+                Some(other) => vec![other.clone()],
+                None => Vec::new(),
+            }
+        };
+        let (a, b) = (members(old), members(new));
+        let adding_raises = *order == Order::MembersRaise;
+        for added in b.iter().filter(|m| !a.contains(m)) {
+            out.push(PolicyChange {
+                subject: subject.clone(),
+                old: None,
+                new: Some(value_text(added)),
+                direction: if adding_raises {
+                    Direction::Raises
+                } else {
+                    Direction::Lowers
+                },
+            });
+        }
+        for removed in a.iter().filter(|m| !b.contains(m)) {
+            out.push(PolicyChange {
+                subject: subject.clone(),
+                old: Some(value_text(removed)),
+                new: None,
+                direction: if adding_raises {
+                    Direction::Lowers
+                } else {
+                    Direction::Raises
+                },
+            });
+        }
+        if a.len() == b.len() && a.iter().all(|m| b.contains(m)) && a != b {
+            // Only the order changed: folders read in another order can shadow each other.
+            out.push(PolicyChange {
+                subject,
+                old: old.map(value_text),
+                new: new.map(value_text),
+                direction: Direction::Lowers,
+            });
+        }
+        return;
+    }
+    let number = |v: Option<&V>| match v {
+        Some(V::Integer(i)) => Some(*i as f64),
+        Some(V::Float(f)) => Some(*f),
+        _ => None,
+    };
+    let raises = match order {
+        Order::LargerRaises | Order::LargerLowers => match (number(old), number(new)) {
+            (Some(a), Some(b)) => {
+                let larger = b > a;
+                larger == (*order == Order::LargerRaises)
+            }
+            _ => false,
+        },
+        Order::TrueRaises | Order::TrueLowers => match (old, new) {
+            (Some(V::Boolean(_)), Some(V::Boolean(b))) => *b == (*order == Order::TrueRaises),
+            _ => false,
+        },
+        Order::Ranked(ranks) => {
+            let rank = |v: Option<&V>| match v {
+                Some(V::String(s)) => ranks.iter().position(|r| r == s),
+                _ => None,
+            };
+            matches!((rank(old), rank(new)), (Some(a), Some(b)) if b > a)
+        }
+        _ => false,
+    };
+    out.push(PolicyChange {
+        subject,
+        old: old.map(value_text),
+        new: new.map(value_text),
+        direction: if raises {
+            Direction::Raises
+        } else {
+            Direction::Lowers
+        },
+    });
+}
+
+/// Fills `{name}` holes of a wording template (checked at load) with `values`.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    match crate::capability::Template::parse(template) {
+        Ok(t) => {
+            let params: serde_json::Map<String, serde_json::Value> = values
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
+                .collect();
+            t.render(&serde_json::Value::Object(params))
+        }
+        Err(_) => template.to_string(),
+    }
+}
+
+/// The description line of the policy-change prompt for `config` (a file's path).
+pub fn description(wording: &PolicyChangeConfig, config: &str) -> String {
+    fill(&wording.description, &[("config", config)])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::sources::LoadOptions;
+
+    const CAPS: &str = "
+[[capability]]
+name = \"file.delete\"
+version = 1
+side_effects = \"destructive\"
+auth_level = \"user\"
+description = \"Delete {path}\"
+salient = [\"path\"]
+
+[[capability]]
+name = \"file.write\"
+version = 1
+side_effects = \"write\"
+auth_level = \"user\"
+description = \"Write {path}\"
+";
+
+    fn config(text: &str) -> GateConfig {
+        let options = LoadOptions {
+            system_dirs: Vec::new(),
+            ..LoadOptions::default()
+        };
+        let text = format!("[manifests]\ndirs = []\n{text}");
+        GateConfig::from_str_with(Path::new("/nonexistent/config.toml"), &text, &options).unwrap()
+    }
+
+    fn changes(old: &str, new: &str) -> Vec<(String, Direction)> {
+        changes_with(old, new, &[])
+    }
+
+    fn changes_with(old: &str, new: &str, rules: &[KeyRule]) -> Vec<(String, Direction)> {
+        let (a, b) = (config(old), config(new));
+        compare(
+            PolicyView {
+                config: &a,
+                facts: &[],
+            },
+            PolicyView {
+                config: &b,
+                facts: &[],
+            },
+            rules,
+        )
+        .into_iter()
+        .map(|c| (c.subject, c.direction))
+        .collect()
+    }
+
+    fn one(subject: &str, direction: Direction) -> Vec<(String, Direction)> {
+        vec![(subject.to_string(), direction)]
+    }
+
+    #[test]
+    fn the_same_policy_has_no_changes() {
+        assert!(changes(CAPS, CAPS).is_empty());
+        // Spelling a default out changes nothing either.
+        assert!(changes(CAPS, &format!("[timeouts]\nvoice_seconds = 10\n{CAPS}")).is_empty());
+    }
+
+    #[test]
+    fn the_safety_level_is_ordered() {
+        let level = |l: &str| format!("[safety]\nlevel = \"{l}\"\n");
+        use Direction::*;
+        assert_eq!(
+            changes(&level("moderate"), &level("permissive")),
+            one("[safety] level", Lowers)
+        );
+        assert_eq!(
+            changes(&level("moderate"), &level("strict")),
+            one("[safety] level", Raises)
+        );
+    }
+
+    #[test]
+    fn longer_timeouts_lower_protection_and_shorter_ones_raise_it() {
+        let t = |s: u32| format!("[timeouts]\nvisual_seconds = {s}\n");
+        assert_eq!(
+            changes(&t(30), &t(120)),
+            one("[timeouts] visual_seconds", Direction::Lowers)
+        );
+        assert_eq!(
+            changes(&t(30), &t(20)),
+            one("[timeouts] visual_seconds", Direction::Raises)
+        );
+    }
+
+    #[test]
+    fn friction_counts_are_ordered_each_their_own_way() {
+        let base = "[friction.moderate]\nvoice_drops_after = 3\nimplicit_after = 3\nreconfirm_every = 10\nidle_reset_hours = 24\n";
+        let with = |from: &str, to: &str| base.replace(from, to);
+        use Direction::*;
+        for (from, to, subject, direction) in [
+            (
+                "implicit_after = 3",
+                "implicit_after = 1",
+                "implicit_after",
+                Lowers,
+            ),
+            (
+                "implicit_after = 3",
+                "implicit_after = 5",
+                "implicit_after",
+                Raises,
+            ),
+            (
+                "voice_drops_after = 3",
+                "voice_drops_after = 1",
+                "voice_drops_after",
+                Lowers,
+            ),
+            (
+                "reconfirm_every = 10",
+                "reconfirm_every = 50",
+                "reconfirm_every",
+                Lowers,
+            ),
+            (
+                "idle_reset_hours = 24",
+                "idle_reset_hours = 1",
+                "idle_reset_hours",
+                Raises,
+            ),
+        ] {
+            assert_eq!(
+                changes(base, &with(from, to)),
+                one(&format!("[friction.moderate] {subject}"), direction),
+                "{from} → {to}"
+            );
+        }
+    }
+
+    #[test]
+    fn capability_thresholds_floors_and_additions() {
+        use Direction::*;
+        let lowered = CAPS.replacen("\"destructive\"", "\"read\"", 1);
+        assert_eq!(
+            changes(CAPS, &lowered),
+            one("capability file.delete", Lowers)
+        );
+        assert_eq!(
+            changes(&lowered, CAPS),
+            one("capability file.delete", Raises)
+        );
+        // System → destructive keeps voice+visual but lets friction drop the voice step.
+        let system = CAPS.replacen("\"destructive\"", "\"system\"", 1);
+        assert_eq!(
+            changes(&system, CAPS),
+            one("capability file.delete", Lowers)
+        );
+        // Another side effect with the same thresholds and floors is not known to raise.
+        let network = CAPS.replacen("\"write\"", "\"network\"", 1);
+        assert_eq!(
+            changes(CAPS, &network),
+            one("capability file.write", Lowers)
+        );
+        let extra = format!(
+            "{CAPS}\n[[capability]]\nname = \"disk.wipe\"\nversion = 1\nside_effects = \"system\"\nauth_level = \"user\"\ndescription = \"Wipe\"\n"
+        );
+        assert_eq!(changes(CAPS, &extra), one("capability disk.wipe", Lowers));
+        assert_eq!(changes(&extra, CAPS), one("capability disk.wipe", Raises));
+    }
+
+    #[test]
+    fn capability_wording_salient_haptic_and_version() {
+        use Direction::*;
+        let reworded = CAPS.replace("Delete {path}", "Tidy up {path}");
+        assert_eq!(
+            changes(CAPS, &reworded),
+            one("capability file.delete description", Lowers)
+        );
+        let all_params = CAPS.replace("salient = [\"path\"]\n", "");
+        assert_eq!(
+            changes(CAPS, &all_params),
+            one("capability file.delete salient", Raises)
+        );
+        assert_eq!(
+            changes(&all_params, CAPS),
+            one("capability file.delete salient", Lowers)
+        );
+        let haptic = CAPS.replace(
+            "description = \"Write {path}\"",
+            "description = \"Write {path}\"\nhaptic = true",
+        );
+        assert_eq!(
+            changes(CAPS, &haptic),
+            one("capability file.write haptic", Lowers)
+        );
+        let bumped = CAPS.replacen("version = 1", "version = 2", 1);
+        assert_eq!(
+            changes(CAPS, &bumped),
+            one("capability file.delete version", Raises)
+        );
+    }
+
+    #[test]
+    fn folders_state_and_profile() {
+        use Direction::*;
+        let dirs = |d: &str| format!("[manifests]\ndirs = [{d}]\n");
+        // `config` prepends its own `[manifests]`; compare the raw configs instead.
+        let options = LoadOptions {
+            system_dirs: Vec::new(),
+            ..LoadOptions::default()
+        };
+        let load = |t: &str| {
+            GateConfig::from_str_with(Path::new("/nonexistent/config.toml"), t, &options).unwrap()
+        };
+        let (a, b) = (
+            load(&dirs("\"/nonexistent/a\"")),
+            load(&dirs("\"/nonexistent/a\", \"/nonexistent/b\"")),
+        );
+        let view = |c| PolicyView {
+            config: c,
+            facts: &[],
+        };
+        let added = compare(view(&a), view(&b), &[]);
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].subject, "[manifests] dirs");
+        assert_eq!(added[0].new.as_deref(), Some("/nonexistent/b"));
+        assert_eq!(added[0].direction, Lowers);
+        let removed = compare(view(&b), view(&a), &[]);
+        assert_eq!(removed[0].direction, Raises);
+        let reordered = load(&dirs("\"/nonexistent/b\", \"/nonexistent/a\""));
+        assert_eq!(
+            compare(view(&b), view(&reordered), &[])[0].direction,
+            Lowers
+        );
+        assert_eq!(
+            changes("", "[state]\npath = \"/elsewhere/state.sqlite3\"\n"),
+            one("[state] path", Lowers)
+        );
+        assert_eq!(
+            changes("", "[session]\nprofile = \"other\"\n"),
+            one("[session] profile", Lowers)
+        );
+        assert_eq!(
+            changes("", "[audit]\nredact_params = true\n"),
+            one("[audit] redact_params", Lowers)
+        );
+    }
+
+    #[test]
+    fn host_sections_lower_unless_a_rule_orders_them() {
+        use Direction::*;
+        let guard = |ms: u32| format!("[overlay]\nguard_delay_ms = {ms}\n");
+        assert_eq!(
+            changes(&guard(750), &guard(1000)),
+            one("[overlay] guard_delay_ms", Lowers),
+            "unknown to the gate: asked about"
+        );
+        let rules = [KeyRule::new("overlay.guard_delay_ms", Order::LargerRaises)];
+        assert_eq!(
+            changes_with(&guard(750), &guard(1000), &rules),
+            one("[overlay] guard_delay_ms", Raises)
+        );
+        assert_eq!(
+            changes_with(&guard(750), &guard(0), &rules),
+            one("[overlay] guard_delay_ms", Lowers)
+        );
+        // A key that appears without a value to compare with is not known to raise.
+        assert_eq!(
+            changes_with("", &guard(1000), &rules),
+            one("[overlay] guard_delay_ms", Lowers)
+        );
+    }
+
+    #[test]
+    fn facts_are_ordered_by_rank_and_replace_their_keys() {
+        let a = config("[speech]\nenabled = true\n");
+        let b = config("[speech]\nenabled = false\n");
+        let on = [ProtectionFact::new("speech.enabled", "on", 1)];
+        let off = [ProtectionFact::new("speech.enabled", "off", 0)];
+        let found = compare(
+            PolicyView {
+                config: &a,
+                facts: &on,
+            },
+            PolicyView {
+                config: &b,
+                facts: &off,
+            },
+            &[],
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].subject, "speech.enabled");
+        assert_eq!(found[0].direction, Direction::Lowers);
+        let back = compare(
+            PolicyView {
+                config: &b,
+                facts: &off,
+            },
+            PolicyView {
+                config: &a,
+                facts: &on,
+            },
+            &[],
+        );
+        assert_eq!(back[0].direction, Direction::Raises);
+    }
+
+    #[test]
+    fn lines_follow_the_configured_wording() {
+        let wording = PolicyChangeConfig {
+            lowers: "weniger Schutz".into(),
+            changed: "{direction} — {subject}: {old} ⇒ {new}".into(),
+            ..PolicyChangeConfig::default()
+        };
+        let change = PolicyChange {
+            subject: "[timeouts] voice_seconds".into(),
+            old: Some("10".into()),
+            new: Some("60".into()),
+            direction: Direction::Lowers,
+        };
+        assert_eq!(
+            change.line(&wording),
+            "weniger Schutz — [timeouts] voice_seconds: 10 ⇒ 60"
+        );
+        let added = PolicyChange {
+            old: None,
+            ..change
+        };
+        assert_eq!(
+            added.line(&PolicyChangeConfig::default()),
+            "Less protection: [timeouts] voice_seconds: new, 60"
+        );
+    }
+
+    #[test]
+    fn rule_patterns_match_whole_segments() {
+        let rule = KeyRule::new("friction.*.implicit_after", Order::LargerRaises);
+        assert!(rule.matches("friction.moderate.implicit_after"));
+        assert!(!rule.matches("friction.implicit_after"));
+        assert!(!rule.matches("friction.moderate.implicit_after.x"));
+        assert!(KeyRule::new("timeouts.*", Order::LargerLowers).matches("timeouts.voice_seconds"));
+    }
+}

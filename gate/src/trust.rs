@@ -1,0 +1,261 @@
+//! Which files the gate may trust, as ssh decides for its own: a config file, a manifest or a
+//! state file is used only when it, and every folder above it, is owned by the user running the
+//! gate or by root and cannot be written by anyone else. A folder that others may write but
+//! that has the sticky bit (`/tmp`) is accepted: nobody else can rename or replace what is in it.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Who the gate trusts besides root: the effective user it runs as.
+pub fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Why a file or folder is not trusted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct Untrusted {
+    /// The file or folder that failed the check (a folder above the file when it was one).
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// What is checked: who may own the file and which of its mode bits nobody else may have.
+#[derive(Debug, Clone, Copy)]
+pub struct TrustRules {
+    /// The user whose files are trusted (besides root's).
+    pub uid: u32,
+}
+
+impl Default for TrustRules {
+    fn default() -> Self {
+        TrustRules { uid: current_uid() }
+    }
+}
+
+impl TrustRules {
+    /// Checks a file the gate is about to read, and every folder above it. Returns the path
+    /// with symbolic links resolved: read that one, it is the one that was checked.
+    pub fn check_file(&self, path: &Path) -> Result<PathBuf, Untrusted> {
+        let real = resolve(path)?;
+        let meta = metadata(&real)?;
+        if !meta.is_file() {
+            return Err(untrusted(&real, "it is not a regular file".into()));
+        }
+        self.check_entry(&real, &meta, false)?;
+        self.check_ancestors(&real)?;
+        Ok(real)
+    }
+
+    /// Checks a folder the gate reads files from, and every folder above it.
+    pub fn check_dir(&self, path: &Path) -> Result<PathBuf, Untrusted> {
+        let real = resolve(path)?;
+        let meta = metadata(&real)?;
+        if !meta.is_dir() {
+            return Err(untrusted(&real, "it is not a folder".into()));
+        }
+        self.check_entry(&real, &meta, true)?;
+        self.check_ancestors(&real)?;
+        Ok(real)
+    }
+
+    /// Checks a secret the gate keeps (the state database, the token key): like a trusted file,
+    /// and besides nobody but its owner may read it.
+    pub fn check_private_file(&self, path: &Path) -> Result<(), Untrusted> {
+        let meta = metadata(path)?;
+        self.check_owner(path, &meta)?;
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(untrusted(
+                path,
+                format!(
+                    "mode {mode:04o} lets {} it; it must be readable and writable by its owner \
+                     only (chmod 600)",
+                    who_may(mode, 0o077)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_ancestors(&self, real: &Path) -> Result<(), Untrusted> {
+        for folder in real.ancestors().skip(1) {
+            let meta = metadata(folder)?;
+            self.check_entry(folder, &meta, true)?;
+        }
+        Ok(())
+    }
+
+    fn check_owner(&self, path: &Path, meta: &std::fs::Metadata) -> Result<(), Untrusted> {
+        let owner = meta.uid();
+        if owner != self.uid && owner != 0 {
+            return Err(untrusted(
+                path,
+                format!(
+                    "it is owned by uid {owner}; pcp trusts only files owned by you (uid {}) \
+                     or root",
+                    self.uid
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_entry(
+        &self,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        folder: bool,
+    ) -> Result<(), Untrusted> {
+        self.check_owner(path, meta)?;
+        let mode = meta.permissions().mode();
+        let sticky = mode & 0o1000 != 0;
+        if mode & 0o022 != 0 && !(folder && sticky) {
+            let what = if folder { "folder" } else { "file" };
+            return Err(untrusted(
+                path,
+                format!(
+                    "mode {:04o} lets {} write it; a {what} pcp trusts must be writable by its \
+                     owner only (chmod go-w)",
+                    mode & 0o7777,
+                    who_may(mode, 0o022)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// "its group", "others" or "its group and others", for the bits of `mask` set in `mode`.
+fn who_may(mode: u32, mask: u32) -> &'static str {
+    let group = mode & mask & 0o070 != 0;
+    let others = mode & mask & 0o007 != 0;
+    match (group, others) {
+        (true, true) => "its group and others",
+        (true, false) => "its group",
+        _ => "others",
+    }
+}
+
+fn resolve(path: &Path) -> Result<PathBuf, Untrusted> {
+    std::fs::canonicalize(path).map_err(|e| untrusted(path, format!("cannot resolve it: {e}")))
+}
+
+fn metadata(path: &Path) -> Result<std::fs::Metadata, Untrusted> {
+    std::fs::metadata(path).map_err(|e| untrusted(path, format!("cannot read its owner: {e}")))
+}
+
+fn untrusted(path: &Path, reason: String) -> Untrusted {
+    Untrusted {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn chmod(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_file_writable_only_by_its_owner_is_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "").unwrap();
+        chmod(&file, 0o644);
+        let rules = TrustRules::default();
+        assert!(rules.check_file(&file).is_ok());
+        chmod(&file, 0o600);
+        assert!(rules.check_file(&file).is_ok());
+    }
+
+    #[test]
+    fn group_or_world_writable_files_are_refused_by_name_and_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "").unwrap();
+        let rules = TrustRules::default();
+        chmod(&file, 0o664);
+        let err = rules.check_file(&file).unwrap_err();
+        assert_eq!(err.path, file.canonicalize().unwrap());
+        assert!(err.reason.contains("mode 0664"), "{err}");
+        assert!(err.reason.contains("its group"), "{err}");
+        chmod(&file, 0o646);
+        let err = rules.check_file(&file).unwrap_err().to_string();
+        assert!(err.contains("lets others write"), "{err}");
+    }
+
+    #[test]
+    fn a_writable_folder_above_the_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("pcp");
+        std::fs::create_dir(&sub).unwrap();
+        let file = sub.join("config.toml");
+        std::fs::write(&file, "").unwrap();
+        chmod(&file, 0o600);
+        chmod(&sub, 0o775);
+        let err = TrustRules::default().check_file(&file).unwrap_err();
+        assert_eq!(err.path, sub.canonicalize().unwrap());
+        assert!(err.reason.contains("folder"), "{err}");
+        // The sticky bit keeps others from replacing entries: such a folder (like /tmp) is fine.
+        chmod(&sub, 0o1777);
+        assert!(TrustRules::default().check_file(&file).is_ok());
+    }
+
+    #[test]
+    fn another_users_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("manifest.toml");
+        std::fs::write(&file, "").unwrap();
+        chmod(&file, 0o644);
+        // The file belongs to someone else: given away when we are root (whose files are
+        // trusted), else we check on behalf of a user who is not us.
+        let rules = if current_uid() == 0 {
+            std::os::unix::fs::chown(&file, Some(4242), None).unwrap();
+            TrustRules { uid: 0 }
+        } else {
+            TrustRules { uid: 4242 }
+        };
+        let owner = std::fs::metadata(&file).unwrap().uid();
+        let err = rules.check_file(&file).unwrap_err();
+        assert_eq!(err.path, file.canonicalize().unwrap());
+        assert!(
+            err.reason.contains(&format!("owned by uid {owner}")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_symlink_is_checked_where_it_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.toml");
+        std::fs::write(&target, "").unwrap();
+        chmod(&target, 0o666);
+        let link = dir.path().join("config.toml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = TrustRules::default().check_file(&link).unwrap_err();
+        assert_eq!(err.path, target.canonicalize().unwrap());
+    }
+
+    #[test]
+    fn a_private_file_readable_by_others_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("token.key");
+        std::fs::write(&key, "k").unwrap();
+        chmod(&key, 0o600);
+        assert!(TrustRules::default().check_private_file(&key).is_ok());
+        chmod(&key, 0o644);
+        let err = TrustRules::default()
+            .check_private_file(&key)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("token.key"), "{err}");
+        assert!(err.contains("mode 0644"), "{err}");
+    }
+}
