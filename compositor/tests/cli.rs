@@ -301,3 +301,58 @@ fn without_a_config_file_it_starts_on_the_built_in_defaults() {
     // `--backend auto` here (no display server, no VT): headless, and it says why.
     assert!(err.contains("backend Headless"), "{err}");
 }
+
+#[test]
+fn a_group_writable_config_or_a_world_readable_key_stops_the_start_by_name() {
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |p: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[manifests]\ndirs = []\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n",
+            state.join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_pcp-compositor"))
+            .args(["--socket", "pcp-refused", "--config"])
+            .arg(&config)
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .output()
+            .unwrap()
+    };
+
+    chmod(&config, 0o664);
+    let o = start();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{}: mode 0664", config.display())),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("pcp-refused").exists(),
+        "no socket was made"
+    );
+
+    // A good config makes the state (key included); then the key is made world-readable.
+    chmod(&config, 0o644);
+    std::fs::create_dir(&state).unwrap();
+    let key = state.join("token.key");
+    std::fs::write(&key, [7u8; 32]).unwrap();
+    chmod(&key, 0o644);
+    let o = start();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{}: mode 0644", key.display())),
+        "{err}"
+    );
+    assert!(!dir.path().join("pcp-refused").exists());
+}

@@ -105,6 +105,7 @@ impl Gate {
         let multi_step = !steps.is_empty();
         let key = FrictionKey {
             profile: self.profile.clone(),
+            app: String::new(),
             capability: capability.name.clone(),
             version: capability.version,
             fingerprint: String::new(),
@@ -132,6 +133,7 @@ impl Gate {
             capability.salient_params(&params)
         };
         let key = FrictionKey {
+            app: intent.client.app_key(),
             fingerprint: digest(&salient),
             ..key
         };

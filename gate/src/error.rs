@@ -88,3 +88,12 @@ pub enum StoreError {
     #[error("audit record {seq} cannot be encoded: {message}")]
     Encode { seq: u64, message: String },
 }
+
+impl From<crate::trust::Untrusted> for StoreError {
+    fn from(u: crate::trust::Untrusted) -> Self {
+        StoreError::File {
+            path: u.path,
+            message: u.reason,
+        }
+    }
+}

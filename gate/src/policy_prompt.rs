@@ -429,6 +429,7 @@ impl Gate {
             plan,
             friction_key: FrictionKey {
                 profile: self.profile.clone(),
+                app: intent.client.app_key(),
                 capability: POLICY_CAPABILITY.to_string(),
                 version: 1,
                 fingerprint: String::new(),

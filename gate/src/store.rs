@@ -1,7 +1,11 @@
 //! The state store: one SQLite file (WAL) holding friction history, the hash-chained audit log,
-//! spent token nonces and the last approved policy. Approvals are committed (and synced) before they are returned; routine
-//! records are group-committed, so a crash loses at most the routine records still buffered.
+//! spent token nonces and the last approved policy. Approvals are committed (and synced) before
+//! they are returned; routine records are group-committed, so a crash loses at most the routine
+//! records still buffered. The folder is 0700 and the files 0600: a database someone else owns
+//! or may read is refused. Schema versions are `PRAGMA user_version`; a migration keeps the audit
+//! log.
 
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -10,18 +14,24 @@ use crate::audit::{AuditRecord, ChainBreak, GENESIS_HASH, chain_hash, verify_cha
 use crate::error::StoreError;
 use crate::friction::History;
 use crate::policy_prompt::ApprovedPolicy;
+use crate::trust::TrustRules;
 use crate::writer::{Pending, Writer};
+
+/// The schema this code writes. 1: friction history is keyed by the verified app identity too
+/// (history from before is dropped: it was shared by every app).
+const SCHEMA_VERSION: i64 = 1;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS friction (
     profile TEXT NOT NULL,
+    app TEXT NOT NULL,
     capability TEXT NOT NULL,
     version INTEGER NOT NULL,
     fingerprint TEXT NOT NULL,
     approvals INTEGER NOT NULL,
     implicit_passes INTEGER NOT NULL,
     last_approved_ms INTEGER NOT NULL,
-    PRIMARY KEY (profile, capability, version, fingerprint)
+    PRIMARY KEY (profile, app, capability, version, fingerprint)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS capability_versions (
     capability TEXT PRIMARY KEY,
@@ -49,10 +59,13 @@ CREATE TABLE IF NOT EXISTS token_nonces (
 ) WITHOUT ROWID;
 ";
 
-/// The friction key: (profile, capability, version, fingerprint of the salient params).
+/// The friction key: (profile, app, capability, version, fingerprint of the salient params).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FrictionKey {
     pub profile: String,
+    /// The verified app identity ([`crate::ClientIdentity::app_key`]): one app's approvals never
+    /// lower another's prompts.
+    pub app: String,
     pub capability: String,
     pub version: u32,
     pub fingerprint: String,
@@ -83,29 +96,38 @@ pub struct Store {
     head_seq: u64,
     head_hash: String,
     group: GroupCommit,
+    /// Opened read-only on a database from before friction was kept per app: its history does
+    /// not count (it is dropped at the next start).
+    stale_friction: bool,
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`, in WAL mode.
+    /// Opens (creating if needed) the store at `path`, in WAL mode. The folder is made 0700 and
+    /// a new database 0600; an existing one someone else owns or may read is refused, naming it
+    /// and its mode or owner.
     pub fn open(path: &Path, group: GroupCommit) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::File {
-                path: dir.to_path_buf(),
-                message: format!("cannot create the state folder: {e}"),
-            })?;
-        }
+        Store::open_with(path, group, &TrustRules::default())
+    }
+
+    /// [`Store::open`] checking ownership against `trust`.
+    pub fn open_with(
+        path: &Path,
+        group: GroupCommit,
+        trust: &TrustRules,
+    ) -> Result<Store, StoreError> {
+        prepare_files(path, trust)?;
         let sql = |source| StoreError::Sqlite {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open(path).map_err(sql)?;
+        let mut conn = Connection::open(path).map_err(sql)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(sql)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(sql)?;
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(sql)?;
-        conn.execute_batch(SCHEMA).map_err(sql)?;
+        migrate(&mut conn, path)?;
         let head: Option<(u64, String)> = conn
             .query_row(
                 "SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1",
@@ -125,6 +147,7 @@ impl Store {
             head_seq,
             head_hash,
             group,
+            stale_friction: false,
         })
     }
 
@@ -135,13 +158,18 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
-        let conn = if path.exists() {
-            Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .map_err(sql)?
+        let (conn, stale_friction) = if path.exists() {
+            let conn =
+                Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                    .map_err(sql)?;
+            let version: i64 = conn
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(sql)?;
+            (conn, version < SCHEMA_VERSION)
         } else {
             let conn = Connection::open_in_memory().map_err(sql)?;
             conn.execute_batch(SCHEMA).map_err(sql)?;
-            conn
+            (conn, false)
         };
         Ok(Store {
             conn,
@@ -155,6 +183,7 @@ impl Store {
                 max_records: 1,
                 max_age_ms: 0,
             },
+            stale_friction,
         })
     }
 
@@ -171,15 +200,25 @@ impl Store {
 
     /// The friction history of `key`, if any.
     pub fn history(&self, key: &FrictionKey) -> Result<Option<History>, StoreError> {
+        if self.stale_friction {
+            return Ok(None);
+        }
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT approvals, implicit_passes, last_approved_ms FROM friction
-                 WHERE profile = ?1 AND capability = ?2 AND version = ?3 AND fingerprint = ?4",
+                 WHERE profile = ?1 AND app = ?2 AND capability = ?3 AND version = ?4
+                 AND fingerprint = ?5",
             )
             .map_err(|e| self.sql(e))?;
         stmt.query_row(
-            params![key.profile, key.capability, key.version, key.fingerprint],
+            params![
+                key.profile,
+                key.app,
+                key.capability,
+                key.version,
+                key.fingerprint
+            ],
             |r| {
                 Ok(History {
                     approvals: r.get(0)?,
@@ -400,6 +439,87 @@ impl Store {
             rows.iter().map(|(s, t, h)| (*s, t.as_str(), h.as_str())),
         ))
     }
+}
+
+/// The state folder (0700, created if needed), the database (0600 when new; refused when
+/// someone else owns it or may read it) and SQLite's `-wal` and `-shm` files (made 0600).
+fn prepare_files(path: &Path, trust: &TrustRules) -> Result<(), StoreError> {
+    let file_err = |path: &Path, message: String| StoreError::File {
+        path: path.to_path_buf(),
+        message,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| file_err(dir, format!("cannot create the state folder: {e}")))?;
+        }
+        trust.make_private(dir, 0o700)?;
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        // An empty file is a new database to SQLite.
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => trust.check_secret(path)?,
+        Err(e) => return Err(file_err(path, format!("cannot create the database: {e}"))),
+    }
+    for suffix in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let side = PathBuf::from(side);
+        if side.exists() {
+            trust.make_private(&side, 0o600)?;
+        }
+    }
+    Ok(())
+}
+
+/// Brings the schema to [`SCHEMA_VERSION`] in one transaction. A database from before version
+/// 1 loses its friction history (it was shared by every app) and keeps everything else.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let sql = |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    };
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(sql)?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::File {
+            path: path.to_path_buf(),
+            message: format!(
+                "the database has schema version {version}, newer than this pcp's \
+                 {SCHEMA_VERSION}: it was written by a newer version"
+            ),
+        });
+    }
+    let tx = conn.transaction().map_err(sql)?;
+    if version < 1 {
+        let old_rows: i64 = tx
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'friction'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(sql)?;
+        if old_rows > 0 {
+            tx.execute_batch("DROP TABLE friction;").map_err(sql)?;
+            tracing::info!(
+                "{}: friction history is now kept per app; the history kept before is reset",
+                path.display()
+            );
+        }
+    }
+    tx.execute_batch(SCHEMA).map_err(sql)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(sql)?;
+    tx.commit().map_err(sql)
 }
 
 impl Drop for Store {

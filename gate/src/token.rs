@@ -1,9 +1,9 @@
 //! Confirmation tokens (seed 002): HMAC-SHA256 over the capability, its version, the canonical
 //! params, the profile, an expiry and a nonce. Single use, verified in constant time, keyed by a
-//! 0600 file created on first start.
+//! 0600 file created on first start and refused when someone else owns it or may read it.
 
 use std::io::{Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,6 +18,7 @@ use sha2::Sha256;
 use crate::capability::canonical_json;
 use crate::error::StoreError;
 use crate::store::Store;
+use crate::trust::TrustRules;
 
 const PREFIX: &str = "pcp1";
 const KEY_LEN: usize = 32;
@@ -82,15 +83,26 @@ impl TokenKey {
         state.with_file_name("token.key")
     }
 
-    /// Reads the key at `path`, creating it (mode 0600) if it does not exist. A key readable by
-    /// others is refused: anyone who can read it can mint approvals.
+    /// Reads the key at `path`, creating it (mode 0600, in a 0700 folder) if it does not exist.
+    /// A key someone else owns or may read is refused: anyone who can read it can mint
+    /// approvals.
     pub fn load_or_create(path: &Path) -> Result<TokenKey, StoreError> {
+        TokenKey::load_or_create_with(path, &TrustRules::default())
+    }
+
+    /// [`TokenKey::load_or_create`] checking ownership against `trust`.
+    pub fn load_or_create_with(path: &Path, trust: &TrustRules) -> Result<TokenKey, StoreError> {
         let file_err = |message: String| StoreError::File {
             path: path.to_path_buf(),
             message,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.exists()
+        {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
                 .map_err(|e| file_err(format!("cannot create the folder: {e}")))?;
         }
         match std::fs::OpenOptions::new()
@@ -110,19 +122,15 @@ impl TokenKey {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(file_err(format!("cannot create the token key: {e}"))),
         }
+        trust.check_secret(path).map_err(|u| {
+            file_err(format!(
+                "{}; whoever could read this token key can mint approvals: delete it (a new \
+                 one is made at the next start) after making its folder private",
+                u.reason
+            ))
+        })?;
         let mut file = std::fs::File::open(path)
             .map_err(|e| file_err(format!("cannot open the token key: {e}")))?;
-        let mode = file
-            .metadata()
-            .map_err(|e| file_err(format!("cannot read the token key's mode: {e}")))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            return Err(file_err(format!(
-                "the token key has mode {:o}; it must be 0600 (readable by its owner only)",
-                mode & 0o777
-            )));
-        }
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(|e| file_err(format!("cannot read the token key: {e}")))?;

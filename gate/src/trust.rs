@@ -60,19 +60,58 @@ impl TrustRules {
         Ok(real)
     }
 
-    /// Checks a secret the gate keeps (the state database, the token key): like a trusted file,
-    /// and besides nobody but its owner may read it.
-    pub fn check_private_file(&self, path: &Path) -> Result<(), Untrusted> {
+    /// Checks a secret the gate keeps (the state database, the token key): it must be the
+    /// user's own and nobody else may read or write it. Not fixed here: whoever could read it
+    /// may already have (a token key read by another can mint approvals).
+    pub fn check_secret(&self, path: &Path) -> Result<(), Untrusted> {
         let meta = metadata(path)?;
-        self.check_owner(path, &meta)?;
+        self.check_own(path, &meta)?;
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
             return Err(untrusted(
                 path,
                 format!(
-                    "mode {mode:04o} lets {} it; it must be readable and writable by its owner \
-                     only (chmod 600)",
+                    "mode {mode:04o} lets {} read or write it; it must be readable and writable \
+                     by its owner only (mode 0600)",
                     who_may(mode, 0o077)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Makes a file or folder of the user's that holds or sits beside secrets (the state
+    /// folder, SQLite's `-wal` and `-shm` files) private: `mode` (0700, 0600) when it is wider.
+    /// Refused when someone else owns it.
+    pub fn make_private(&self, path: &Path, mode: u32) -> Result<(), Untrusted> {
+        let meta = metadata(path)?;
+        self.check_own(path, &meta)?;
+        let current = meta.permissions().mode() & 0o777;
+        if current & 0o077 != 0 {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|e| {
+                untrusted(
+                    path,
+                    format!("mode {current:04o} lets others in and cannot be changed: {e}"),
+                )
+            })?;
+            tracing::info!(
+                "{}: mode {current:04o} narrowed to {mode:04o}",
+                path.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// The user's own: not even root's will do for a secret the gate writes.
+    fn check_own(&self, path: &Path, meta: &std::fs::Metadata) -> Result<(), Untrusted> {
+        let owner = meta.uid();
+        if owner != self.uid {
+            return Err(untrusted(
+                path,
+                format!(
+                    "it is owned by uid {owner}; it must be owned by the user running pcp \
+                     (uid {})",
+                    self.uid
                 ),
             ));
         }
@@ -244,18 +283,37 @@ mod tests {
     }
 
     #[test]
-    fn a_private_file_readable_by_others_is_refused() {
+    fn a_secret_readable_by_others_is_refused_and_a_state_folder_is_narrowed() {
         let dir = tempfile::tempdir().unwrap();
         let key = dir.path().join("token.key");
         std::fs::write(&key, "k").unwrap();
         chmod(&key, 0o600);
-        assert!(TrustRules::default().check_private_file(&key).is_ok());
+        let rules = TrustRules::default();
+        assert!(rules.check_secret(&key).is_ok());
         chmod(&key, 0o644);
-        let err = TrustRules::default()
-            .check_private_file(&key)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("token.key"), "{err}");
-        assert!(err.contains("mode 0644"), "{err}");
+        let err = rules.check_secret(&key).unwrap_err().to_string();
+        assert!(err.starts_with(&key.display().to_string()), "{err}");
+        assert!(err.contains("mode 0644 lets its group and others"), "{err}");
+        assert!(
+            TrustRules { uid: 4242 }
+                .check_secret(&key)
+                .unwrap_err()
+                .reason
+                .contains("owned by uid")
+        );
+
+        let state = dir.path().join("pcp");
+        std::fs::create_dir(&state).unwrap();
+        chmod(&state, 0o755);
+        rules.make_private(&state, 0o700).unwrap();
+        assert_eq!(
+            std::fs::metadata(&state).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        assert!(
+            TrustRules { uid: 4242 }
+                .make_private(&state, 0o700)
+                .is_err()
+        );
     }
 }

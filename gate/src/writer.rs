@@ -193,16 +193,17 @@ fn commit(
     match friction {
         Some(FrictionUpdate::Set(key, h)) => {
             tx.prepare_cached(
-                "INSERT INTO friction (profile, capability, version, fingerprint,
+                "INSERT INTO friction (profile, app, capability, version, fingerprint,
                      approvals, implicit_passes, last_approved_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT(profile, capability, version, fingerprint) DO UPDATE SET
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT(profile, app, capability, version, fingerprint) DO UPDATE SET
                      approvals = excluded.approvals,
                      implicit_passes = excluded.implicit_passes,
                      last_approved_ms = excluded.last_approved_ms",
             )?
             .execute(params![
                 key.profile,
+                key.app,
                 key.capability,
                 key.version,
                 key.fingerprint,
@@ -213,11 +214,12 @@ fn commit(
         }
         Some(FrictionUpdate::Clear(key)) => {
             tx.prepare_cached(
-                "DELETE FROM friction WHERE profile = ?1 AND capability = ?2
-                 AND version = ?3 AND fingerprint = ?4",
+                "DELETE FROM friction WHERE profile = ?1 AND app = ?2 AND capability = ?3
+                 AND version = ?4 AND fingerprint = ?5",
             )?
             .execute(params![
                 key.profile,
+                key.app,
                 key.capability,
                 key.version,
                 key.fingerprint
