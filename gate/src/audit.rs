@@ -81,7 +81,7 @@ impl std::fmt::Display for Resolution {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModalityResult {
     pub modality: Modality,
-    /// `approve`, `deny`, `timeout` or `lost`.
+    /// `approve`, `deny`, `timeout`, `lost`, or `reasked` (a fallback asks this modality again).
     pub result: String,
     pub at_ms: i64,
 }
@@ -97,8 +97,15 @@ pub struct AuditRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capability_version: Option<u32>,
     pub params_digest: String,
+    /// The parameters in full: absent when redacted, or when they were too big to keep whole.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub params: Option<Value>,
+    /// The start of the canonical parameters, when they were too big to keep whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_excerpt: Option<String>,
+    /// The size in bytes of the canonical parameters, when only an excerpt is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_bytes: Option<usize>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -33,6 +33,23 @@ pub struct CapabilityManifest {
     /// A quick, low-risk action a haptic double-tap may confirm on hardware that has it.
     #[serde(default)]
     pub haptic: Option<Spanned<bool>>,
+    /// The parameters a client may send; absent means those the templates and `salient` name.
+    #[serde(default)]
+    pub params: Option<Spanned<Vec<String>>>,
+    /// What happens to parameters the manifest does not declare: refused, or shown on the prompt.
+    #[serde(default)]
+    pub extra_params: Option<Spanned<ExtraParams>>,
+}
+
+/// A manifest's rule for parameters it does not declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtraParams {
+    /// The intent is denied `invalid_params`: nothing the token covers goes unnamed.
+    #[default]
+    Refuse,
+    /// Allowed, and the prompt lists every one of them.
+    Show,
 }
 
 /// A capability the gate knows, with where it was declared.
@@ -46,6 +63,9 @@ pub struct Capability {
     pub target: Option<Template>,
     pub salient: Option<Vec<String>>,
     pub haptic: bool,
+    /// The parameters a client may send (explicit, or those the templates and `salient` name).
+    pub params: Vec<String>,
+    pub extra_params: ExtraParams,
     pub declared_at: Location,
     /// A system folder's declaration, or the user's (folder or config).
     pub origin: Origin,
@@ -74,6 +94,57 @@ impl Capability {
             ),
             _ => params.clone(),
         }
+    }
+
+    /// Checks `params` (an object) against the declared parameters: the first undeclared one is
+    /// an error naming it, unless the manifest shows extra parameters.
+    pub fn check_params(&self, params: &Value) -> Result<(), String> {
+        if self.extra_params == ExtraParams::Show {
+            return Ok(());
+        }
+        let Value::Object(map) = params else {
+            return Ok(());
+        };
+        match map.keys().find(|k| !self.params.iter().any(|p| p == *k)) {
+            Some(undeclared) => Err(format!(
+                "capability `{}` does not declare the parameter `{undeclared}` (declared at {}; \
+                 it declares {})",
+                self.name,
+                self.declared_at,
+                if self.params.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.params
+                        .iter()
+                        .map(|p| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Every parameter in `params` that neither the description nor the target shows, as
+    /// (name, value) in name order, so a prompt can list what its text leaves out.
+    pub fn unshown_params(&self, params: &Value) -> Vec<(String, String)> {
+        let Value::Object(map) = params else {
+            return Vec::new();
+        };
+        map.iter()
+            .filter(|(k, _)| {
+                !self.description.names(k) && !self.target.as_ref().is_some_and(|t| t.names(k))
+            })
+            .map(|(k, v)| (k.clone(), display_value(v)))
+            .collect()
+    }
+}
+
+/// A parameter's value as a prompt shows it: a string as it is, anything else as JSON.
+pub fn display_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -137,6 +208,19 @@ impl Template {
             parts.push(TemplatePart::Text(literal));
         }
         Ok(Template { parts })
+    }
+
+    /// The parameter names the template fills, in order.
+    pub fn params(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            TemplatePart::Param(name) => Some(name.as_str()),
+            TemplatePart::Text(_) => None,
+        })
+    }
+
+    /// Whether the template shows parameter `name`.
+    pub fn names(&self, name: &str) -> bool {
+        self.params().any(|p| p == name)
     }
 
     /// Fills the holes from `params`; a missing parameter stays visible as `{name}`.
@@ -386,6 +470,7 @@ fn validate(
             format!("`{bad}` is not a parameter name"),
         ));
     }
+    let params = declared_params(file, text, &m, &description, target.as_ref())?;
     let risk = RiskClass::of(m.side_effects, m.auth_level);
     let haptic = match &m.haptic {
         Some(h) if *h.get_ref() && !risk.allows_haptic_alone() => {
@@ -412,7 +497,54 @@ fn validate(
         salient: m.salient.map(Spanned::into_inner),
         haptic,
         origin,
+        params,
+        extra_params: m
+            .extra_params
+            .map_or(ExtraParams::Refuse, Spanned::into_inner),
     })
+}
+
+/// The parameters a manifest declares: its `params` list, which must include every parameter
+/// its templates and `salient` name; without one, exactly those.
+fn declared_params(
+    file: &Path,
+    text: &str,
+    m: &CapabilityManifest,
+    description: &Template,
+    target: Option<&Template>,
+) -> Result<Vec<String>, ConfigError> {
+    let named = description
+        .params()
+        .chain(target.into_iter().flat_map(Template::params))
+        .map(str::to_string)
+        .chain(m.salient.iter().flat_map(|s| s.get_ref().iter().cloned()));
+    let Some(list) = &m.params else {
+        let mut all: Vec<String> = named.collect();
+        all.sort();
+        all.dedup();
+        return Ok(all);
+    };
+    let at = |msg: String| ConfigError::invalid(file, text, list.span().start, msg);
+    let mut declared: Vec<String> = Vec::with_capacity(list.get_ref().len());
+    for p in list.get_ref() {
+        if !is_identifier(p) {
+            return Err(at(format!("`{p}` is not a parameter name")));
+        }
+        if declared.contains(p) {
+            return Err(at(format!("parameter `{p}` is listed twice")));
+        }
+        declared.push(p.clone());
+    }
+    for name in named {
+        if !declared.contains(&name) {
+            return Err(at(format!(
+                "`{name}` is used by the description, target or salient list but missing from \
+                 params"
+            )));
+        }
+    }
+    declared.sort();
+    Ok(declared)
 }
 
 #[cfg(test)]

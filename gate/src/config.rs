@@ -130,18 +130,30 @@ impl Default for TokenConfig {
 pub struct AuditConfig {
     /// Store only the parameters' digest, not the parameters.
     pub redact_params: bool,
-    /// Routine (`policy_allow`) records buffered before a commit.
+    /// Store parameters in full however big they are (else big ones become digest + excerpt).
+    pub full_params: bool,
+    /// Parameters whose canonical JSON is longer than this are stored as their digest and an
+    /// excerpt of this many bytes.
+    pub params_excerpt_bytes: usize,
+    /// Records that need no disk sync before the decision returns (`policy_allow` and denials
+    /// that change no history) buffered before a commit.
     pub group_commit_records: usize,
-    /// Longest a routine record waits in the buffer.
+    /// Longest such a record waits in the buffer.
     pub group_commit_ms: u32,
+    /// Full batches the audit writer may have waiting; when it is that far behind, decisions
+    /// wait for it (memory stays bounded under a flood).
+    pub writer_queue_batches: usize,
 }
 
 impl Default for AuditConfig {
     fn default() -> Self {
         AuditConfig {
             redact_params: false,
+            full_params: false,
+            params_excerpt_bytes: 1024,
             group_commit_records: 64,
             group_commit_ms: 250,
+            writer_queue_batches: 16,
         }
     }
 }
@@ -425,7 +437,7 @@ fn validate_wording(
 
 /// Zero counts and timeouts would make the gate useless or silently permissive: refuse them.
 fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
-    let checks: [(&str, &str, u64); 11] = [
+    let checks: [(&str, &str, u64); 13] = [
         (
             "timeouts",
             "voice_seconds",
@@ -457,6 +469,16 @@ fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), Co
             "audit",
             "group_commit_records",
             file.audit.group_commit_records as u64,
+        ),
+        (
+            "audit",
+            "params_excerpt_bytes",
+            file.audit.params_excerpt_bytes as u64,
+        ),
+        (
+            "audit",
+            "writer_queue_batches",
+            file.audit.writer_queue_batches as u64,
         ),
         (
             "friction",

@@ -16,8 +16,8 @@ use crate::plan::{self, PlanInput};
 use crate::prompt::Prompt;
 use crate::record::{Approval, DenyContext, RecordFacts};
 use crate::store::{FrictionKey, FrictionUpdate};
-use crate::threshold;
 use crate::types::{RiskClass, SideEffects, Threshold};
+use crate::{threshold, token};
 
 /// The result of evaluating an intent against the manifests, the table and the history.
 #[derive(Debug, Clone)]
@@ -82,6 +82,9 @@ impl Gate {
             .ok_or_else(|| Refusal::Unknown(intent.capability.clone()))?
             .clone();
         let params = object_params(&intent.params, "params")?;
+        capability
+            .check_params(&params)
+            .map_err(Refusal::InvalidParams)?;
         let level = self.config.file.safety.level;
         let mut full = threshold::threshold(capability.side_effects, capability.auth_level, level);
         let mut risk = capability.risk();
@@ -93,6 +96,8 @@ impl Gate {
                 .ok_or_else(|| Refusal::Unknown(step.capability.clone()))?
                 .clone();
             let p = object_params(&step.params, &format!("steps[{i}].params"))?;
+            cap.check_params(&p)
+                .map_err(|e| Refusal::InvalidParams(format!("steps[{i}]: {e}")))?;
             full = full.max(threshold::threshold(
                 cap.side_effects,
                 cap.auth_level,
@@ -239,6 +244,19 @@ impl Gate {
             .iter()
             .map(|(c, p)| c.description.render(p))
             .collect();
+        let steps_digest = token::steps_digest(
+            ev.steps
+                .iter()
+                .map(|(c, p)| (c.name.as_str(), c.version, p)),
+        );
+        let mut extra = ev.capability.unshown_params(&ev.params);
+        for (i, (c, p)) in ev.steps.iter().enumerate() {
+            extra.extend(
+                c.unshown_params(p)
+                    .into_iter()
+                    .map(|(k, v)| (format!("steps[{i}].{k}"), v)),
+            );
+        }
         Prompt {
             id,
             params: ev.params,
@@ -246,6 +264,8 @@ impl Gate {
             description,
             target,
             steps,
+            steps_digest,
+            extra,
             risk: ev.risk,
             threshold: ev.threshold,
             effective: ev.effective,
@@ -259,6 +279,7 @@ impl Gate {
             deadlines: Vec::new(),
             parent_deadline: None,
             results: Vec::new(),
+            turn: 0,
         }
     }
 
@@ -331,6 +352,8 @@ impl Gate {
             durable: resolution != Resolution::PolicyAllow,
             capability: &ev.capability,
             params: &ev.params,
+            // Only single intents run unprompted: multi-step ones are always shown.
+            steps: "",
             now_ms,
         });
         if outcome.approved {

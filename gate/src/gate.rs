@@ -4,16 +4,21 @@
 //! deadlines, cancellation) and `record` (audit records, approvals committed with their tokens,
 //! denials). Every path ends in an audited outcome; any error on the way is a denial.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
+use serde_json::Value;
+
+use crate::audit::ClientIdentity;
 use crate::config::GateConfig;
 use crate::error::StoreError;
+use crate::intent::Step;
 use crate::intent::{Availability, IntentId};
 use crate::policy_prompt::PolicyState;
 use crate::prompt::Prompt;
 use crate::store::{GroupCommit, Store};
-use crate::token::TokenKey;
+use crate::token::{self, Expected, TokenClaims, TokenKey, TokenRejection};
+use crate::trust::TrustRules;
 
 pub use crate::decide::Evaluation;
 pub use crate::prompting::RespondError;
@@ -30,6 +35,10 @@ pub struct Gate {
     pub(crate) next_id: u64,
     /// The host's facts and rules for the policy in force, and a policy change waiting.
     pub(crate) policy: PolicyState,
+    /// For each app with a prompt waiting, the turn after its last one (see `Gate::enqueue`).
+    pub(crate) turns: HashMap<String, u64>,
+    /// The turn of the prompt shown last.
+    pub(crate) served_turn: u64,
 }
 
 impl Gate {
@@ -45,6 +54,8 @@ impl Gate {
             prompts: VecDeque::new(),
             next_id: 1,
             policy: PolicyState::default(),
+            turns: HashMap::new(),
+            served_turn: 0,
         };
         gate.sync_capability_versions()?;
         Ok(gate)
@@ -69,6 +80,8 @@ impl Gate {
             prompts: VecDeque::new(),
             next_id: 1,
             policy: PolicyState::default(),
+            turns: HashMap::new(),
+            served_turn: 0,
         })
     }
 
@@ -79,7 +92,12 @@ impl Gate {
             max_records: config.file.audit.group_commit_records,
             max_age_ms: i64::from(config.file.audit.group_commit_ms),
         };
-        let store = Store::open(&path, group)?;
+        let store = Store::open_with_queue(
+            &path,
+            group,
+            &TrustRules::default(),
+            config.file.audit.writer_queue_batches,
+        )?;
         let key = TokenKey::load_or_create(&TokenKey::path_beside(&path))?;
         Gate::new(config, store, key)
     }
@@ -168,8 +186,41 @@ impl Gate {
         self.active().and_then(Prompt::next_deadline)
     }
 
+    /// Verifies and spends `token` for running `capability` with `params` (and `steps`) now:
+    /// versions from the manifests in force, the profile in force, and the app when `app`
+    /// names one.
+    pub fn verify_token(
+        &mut self,
+        token: &str,
+        capability: &str,
+        params: &Value,
+        steps: &[Step],
+        app: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Result<TokenClaims, TokenRejection>, StoreError> {
+        let (version, steps) =
+            match token::current_versions(&self.config.registry, capability, steps) {
+                Ok(v) => v,
+                Err(rejection) => return Ok(Err(rejection)),
+            };
+        let expected = Expected {
+            capability,
+            version,
+            params,
+            steps: &steps,
+            profile: &self.profile,
+            app,
+        };
+        self.key.verify(&mut self.store, token, &expected, now_ms)
+    }
+
     /// Commits every buffered audit record (call at shutdown or when idle).
     pub fn flush(&mut self) -> Result<(), StoreError> {
         self.store.flush()
     }
+}
+
+/// The app identity a client's prompt slots, turns and tokens belong to.
+pub(crate) fn app_of(client: &ClientIdentity) -> &str {
+    &client.id
 }

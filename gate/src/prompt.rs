@@ -12,6 +12,11 @@ use crate::intent::{Intent, IntentId, Plan};
 use crate::store::FrictionKey;
 use crate::types::{Modality, RiskClass, Threshold};
 
+/// A modality's result when it approved.
+pub(crate) const APPROVE: &str = "approve";
+/// A modality's result when a fallback made its earlier approval insufficient: it is asked again.
+pub(crate) const REASKED: &str = "reasked";
+
 /// An intent the gate has asked about and not yet decided.
 #[derive(Debug, Clone)]
 pub struct Prompt {
@@ -27,6 +32,11 @@ pub struct Prompt {
     pub target: Option<String>,
     /// Every step of a multi-step intent, described.
     pub steps: Vec<String>,
+    /// What an approval's token says of the steps (`token::steps_digest`).
+    pub(crate) steps_digest: String,
+    /// Every parameter the description and target leave out, as (name, value) — a step's as
+    /// `steps[i].name` — so the dialog can list all that the approval covers.
+    pub extra: Vec<(String, String)>,
     pub risk: RiskClass,
     pub threshold: Threshold,
     pub effective: Threshold,
@@ -40,6 +50,8 @@ pub struct Prompt {
     /// The parent authorizer's deadline, for nested sessions.
     pub(crate) parent_deadline: Option<i64>,
     pub(crate) results: Vec<ModalityResult>,
+    /// Its place in the fair order of apps (see `Gate::enqueue`).
+    pub(crate) turn: u64,
 }
 
 impl Prompt {
@@ -61,11 +73,14 @@ impl Prompt {
             .min()
     }
 
-    /// Whether `modality` has already approved.
+    /// Whether `modality`'s approval stands: its latest result is an approval (a fallback can
+    /// ask a modality again, e.g. for a press-and-hold after a plain click).
     pub fn answered(&self, modality: Modality) -> bool {
         self.results
             .iter()
-            .any(|r| r.modality == modality && r.result == "approve")
+            .rev()
+            .find(|r| r.modality == modality)
+            .is_some_and(|r| r.result == APPROVE)
     }
 
     /// What each modality has said so far.

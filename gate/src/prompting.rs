@@ -2,10 +2,10 @@
 //! goes, deadlines on the injected clock, and cancellation. A prompt leaves the queue only
 //! through `record::finish`, which audits its outcome.
 
-use crate::audit::{ModalityResult, Resolution};
+use crate::audit::{ClientIdentity, ModalityResult, Resolution};
 use crate::gate::Gate;
 use crate::intent::{Authorizer, Intent, IntentId, ModalityEvent, Outcome, PlanNote};
-use crate::prompt::Prompt;
+use crate::prompt::{APPROVE, Prompt, REASKED};
 use crate::types::{Answer, Modality};
 
 /// Why `respond` did not apply an event.
@@ -24,18 +24,18 @@ pub enum RespondError {
 }
 
 impl Gate {
-    /// Why the queue has no room for another prompt from `intent`'s client, if it has none.
+    /// Why the queue has no room for another prompt from `intent`'s app, if it has none. Slots
+    /// belong to the app's identity, not to its connection: more connections earn no more slots.
     pub(crate) fn queue_refusal(&self, intent: &Intent) -> Option<String> {
-        let open_for_client = self
+        let app = slot_key(&intent.client);
+        let open_for_app = self
             .prompts
             .iter()
-            .filter(|p| p.intent.client.id == intent.client.id)
+            .filter(|p| slot_key(&p.intent.client) == app)
             .count();
         let queue = &self.config.file.queue;
-        if open_for_client >= queue.per_client {
-            Some(format!(
-                "the client already has {open_for_client} open prompt(s)"
-            ))
+        if open_for_app >= queue.per_client {
+            Some(format!("the app already has {open_for_app} open prompt(s)"))
         } else if self.prompts.len() >= queue.max_pending {
             Some(format!(
                 "{} prompts are already waiting",
@@ -46,8 +46,14 @@ impl Gate {
         }
     }
 
-    /// Queues a prompt; it is shown at once when nothing else is.
-    pub(crate) fn enqueue(&mut self, prompt: Prompt, now_ms: i64) {
+    /// Queues a prompt; it is shown at once when nothing else is. Its turn comes after every
+    /// prompt its app already has waiting, so apps are served in turn (start-time fair queueing
+    /// over app identities): an app with many prompts cannot keep another's off the screen.
+    pub(crate) fn enqueue(&mut self, mut prompt: Prompt, now_ms: i64) {
+        let app = slot_key(&prompt.intent.client);
+        let after_last = self.turns.get(app).copied().unwrap_or(0);
+        prompt.turn = after_last.max(self.served_turn);
+        self.turns.insert(app.to_string(), prompt.turn + 1);
         self.prompts.push_back(prompt);
         if self.prompts.len() == 1 {
             self.show_front(now_ms);
@@ -124,6 +130,15 @@ impl Gate {
                         )));
                     }
                     Modality::Voice => {
+                        // Voice's fallback is a press-and-hold on the overlay. A plain click
+                        // given before the loss is less than that: the overlay asks again, with
+                        // a fresh deadline, rather than approving on less than the plan.
+                        if !prompt.plan.press_and_hold && prompt.answered(Modality::Visual) {
+                            prompt
+                                .results
+                                .push(result(Modality::Visual, REASKED, now_ms));
+                            prompt.set_deadline(Modality::Visual, now_ms + visual_timeout);
+                        }
                         prompt.plan.press_and_hold = true;
                         prompt.plan.notes.push(PlanNote::VoiceUnavailable);
                     }
@@ -132,6 +147,15 @@ impl Gate {
                 if !prompt.plan.modalities.contains(&Modality::Visual) {
                     prompt.plan.modalities.push(Modality::Visual);
                     prompt.set_deadline(Modality::Visual, now_ms + visual_timeout);
+                }
+                if prompt.next_deadline().is_none() {
+                    // Every prompt ends: one that nothing can answer any more is not left open.
+                    let reason = "no modality of the plan is left to answer".to_string();
+                    return Ok(Some(self.finish_front(
+                        Resolution::ConfirmationUnavailable,
+                        reason,
+                        now_ms,
+                    )));
                 }
                 Ok(None)
             }
@@ -198,8 +222,28 @@ impl Gate {
         })
     }
 
-    /// Presents the prompt at the front of the queue: its timers start now.
+    /// Presents the next prompt, the one whose turn comes first: its timers start now.
     pub(crate) fn show_front(&mut self, now_ms: i64) {
+        if self.prompts.front().is_none_or(|p| p.shown_ms.is_some()) {
+            return;
+        }
+        let next = self
+            .prompts
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, p)| (p.turn, *i))
+            .map(|(i, _)| i);
+        if let Some(i) = next.filter(|&i| i != 0)
+            && let Some(p) = self.prompts.remove(i)
+        {
+            self.prompts.push_front(p);
+        }
+        if let Some(p) = self.prompts.front() {
+            self.served_turn = self.served_turn.max(p.turn);
+        }
+        // An app whose next turn is not after the one served is no different from a new app.
+        let served = self.served_turn;
+        self.turns.retain(|_, next| *next > served);
         let parent_ms = 1000 * i64::from(self.config.file.timeouts.parent_seconds);
         let timeouts: Vec<(Modality, i64)> = match self.prompts.front() {
             Some(p) => p
@@ -244,9 +288,14 @@ impl Gate {
     }
 }
 
+/// The identity that prompt slots and turns belong to.
+fn slot_key(client: &ClientIdentity) -> &str {
+    &client.id
+}
+
 fn answer_str(answer: Answer) -> &'static str {
     match answer {
-        Answer::Approve => "approve",
+        Answer::Approve => APPROVE,
         Answer::Deny => "deny",
     }
 }

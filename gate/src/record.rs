@@ -3,14 +3,16 @@
 //! be; a denial without a prompt is audited with its reason.
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use crate::audit::{AuditRecord, ModalityResult, Resolution};
-use crate::capability::{Capability, digest};
+use crate::capability::{Capability, canonical_json, lower_hex};
 use crate::friction::{self, History};
-use crate::gate::Gate;
+use crate::gate::{Gate, app_of};
 use crate::intent::{Intent, IntentId, Outcome, Plan, PlanNote};
 use crate::prompt::Prompt;
 use crate::store::{FrictionKey, FrictionUpdate};
+use crate::token::Grant;
 use crate::types::Threshold;
 
 /// Everything an audit record says about one decision (its sequence and chain hash are filled
@@ -45,6 +47,8 @@ pub(crate) struct Approval<'a> {
     pub durable: bool,
     pub capability: &'a Capability,
     pub params: &'a Value,
+    /// `token::steps_digest` of a multi-step intent's steps; empty without steps.
+    pub steps: &'a str,
     pub now_ms: i64,
 }
 
@@ -136,14 +140,16 @@ impl Gate {
                 durable: true,
                 capability: &prompt.capability,
                 params: &prompt.params,
+                steps: &prompt.steps_digest,
                 now_ms,
             });
             return Outcome { plan, ..committed };
         }
         tracing::info!(capability = %outcome.capability, %resolution, "denied: {}", outcome.reason);
+        // Nothing runs on a denial: it waits for a disk sync only when it changes history.
         let audit_seq = self
             .store
-            .append(record, update, true)
+            .append(record, update, false)
             .map_err(|e| tracing::error!("denial could not be audited: {e}"))
             .ok();
         Outcome {
@@ -162,18 +168,21 @@ impl Gate {
             durable,
             capability,
             params,
+            steps,
             now_ms,
         } = approval;
         let expires = now_ms + 1000 * i64::from(self.config.file.tokens.expiry_seconds);
         let profile = record.profile.clone();
         let client = record.client.clone();
-        let token = self.key.issue(
-            &capability.name,
-            capability.version,
+        let grant = Grant {
+            capability: &capability.name,
+            version: capability.version,
             params,
-            &profile,
-            expires,
-        );
+            steps,
+            profile: &profile,
+            app: app_of(&client),
+        };
+        let token = self.key.issue(&grant, expires);
         let result = token.and_then(|token| {
             let seq = self.store.append(record, friction_update, durable)?;
             Ok((token, seq))
@@ -201,7 +210,8 @@ impl Gate {
         }
     }
 
-    /// Audits (durably) a denial that asked nobody.
+    /// Audits a denial that asked nobody. It is group-committed like a routine approval: a
+    /// flood of refused intents costs the dispatch thread no disk sync.
     pub(crate) fn deny_unprompted(
         &mut self,
         ctx: DenyContext<'_>,
@@ -225,7 +235,7 @@ impl Gate {
         tracing::info!(capability = %ctx.intent.capability, %resolution, "denied: {reason}");
         let audit_seq = self
             .store
-            .append(record, None, true)
+            .append(record, None, false)
             .map_err(|e| tracing::error!("denial could not be audited: {e}"))
             .ok();
         Outcome {
@@ -243,7 +253,17 @@ impl Gate {
 
     /// Builds an audit record from the facts of a decision.
     pub(crate) fn record(&self, facts: RecordFacts<'_>) -> AuditRecord {
-        let redact = self.config.file.audit.redact_params;
+        let audit = &self.config.file.audit;
+        let canonical = canonical_json(facts.params);
+        let params_digest = lower_hex(&Sha256::digest(canonical.as_bytes()));
+        let (params, params_excerpt, params_bytes) = if audit.redact_params {
+            (None, None, None)
+        } else if audit.full_params || canonical.len() <= audit.params_excerpt_bytes {
+            (Some(facts.params.clone()), None, None)
+        } else {
+            let excerpt = prefix_at_char(&canonical, audit.params_excerpt_bytes);
+            (None, Some(excerpt.to_string()), Some(canonical.len()))
+        };
         let plan = facts.plan;
         let mut notes: Vec<String> = plan
             .map(|p| p.notes.iter().map(|n| note_str(*n).to_string()).collect())
@@ -256,8 +276,10 @@ impl Gate {
             client: facts.intent.client.clone(),
             capability: facts.intent.capability.clone(),
             capability_version: facts.capability.map(|c| c.version),
-            params_digest: digest(facts.params),
-            params: (!redact).then(|| facts.params.clone()),
+            params_digest,
+            params,
+            params_excerpt,
+            params_bytes,
             steps: facts.steps,
             threshold: facts.thresholds.map(|(full, _)| full),
             effective_threshold: facts.thresholds.map(|(_, effective)| effective),
@@ -296,6 +318,15 @@ fn history_after(
         }
         _ => None,
     }
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix_at_char(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The audit and `explain` wording of a plan note.

@@ -1,9 +1,9 @@
 //! The state store: one SQLite file (WAL) holding friction history, the hash-chained audit log,
-//! spent token nonces and the last approved policy. Approvals are committed (and synced) before
-//! they are returned; routine records are group-committed, so a crash loses at most the routine
-//! records still buffered. The folder is 0700 and the files 0600: a database someone else owns
-//! or may read is refused. Schema versions are `PRAGMA user_version`; a migration keeps the audit
-//! log.
+//! spent token nonces and the last approved policy. Approvals, and denials that change history,
+//! are committed (and synced) before they are returned; routine records and other denials are
+//! group-committed, so a crash loses at most the records still buffered. The folder is 0700 and
+//! the files 0600: a database someone else owns or may read is refused. Schema versions are
+//! `PRAGMA user_version`; a migration keeps the audit log.
 
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -57,7 +57,22 @@ CREATE TABLE IF NOT EXISTS token_nonces (
     nonce TEXT PRIMARY KEY,
     expires_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS token_clock (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    latest_ms INTEGER NOT NULL
+);
 ";
+
+/// What spending a token's nonce found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NonceSpend {
+    /// First use: the nonce is spent now.
+    Spent,
+    /// The nonce was spent before.
+    Replayed,
+    /// The token expired by the token clock (which never runs back).
+    Expired,
+}
 
 /// The friction key: (profile, app, capability, version, fingerprint of the salient params).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -84,6 +99,10 @@ pub struct GroupCommit {
     pub max_records: usize,
     pub max_age_ms: i64,
 }
+
+/// Full batches the audit writer may have waiting before `append` waits for it, unless the
+/// config says otherwise (`[audit] writer_queue_batches`).
+pub const DEFAULT_WRITER_QUEUE: usize = 16;
 
 /// The open state store.
 pub struct Store {
@@ -115,6 +134,17 @@ impl Store {
         group: GroupCommit,
         trust: &TrustRules,
     ) -> Result<Store, StoreError> {
+        Store::open_with_queue(path, group, trust, DEFAULT_WRITER_QUEUE)
+    }
+
+    /// [`Store::open_with`] with room for `writer_queue` full batches in the audit writer's
+    /// queue.
+    pub fn open_with_queue(
+        path: &Path,
+        group: GroupCommit,
+        trust: &TrustRules,
+        writer_queue: usize,
+    ) -> Result<Store, StoreError> {
         prepare_files(path, trust)?;
         let sql = |source| StoreError::Sqlite {
             path: path.to_path_buf(),
@@ -137,7 +167,7 @@ impl Store {
             .optional()
             .map_err(sql)?;
         let (head_seq, head_hash) = head.unwrap_or((0, GENESIS_HASH.to_string()));
-        let writer = Writer::start(path)?;
+        let writer = Writer::start(path, writer_queue)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -301,7 +331,10 @@ impl Store {
             text,
             hash: hash.clone(),
         };
-        if durable || friction.is_some() {
+        // While the writer cannot commit, nothing more joins its retry buffer: every record
+        // waits for a commit of its own and fails (closed) with it.
+        let failing = self.writer.as_ref().is_some_and(Writer::failing);
+        if durable || friction.is_some() || failing {
             // The head moves only once the record is committed: a failed commit leaves the
             // chain where it was (the batch before it stays with the writer for a retry).
             let before = std::mem::take(&mut self.batch);
@@ -345,25 +378,63 @@ impl Store {
         self.batch.len()
     }
 
-    /// Marks a token nonce as spent; false when it already was (a replay).
+    /// Bytes of record text waiting for their group commit in this process's buffer.
+    pub fn buffered_bytes(&self) -> usize {
+        self.batch.iter().map(|p| p.text.len() + p.hash.len()).sum()
+    }
+
+    /// Spends a token nonce at `now_ms`.
+    ///
+    /// Time here is the token clock: the latest `now_ms` any verification has seen, kept in the
+    /// store, so it never runs back when the wall clock does. A token is expired when its expiry
+    /// is before the token clock, and a nonce is forgotten only once its token is expired by it:
+    /// a spent nonce therefore never becomes usable again, whatever the wall clock does.
     pub fn spend_nonce(
         &mut self,
         nonce: &str,
         expires_ms: i64,
         now_ms: i64,
-    ) -> Result<bool, StoreError> {
-        let run = |conn: &Connection| -> rusqlite::Result<bool> {
-            conn.prepare_cached("DELETE FROM token_nonces WHERE expires_ms < ?1")?
-                .execute([now_ms])?;
-            let inserted = conn
+    ) -> Result<NonceSpend, StoreError> {
+        let path = self.path.clone();
+        let sql = move |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(&sql)?;
+        let run = |tx: &rusqlite::Transaction<'_>| -> rusqlite::Result<NonceSpend> {
+            let latest: Option<i64> = tx
+                .prepare_cached("SELECT latest_ms FROM token_clock WHERE id = 1")?
+                .query_row([], |r| r.get(0))
+                .optional()?;
+            let clock = latest.map_or(now_ms, |latest| latest.max(now_ms));
+            tx.prepare_cached(
+                "INSERT INTO token_clock (id, latest_ms) VALUES (1, ?1)
+                 ON CONFLICT(id) DO UPDATE SET latest_ms = excluded.latest_ms",
+            )?
+            .execute([clock])?;
+            tx.prepare_cached("DELETE FROM token_nonces WHERE expires_ms < ?1")?
+                .execute([clock])?;
+            if clock > expires_ms {
+                return Ok(NonceSpend::Expired);
+            }
+            let inserted = tx
                 .prepare_cached(
                     "INSERT INTO token_nonces (nonce, expires_ms) VALUES (?1, ?2)
                      ON CONFLICT(nonce) DO NOTHING",
                 )?
                 .execute(params![nonce, expires_ms])?;
-            Ok(inserted == 1)
+            Ok(if inserted == 1 {
+                NonceSpend::Spent
+            } else {
+                NonceSpend::Replayed
+            })
         };
-        run(&self.conn).map_err(|e| self.sql(e))
+        let spend = run(&tx).map_err(&sql)?;
+        tx.commit().map_err(&sql)?;
+        Ok(spend)
     }
 
     /// The policy last approved (or recorded at the first start), if any.

@@ -1,6 +1,7 @@
 //! Confirmation tokens (seed 002): HMAC-SHA256 over the capability, its version, the canonical
-//! params, the profile, an expiry and a nonce. Single use, verified in constant time, keyed by a
-//! 0600 file created on first start and refused when someone else owns it or may read it.
+//! params, a multi-step intent's steps, the profile, the app identity the approval was given to,
+//! an expiry and a nonce. Single use, verified in constant time, keyed by a 0600 file created on
+//! first start and refused when someone else owns it or may read it.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -15,9 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
 
-use crate::capability::canonical_json;
+use crate::capability::{Registry, canonical_json};
 use crate::error::StoreError;
-use crate::store::Store;
+use crate::intent::Step;
+use crate::store::{NonceSpend, Store};
 use crate::trust::TrustRules;
 
 const PREFIX: &str = "pcp1";
@@ -31,10 +33,88 @@ pub struct TokenClaims {
     #[serde(rename = "ver")]
     pub version: u32,
     pub params: String,
+    /// [`steps_digest`] of a multi-step intent's steps; empty without steps.
+    #[serde(default)]
+    pub steps: String,
     pub profile: String,
+    /// The app identity the approval was given to.
+    #[serde(default)]
+    pub app: String,
     #[serde(rename = "exp")]
     pub expires_ms: i64,
     pub nonce: String,
+}
+
+/// What an approval covers, as the gate issues a token for it.
+#[derive(Debug, Clone, Copy)]
+pub struct Grant<'a> {
+    pub capability: &'a str,
+    pub version: u32,
+    pub params: &'a Value,
+    /// [`steps_digest`] of the steps; empty without steps.
+    pub steps: &'a str,
+    pub profile: &'a str,
+    pub app: &'a str,
+}
+
+/// What an executor is about to run, to check a token against. The version is the
+/// capability's version now (from the manifests), so a token issued before it changed is
+/// refused; the profile is the one in force now.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    pub capability: &'a str,
+    pub version: u32,
+    pub params: &'a Value,
+    /// [`steps_digest`] of the steps about to run; empty without steps.
+    pub steps: &'a str,
+    pub profile: &'a str,
+    /// The app identity that must have been given the approval; `None` does not check it.
+    pub app: Option<&'a str>,
+}
+
+/// The digest a token carries for a multi-step intent's steps: each step's capability, version
+/// and canonical params, in order. Empty when there are none.
+pub fn steps_digest<'a>(steps: impl IntoIterator<Item = (&'a str, u32, &'a Value)>) -> String {
+    let list: Vec<Value> = steps
+        .into_iter()
+        .map(|(capability, version, params)| {
+            Value::Array(vec![capability.into(), version.into(), params.clone()])
+        })
+        .collect();
+    if list.is_empty() {
+        String::new()
+    } else {
+        crate::capability::digest(&Value::Array(list))
+    }
+}
+
+/// The version of `capability` and the [`steps_digest`] of `steps` as the manifests in
+/// `registry` declare them now: what a token must carry to run them. A capability that is no
+/// longer declared makes every token for it stale.
+pub fn current_versions(
+    registry: &Registry,
+    capability: &str,
+    steps: &[Step],
+) -> Result<(u32, String), TokenRejection> {
+    let version = registry
+        .get(capability)
+        .ok_or(TokenRejection::Stale)?
+        .version;
+    // The gate reads a step's `null` params as `{}`; so does the check.
+    let empty = Value::Object(serde_json::Map::new());
+    let mut resolved = Vec::with_capacity(steps.len());
+    for step in steps {
+        let cap = registry
+            .get(&step.capability)
+            .ok_or(TokenRejection::Stale)?;
+        let params = if step.params.is_null() {
+            &empty
+        } else {
+            &step.params
+        };
+        resolved.push((step.capability.as_str(), cap.version, params));
+    }
+    Ok((version, steps_digest(resolved)))
 }
 
 /// Why a token was refused.
@@ -42,8 +122,14 @@ pub struct TokenClaims {
 pub enum TokenRejection {
     #[error("forged: the token was not issued by this gate or was altered")]
     Forged,
-    #[error("mismatch: the token is for another capability or other parameters")]
+    #[error("mismatch: the token is for another capability, other parameters or other steps")]
     Mismatch,
+    #[error("stale: the capability has changed since the approval")]
+    Stale,
+    #[error("wrong profile: the approval was given under another user profile")]
+    WrongProfile,
+    #[error("wrong app: the approval was given to another app")]
+    WrongApp,
     #[error("expired")]
     Expired,
     #[error("replayed: the token was already used")]
@@ -55,6 +141,9 @@ impl TokenRejection {
         match self {
             TokenRejection::Forged => "forged",
             TokenRejection::Mismatch => "mismatch",
+            TokenRejection::Stale => "stale",
+            TokenRejection::WrongProfile => "wrong_profile",
+            TokenRejection::WrongApp => "wrong_app",
             TokenRejection::Expired => "expired",
             TokenRejection::Replayed => "replayed",
         }
@@ -167,23 +256,18 @@ impl TokenKey {
     }
 
     /// Issues a token for an approved action.
-    pub fn issue(
-        &self,
-        capability: &str,
-        version: u32,
-        params: &Value,
-        profile: &str,
-        expires_ms: i64,
-    ) -> Result<String, StoreError> {
+    pub fn issue(&self, grant: &Grant<'_>, expires_ms: i64) -> Result<String, StoreError> {
         let mut nonce = [0u8; 16];
         nonce[..8].copy_from_slice(&self.nonce_prefix);
         let count = self.nonce_counter.fetch_add(1, Ordering::Relaxed);
         nonce[8..].copy_from_slice(&count.to_be_bytes());
         let claims = TokenClaims {
-            capability: capability.to_string(),
-            version,
-            params: canonical_json(params),
-            profile: profile.to_string(),
+            capability: grant.capability.to_string(),
+            version: grant.version,
+            params: canonical_json(grant.params),
+            steps: grant.steps.to_string(),
+            profile: grant.profile.to_string(),
+            app: grant.app.to_string(),
             expires_ms,
             nonce: crate::capability::lower_hex(&nonce),
         };
@@ -215,28 +299,44 @@ impl TokenKey {
         serde_json::from_slice(&bytes).map_err(|_| TokenRejection::Forged)
     }
 
-    /// Verifies a token for `capability` with `params` at `now` and spends it.
+    /// Verifies a token for what is `expected` to run at `now` and spends it. Only a token
+    /// that passes every check is spent. Expiry is judged on the store's token clock, which
+    /// never runs back (see [`Store::spend_nonce`]).
     pub fn verify(
         &self,
         store: &mut Store,
         token: &str,
-        capability: &str,
-        params: &Value,
+        expected: &Expected<'_>,
         now_ms: i64,
     ) -> Result<Result<TokenClaims, TokenRejection>, StoreError> {
         let claims = match self.open(token) {
             Ok(c) => c,
             Err(r) => return Ok(Err(r)),
         };
-        if claims.capability != capability || claims.params != canonical_json(params) {
+        if claims.capability != expected.capability
+            || claims.params != canonical_json(expected.params)
+            || claims.steps != expected.steps
+        {
             return Ok(Err(TokenRejection::Mismatch));
+        }
+        if claims.version != expected.version {
+            return Ok(Err(TokenRejection::Stale));
+        }
+        if claims.profile != expected.profile {
+            return Ok(Err(TokenRejection::WrongProfile));
+        }
+        if expected.app.is_some_and(|app| app != claims.app) {
+            return Ok(Err(TokenRejection::WrongApp));
         }
         if now_ms > claims.expires_ms {
             return Ok(Err(TokenRejection::Expired));
         }
-        if !store.spend_nonce(&claims.nonce, claims.expires_ms, now_ms)? {
-            return Ok(Err(TokenRejection::Replayed));
-        }
-        Ok(Ok(claims))
+        Ok(
+            match store.spend_nonce(&claims.nonce, claims.expires_ms, now_ms)? {
+                NonceSpend::Spent => Ok(claims),
+                NonceSpend::Replayed => Err(TokenRejection::Replayed),
+                NonceSpend::Expired => Err(TokenRejection::Expired),
+            },
+        )
     }
 }

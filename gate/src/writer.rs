@@ -3,7 +3,9 @@
 //! path waiting for a disk sync; durable writes wait for their commit.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use rusqlite::{Connection, params};
@@ -31,14 +33,21 @@ enum Message {
 }
 
 pub(crate) struct Writer {
-    sender: Option<std::sync::mpsc::Sender<Message>>,
+    /// Bounded: a writer that falls behind makes its callers wait instead of queueing without
+    /// limit.
+    sender: Option<SyncSender<Message>>,
     thread: Option<JoinHandle<()>>,
     path: PathBuf,
+    /// The last commit failed and records wait for a retry: callers then send every record as
+    /// a durable write, which waits for a commit and fails closed, so the retry buffer cannot
+    /// grow without bound while the disk refuses.
+    failing: Arc<AtomicBool>,
 }
 
 impl Writer {
-    /// Starts the writer on its own connection to `path` (already set up by the store).
-    pub fn start(path: &Path) -> Result<Writer, StoreError> {
+    /// Starts the writer on its own connection to `path` (already set up by the store), with
+    /// room for `queue` messages before senders wait.
+    pub fn start(path: &Path, queue: usize) -> Result<Writer, StoreError> {
         let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
             path: path.to_path_buf(),
             source,
@@ -50,11 +59,13 @@ impl Writer {
             path: path.to_path_buf(),
             source,
         })?;
-        let (sender, receiver) = channel();
+        let (sender, receiver) = sync_channel(queue.max(1));
         let thread_path = path.to_path_buf();
+        let failing = Arc::new(AtomicBool::new(false));
+        let thread_failing = Arc::clone(&failing);
         let thread = std::thread::Builder::new()
             .name("pcp-audit-writer".into())
-            .spawn(move || run(conn, receiver, thread_path))
+            .spawn(move || run(conn, receiver, thread_path, &thread_failing))
             .map_err(|e| StoreError::File {
                 path: path.to_path_buf(),
                 message: format!("cannot start the audit writer: {e}"),
@@ -63,7 +74,13 @@ impl Writer {
             sender: Some(sender),
             thread: Some(thread),
             path: path.to_path_buf(),
+            failing,
         })
+    }
+
+    /// Whether the last commit failed (records wait in the writer for a retry).
+    pub fn failing(&self) -> bool {
+        self.failing.load(Ordering::Acquire)
     }
 
     fn gone(&self) -> StoreError {
@@ -128,41 +145,52 @@ impl Drop for Writer {
     }
 }
 
-fn run(mut conn: Connection, receiver: Receiver<Message>, path: PathBuf) {
+fn run(mut conn: Connection, receiver: Receiver<Message>, path: PathBuf, failing: &AtomicBool) {
     // Records whose commit failed wait here for the next commit: nothing decided is dropped
     // while the process lives.
     let mut buffer: Vec<Pending> = Vec::new();
     while let Ok(message) = receiver.recv() {
-        match message {
+        let result = match message {
             Message::Batch(records) => {
                 buffer.extend(records);
-                match commit(&mut conn, &buffer, None, None) {
-                    Ok(()) => buffer.clear(),
-                    Err(e) => tracing::warn!(
+                let result = commit(&mut conn, &buffer, None, None);
+                if let Err(e) = &result {
+                    tracing::warn!(
                         "{}: audit group commit failed, will retry: {e}",
                         path.display()
-                    ),
+                    );
                 }
+                result
             }
             Message::Durable(before, record, friction, ack) => {
                 buffer.extend(before);
                 let result = commit(&mut conn, &buffer, Some(&record), friction.as_ref());
-                if result.is_ok() {
-                    buffer.clear();
-                }
                 // On failure the durable record is dropped (its approval becomes a denial) and
                 // the routine records stay for the next commit.
-                let _ = ack.send(result.map_err(|e| format!("cannot commit the audit log: {e}")));
+                let _ = ack.send(
+                    result
+                        .as_ref()
+                        .map(|_| ())
+                        .map_err(|e| format!("cannot commit the audit log: {e}")),
+                );
+                result
             }
             Message::Flush(records, ack) => {
                 buffer.extend(records);
                 let result = commit(&mut conn, &buffer, None, None);
-                if result.is_ok() {
-                    buffer.clear();
-                }
-                let _ = ack.send(result.map_err(|e| format!("cannot commit the audit log: {e}")));
+                let _ = ack.send(
+                    result
+                        .as_ref()
+                        .map(|_| ())
+                        .map_err(|e| format!("cannot commit the audit log: {e}")),
+                );
+                result
             }
+        };
+        if result.is_ok() {
+            buffer.clear();
         }
+        failing.store(result.is_err(), Ordering::Release);
     }
     if !buffer.is_empty()
         && let Err(e) = commit(&mut conn, &buffer, None, None)

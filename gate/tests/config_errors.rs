@@ -137,6 +137,50 @@ fn haptic_is_refused_for_destructive_capabilities() {
 }
 
 #[test]
+fn params_must_name_what_the_description_shows() {
+    let (line, _, msg) = error_of(&format!(
+        "[manifests]\ndirs = []\n{CAP}params = [\"recursive\"]\n"
+    ));
+    assert_eq!(line, 9);
+    assert!(msg.contains("`path`") && msg.contains("params"), "{msg}");
+}
+
+#[test]
+fn params_listed_twice_or_badly_named() {
+    let (line, _, msg) = error_of(&format!(
+        "[manifests]\ndirs = []\n{CAP}params = [\"path\", \"path\"]\n"
+    ));
+    assert_eq!(line, 9);
+    assert!(msg.contains("twice"), "{msg}");
+    let (_, _, msg) = error_of(&format!(
+        "[manifests]\ndirs = []\n{CAP}params = [\"path\", \"a b\"]\n"
+    ));
+    assert!(msg.contains("`a b`"), "{msg}");
+}
+
+#[test]
+fn unknown_extra_params_value() {
+    let (line, _, msg) = error_of(&format!(
+        "[manifests]\ndirs = []\n{CAP}extra_params = \"hide\"\n"
+    ));
+    assert_eq!(line, 9);
+    assert!(msg.contains("hide") || msg.contains("variant"), "{msg}");
+}
+
+#[test]
+fn without_params_a_manifest_declares_what_its_text_and_salient_list_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    let text = format!(
+        "[manifests]\ndirs = []\n{CAP}target = \"{{dir}}\"\nsalient = [\"path\", \"mode\"]\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    let config = GateConfig::load(&path).unwrap();
+    let cap = config.registry.get("file.delete").unwrap();
+    assert_eq!(cap.params, ["dir", "mode", "path"]);
+}
+
+#[test]
 fn not_toml_at_all() {
     let (line, _, _) = error_of("[manifests]\ndirs = []\n[session\nprofile = 1\n");
     assert_eq!(line, 3);
@@ -198,4 +242,16 @@ fn the_shipped_config_and_manifests_load() {
         pcp_gate::config::PolicyChangeConfig::default(),
         "the shipped wording is the built-in one"
     );
+    let defaults = pcp_gate::config::AuditConfig::default();
+    assert_eq!(config.file.audit.full_params, defaults.full_params);
+    assert_eq!(
+        config.file.audit.params_excerpt_bytes,
+        defaults.params_excerpt_bytes
+    );
+    assert_eq!(
+        config.file.audit.writer_queue_batches,
+        defaults.writer_queue_batches
+    );
+    // The shipped manifests say which parameters they take: a delete takes a path, nothing else.
+    assert_eq!(config.registry.get("file.delete").unwrap().params, ["path"]);
 }

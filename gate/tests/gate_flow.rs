@@ -432,21 +432,33 @@ fn novel_parameters_reset_to_the_full_threshold() {
     assert_eq!(plan, [Modality::Visual]);
 }
 
+/// A privileged write with a parameter that is not salient.
+const TILE: &str = r#"
+[[capability]]
+name = "window.tile"
+version = 1
+side_effects = "write"
+auth_level = "privileged"
+description = "Tile the window {window} on {output}"
+salient = ["window", "output"]
+params = ["window", "output", "animate"]
+"#;
+
 #[test]
 fn non_salient_parameters_do_not_make_an_action_novel() {
     let dir = tempfile::tempdir().unwrap();
-    let mut g = gate(dir.path(), "");
+    let mut g = gate(dir.path(), TILE);
     for i in 0..3 {
         run_approved(
             &mut g,
-            "window.move",
+            "window.tile",
             json!({"window": "w", "output": "o", "animate": i}),
             i * S,
         );
     }
     let (plan, o) = run_approved(
         &mut g,
-        "window.move",
+        "window.tile",
         json!({"window": "w", "output": "o", "animate": 9}),
         10 * S,
     );

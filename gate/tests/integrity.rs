@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use pcp_gate::store::{GroupCommit, Store};
-use pcp_gate::token::{TokenKey, TokenRejection};
+use pcp_gate::token::{Grant, TokenKey, TokenRejection};
 use pcp_gate::{Decision, Resolution};
 use serde_json::json;
 use support::{gate, intent};
@@ -28,10 +28,20 @@ fn verify(
     params: serde_json::Value,
     now: i64,
 ) -> Result<(), TokenRejection> {
-    let key = g.token_key().clone();
-    key.verify(g.store_mut(), token, cap, &params, now)
+    g.verify_token(token, cap, &params, &[], None, now)
         .unwrap()
         .map(|_| ())
+}
+
+fn grant<'a>(params: &'a serde_json::Value, profile: &'a str) -> Grant<'a> {
+    Grant {
+        capability: "file.write",
+        version: 1,
+        params,
+        steps: "",
+        profile,
+        app: "test-client",
+    }
 }
 
 #[test]
@@ -98,13 +108,7 @@ fn a_tampered_or_foreign_token_is_forged() {
     );
     let other = TokenKey::from_bytes([7; 32]).unwrap();
     let foreign = other
-        .issue(
-            "file.write",
-            1,
-            &json!({"path": "/a"}),
-            "default",
-            10_000_000,
-        )
+        .issue(&grant(&json!({"path": "/a"}), "default"), 10_000_000)
         .unwrap();
     assert_eq!(
         verify(&mut g, &foreign, "file.write", json!({"path": "/a"}), 2_000),
@@ -315,14 +319,12 @@ fn tokens_for_the_same_action_never_repeat_a_nonce() {
     let clone = key.clone();
     let mut nonces = std::collections::HashSet::new();
     for k in [&key, &clone].into_iter().cycle().take(2000) {
-        let t = k
-            .issue("file.write", 1, &json!({"path": "/a"}), "p", 1)
-            .unwrap();
+        let t = k.issue(&grant(&json!({"path": "/a"}), "p"), 1).unwrap();
         assert!(nonces.insert(k.open(&t).unwrap().nonce), "a nonce repeated");
     }
     let other_load = TokenKey::from_bytes([3; 32]).unwrap();
     let t = other_load
-        .issue("file.write", 1, &json!({"path": "/a"}), "p", 1)
+        .issue(&grant(&json!({"path": "/a"}), "p"), 1)
         .unwrap();
     assert!(
         nonces.insert(other_load.open(&t).unwrap().nonce),

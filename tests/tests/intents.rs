@@ -258,7 +258,8 @@ fn a_client_cannot_approve_its_own_intent_through_any_request() {
             finals.push(decision);
         }
     }
-    assert_eq!(finals[0].resolution, "rate_limited", "{finals:?}");
+    // Parameters the manifest does not declare are refused before anything else is looked at.
+    assert_eq!(finals[0].resolution, "invalid_params", "{finals:?}");
     assert!(fx.state().overlay.is_open());
     // Time passes with no seat input: still not approved, and then the deadline denies it.
     fx.advance_clock(31_000);

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use pcp_gate::config::{default_config_path, default_state_path};
 use pcp_gate::replay::{parse_trace, replay};
 use pcp_gate::store::{GroupCommit, Store};
-use pcp_gate::token::TokenKey;
+use pcp_gate::token::{self, TokenKey};
 use pcp_gate::{Availability, ClientIdentity, Gate, GateConfig, Intent};
 use serde_json::Value;
 
@@ -125,13 +125,23 @@ enum AuditAction {
 
 #[derive(Subcommand)]
 enum TokenAction {
-    /// Exit 0 when valid (and spend it); 1 with the reason: expired, replayed, mismatch, forged.
+    /// Exit 0 when valid (and spend it); 1 with the reason: forged, mismatch, stale,
+    /// wrong_profile, wrong_app, expired, replayed.
     Verify {
         token: String,
         #[arg(long)]
         capability: String,
         #[arg(long, default_value = "{}")]
         params: String,
+        /// A multi-step intent's steps, as submitted: a JSON array of {"capability", "params"}.
+        #[arg(long)]
+        steps: Option<String>,
+        /// The app identity the approval must have been given to (not checked when absent).
+        #[arg(long)]
+        app: Option<String>,
+        /// The profile in force (default: the config's `[session] profile`).
+        #[arg(long)]
+        profile: Option<String>,
         #[arg(long)]
         state: Option<PathBuf>,
         #[arg(long)]
@@ -367,11 +377,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     token,
                     capability,
                     params,
+                    steps,
+                    app,
+                    profile,
                     state,
                     config,
                 },
         } => {
-            let path = state_path(state, config.as_deref())?;
+            // The manifests and profile in force say what the token must carry now.
+            let config = load_config(config.as_deref())?;
+            let path = state.unwrap_or_else(|| config.state_path());
             let key_path = TokenKey::path_beside(&path);
             if !key_path.exists() {
                 bail!(
@@ -388,11 +403,31 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 },
             )?;
             let params = parse_params(&params)?;
-            match key.verify(&mut store, &token, &capability, &params, now_ms())? {
+            let steps: Vec<pcp_gate::Step> = match steps {
+                Some(text) => serde_json::from_str(&text)
+                    .with_context(|| format!("--steps must be a JSON array of steps: {text}"))?,
+                None => Vec::new(),
+            };
+            let profile = profile.unwrap_or_else(|| config.file.session.profile.clone());
+            let checked = match token::current_versions(&config.registry, &capability, &steps) {
+                Ok((version, steps)) => {
+                    let expected = token::Expected {
+                        capability: &capability,
+                        version,
+                        params: &params,
+                        steps: &steps,
+                        profile: &profile,
+                        app: app.as_deref(),
+                    };
+                    key.verify(&mut store, &token, &expected, now_ms())?
+                }
+                Err(rejection) => Err(rejection),
+            };
+            match checked {
                 Ok(claims) => {
                     println!(
-                        "valid: {} v{} for profile {}",
-                        claims.capability, claims.version, claims.profile
+                        "valid: {} v{} for profile {}, app {}",
+                        claims.capability, claims.version, claims.profile, claims.app
                     );
                     Ok(ExitCode::SUCCESS)
                 }

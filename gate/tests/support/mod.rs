@@ -23,6 +23,15 @@ pub fn config(dir: &Path, extra: &str) -> GateConfig {
     GateConfig::load(&path).unwrap()
 }
 
+/// A state folder in memory when the machine has one (`/dev/shm`): for tests that decide
+/// thousands of prompts and are about logic, not about what reaches the disk.
+pub fn memory_dir() -> tempfile::TempDir {
+    match tempfile::tempdir_in("/dev/shm") {
+        Ok(dir) => dir,
+        Err(_) => tempfile::tempdir().unwrap(),
+    }
+}
+
 pub fn gate(dir: &Path, extra: &str) -> Gate {
     let mut gate = Gate::open(config(dir, extra)).unwrap();
     gate.set_available(Availability {
