@@ -49,7 +49,7 @@ pub(crate) enum Refusal {
 
 impl Refusal {
     /// The resolution and the sentence a denial for this refusal records.
-    fn resolution(self) -> (Resolution, String) {
+    pub(crate) fn resolution(self) -> (Resolution, String) {
         match self {
             Refusal::Unknown(name) => (
                 Resolution::UnknownCapability,

@@ -51,14 +51,11 @@ impl Gate {
             press_and_hold: false,
             why: Vec::new(),
         };
-        let ev = match self.evaluate(intent, now_ms) {
+        let ev = match self.evaluate_inner(intent, now_ms) {
             Ok(ev) => ev,
-            Err(reason) => {
-                ex.resolution = Some(if cap.is_some() && intent.steps.is_empty() {
-                    "invalid_params"
-                } else {
-                    "unknown_capability"
-                });
+            Err(refusal) => {
+                let (resolution, reason) = refusal.resolution();
+                ex.resolution = Some(resolution.as_str());
                 ex.why.push(reason);
                 return ex;
             }
