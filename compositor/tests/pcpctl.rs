@@ -195,7 +195,7 @@ fn audit_lists_and_verifies_and_finds_tampering() {
 fn token_verify_accepts_once_then_says_replayed_mismatch_or_forged() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path());
-    let token = {
+    let mint = || {
         let mut gate = Gate::open(GateConfig::load(&config).unwrap()).unwrap();
         let intent = Intent::new(
             "file.write",
@@ -211,6 +211,7 @@ fn token_verify_accepts_once_then_says_replayed_mismatch_or_forged() {
             other => panic!("{other:?}"),
         }
     };
+    let token = mint();
     let c = config.to_str().unwrap();
     let verify = |tok: &str, params: &str| {
         pcpctl(&[
@@ -227,6 +228,27 @@ fn token_verify_accepts_once_then_says_replayed_mismatch_or_forged() {
     };
     let o = verify(&token, r#"{"path":"/b"}"#);
     assert_eq!((o.status.code(), stdout(&o).trim()), (Some(1), "mismatch"));
+    // The token names the app it was given to; --app checks it.
+    let with_app = |app: &str| {
+        pcpctl(&[
+            "token",
+            "verify",
+            &token,
+            "--capability",
+            "file.write",
+            "--params",
+            r#"{"path":"/a"}"#,
+            "--app",
+            app,
+            "--config",
+            c,
+        ])
+    };
+    let o = with_app("connection:someone-else");
+    assert_eq!((o.status.code(), stdout(&o).trim()), (Some(1), "wrong_app"));
+    let o = with_app("connection:t");
+    assert!(o.status.success(), "{o:?}");
+    let token = mint();
     let o = verify(&token, r#"{"path":"/a"}"#);
     assert!(o.status.success(), "{o:?}");
     let o = verify(&token, r#"{"path":"/a"}"#);

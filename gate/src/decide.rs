@@ -10,7 +10,7 @@ use crate::audit::Resolution;
 use crate::capability::{Capability, digest};
 use crate::error::StoreError;
 use crate::friction::{self, FrictionReason};
-use crate::gate::Gate;
+use crate::gate::{Gate, app_of};
 use crate::intent::{Authorizer, Decision, Intent, IntentId, Outcome, Plan};
 use crate::plan::{self, PlanInput};
 use crate::prompt::Prompt;
@@ -244,6 +244,7 @@ impl Gate {
             .iter()
             .map(|(c, p)| c.description.render(p))
             .collect();
+        let app = app_of(&intent.client);
         let steps_digest = token::steps_digest(
             ev.steps
                 .iter()
@@ -279,6 +280,7 @@ impl Gate {
             deadlines: Vec::new(),
             parent_deadline: None,
             results: Vec::new(),
+            app,
             turn: 0,
         }
     }

@@ -220,7 +220,7 @@ impl Gate {
     }
 }
 
-/// The app identity a client's prompt slots, turns and tokens belong to.
-pub(crate) fn app_of(client: &ClientIdentity) -> &str {
-    &client.id
+/// The verified app identity a client's prompt slots, turns and tokens belong to.
+pub(crate) fn app_of(client: &ClientIdentity) -> String {
+    client.app_key()
 }

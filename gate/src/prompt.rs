@@ -50,6 +50,9 @@ pub struct Prompt {
     /// The parent authorizer's deadline, for nested sessions.
     pub(crate) parent_deadline: Option<i64>,
     pub(crate) results: Vec<ModalityResult>,
+    /// The verified app identity that asked (`ClientIdentity::app_key`): its prompt slots,
+    /// turns and token belong to it.
+    pub(crate) app: String,
     /// Its place in the fair order of apps (see `Gate::enqueue`).
     pub(crate) turn: u64,
 }

@@ -2,8 +2,8 @@
 //! goes, deadlines on the injected clock, and cancellation. A prompt leaves the queue only
 //! through `record::finish`, which audits its outcome.
 
-use crate::audit::{ClientIdentity, ModalityResult, Resolution};
-use crate::gate::Gate;
+use crate::audit::{ModalityResult, Resolution};
+use crate::gate::{Gate, app_of};
 use crate::intent::{Authorizer, Intent, IntentId, ModalityEvent, Outcome, PlanNote};
 use crate::prompt::{APPROVE, Prompt, REASKED};
 use crate::types::{Answer, Modality};
@@ -27,12 +27,8 @@ impl Gate {
     /// Why the queue has no room for another prompt from `intent`'s app, if it has none. Slots
     /// belong to the app's identity, not to its connection: more connections earn no more slots.
     pub(crate) fn queue_refusal(&self, intent: &Intent) -> Option<String> {
-        let app = slot_key(&intent.client);
-        let open_for_app = self
-            .prompts
-            .iter()
-            .filter(|p| slot_key(&p.intent.client) == app)
-            .count();
+        let app = app_of(&intent.client);
+        let open_for_app = self.prompts.iter().filter(|p| p.app == app).count();
         let queue = &self.config.file.queue;
         if open_for_app >= queue.per_client {
             Some(format!("the app already has {open_for_app} open prompt(s)"))
@@ -50,10 +46,9 @@ impl Gate {
     /// prompt its app already has waiting, so apps are served in turn (start-time fair queueing
     /// over app identities): an app with many prompts cannot keep another's off the screen.
     pub(crate) fn enqueue(&mut self, mut prompt: Prompt, now_ms: i64) {
-        let app = slot_key(&prompt.intent.client);
-        let after_last = self.turns.get(app).copied().unwrap_or(0);
+        let after_last = self.turns.get(&prompt.app).copied().unwrap_or(0);
         prompt.turn = after_last.max(self.served_turn);
-        self.turns.insert(app.to_string(), prompt.turn + 1);
+        self.turns.insert(prompt.app.clone(), prompt.turn + 1);
         self.prompts.push_back(prompt);
         if self.prompts.len() == 1 {
             self.show_front(now_ms);
@@ -286,11 +281,6 @@ impl Gate {
         self.show_front(now_ms);
         outcome
     }
-}
-
-/// The identity that prompt slots and turns belong to.
-fn slot_key(client: &ClientIdentity) -> &str {
-    &client.id
 }
 
 fn answer_str(answer: Answer) -> &'static str {

@@ -174,13 +174,14 @@ impl Gate {
         let expires = now_ms + 1000 * i64::from(self.config.file.tokens.expiry_seconds);
         let profile = record.profile.clone();
         let client = record.client.clone();
+        let app = app_of(&client);
         let grant = Grant {
             capability: &capability.name,
             version: capability.version,
             params,
             steps,
             profile: &profile,
-            app: app_of(&client),
+            app: &app,
         };
         let token = self.key.issue(&grant, expires);
         let result = token.and_then(|token| {

@@ -369,6 +369,38 @@ fn an_app_with_many_prompts_does_not_keep_another_off_the_screen() {
     assert_eq!(g.active().unwrap().id, a[1]);
 }
 
+/// A client of an unconfined program: known by its uid and executable, on its own connection.
+fn program(connection: &str, executable: &str) -> pcp_gate::ClientIdentity {
+    pcp_gate::ClientIdentity {
+        id: connection.to_string(),
+        pid: Some(4242),
+        uid: Some(1000),
+        executable: Some(executable.to_string()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn prompt_slots_belong_to_the_app_not_to_its_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = gate(dir.path(), "");
+    let ask = |connection: &str, exe: &str, n: u32| {
+        pcp_gate::Intent::new(
+            "settings.change",
+            json!({"key": "k", "value": n}),
+            program(connection, exe),
+        )
+    };
+    confirm(g.submit(ask("wl-1", "/usr/bin/agent", 1), 0));
+    // The same program on a second (and third) connection has no slot left.
+    for (n, connection) in ["wl-2", "wl-3"].into_iter().enumerate() {
+        let o = denied(g.submit(ask(connection, "/usr/bin/agent", n as u32 + 2), 0));
+        assert_eq!(o.resolution, Resolution::RateLimited);
+    }
+    // Another program still gets its own.
+    confirm(g.submit(ask("wl-4", "/usr/bin/editor", 9), 0));
+}
+
 // ── Attack 8: a flood stays small ───────────────────────────────────────────────────────────
 
 #[test]
@@ -494,13 +526,13 @@ fn a_token_names_the_app_it_was_issued_to() {
     let mut g = gate(dir.path(), "");
     let token = routine_token(&mut g, "editor", 0);
     let claims = g.token_key().open(&token).unwrap();
-    assert_eq!(claims.app, "editor");
+    assert_eq!(claims.app, "connection:editor");
     assert_eq!(
-        check(&mut g, &token, Some("agent"), S),
+        check(&mut g, &token, Some("connection:agent"), S),
         Err(TokenRejection::WrongApp)
     );
     // A refusal does not spend it.
-    assert_eq!(check(&mut g, &token, Some("editor"), S), Ok(()));
+    assert_eq!(check(&mut g, &token, Some("connection:editor"), S), Ok(()));
 }
 
 #[test]

@@ -322,7 +322,8 @@ fn a_client_cannot_approve_its_own_intent_through_any_request() {
 
 #[test]
 fn two_clients_prompts_queue_and_the_second_is_shown_after_the_first() {
-    let mut fx = Fixture::new(ONE);
+    // Prompt slots belong to the app, and every client here is this test process: give it two.
+    let mut fx = Fixture::with_config(ONE, "[queue]\nper_client = 2\n");
     let a = fx.submit(intent("settings.change", json!({"key": "a", "value": "1"})));
     fx.pending(&a);
     let before = fx.capture(0);

@@ -205,7 +205,8 @@ fn windows_on_an_unplugged_output_move_onto_a_remaining_one() {
 
 #[test]
 fn losing_the_last_output_denies_prompts_unavailable_until_one_is_plugged_back() {
-    let mut fx = Fixture::new(&["1024x768@0,0"]);
+    // Prompt slots belong to the app, and every client here is this test process: give it two.
+    let mut fx = Fixture::with_config(&["1024x768@0,0"], "[queue]\nper_client = 2\n");
     // Two clients: one prompt shown, one queued behind it.
     let shown = fx.submit(intent("settings.change", json!({"key": "a", "value": "1"})));
     fx.pending(&shown);
