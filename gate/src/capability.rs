@@ -52,6 +52,15 @@ pub enum ExtraParams {
     Show,
 }
 
+impl ExtraParams {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExtraParams::Refuse => "refuse",
+            ExtraParams::Show => "show",
+        }
+    }
+}
+
 /// A capability the gate knows, with where it was declared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capability {
@@ -208,14 +217,6 @@ impl Template {
             parts.push(TemplatePart::Text(literal));
         }
         Ok(Template { parts })
-    }
-
-    /// The parameter names the template fills, in order.
-    pub fn params(&self) -> impl Iterator<Item = &str> {
-        self.parts.iter().filter_map(|p| match p {
-            TemplatePart::Param(name) => Some(name.as_str()),
-            TemplatePart::Text(_) => None,
-        })
     }
 
     /// Whether the template shows parameter `name`.

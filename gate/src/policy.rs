@@ -5,16 +5,18 @@
 //!
 //! Directions, as documented in `assets/config/gate.toml`:
 //! - a capability's threshold (under any safety level), its friction floor (destructive, system),
-//!   `haptic = true`, fewer salient parameters, a new capability (it was unknown, so denied) and
-//!   a changed description or target (what the prompt says) lower protection; a removed
-//!   capability, a new version (its history resets) and the opposites raise it;
+//!   `haptic = true`, fewer salient parameters, more declared parameters, `extra_params =
+//!   "show"`, a new capability (it was unknown, so denied) and a changed description or target
+//!   (what the prompt says) lower protection; a removed capability, a new version (its history
+//!   resets) and the opposites raise it;
 //! - `[safety] level` orders permissive < moderate < strict;
 //! - longer timeouts lower protection (a prompt stays answerable longer; a timeout is a denial);
 //! - `voice_drops_after` and `implicit_after` raise it as they grow; `reconfirm_every` and
 //!   `idle_reset_hours` lower it as they grow;
-//! - larger queues, longer token expiry, larger group commits, `redact_params = true`, a
-//!   parent authorizer, another state file or profile, a new manifest folder and any change to
-//!   the prompt's own wording lower it;
+//! - larger queues, longer token expiry, larger group commits and writer queues,
+//!   `redact_params = true`, a parent authorizer, another state file or profile, a new manifest
+//!   folder and any change to the prompt's own wording lower it; `full_params = true` and a
+//!   larger `params_excerpt_bytes` (more of the parameters in the audit log) raise it;
 //! - facts the host feeds in (e.g. whether voice is on) are ordered by their rank.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::capability::{Capability, Registry};
+use crate::capability::{Capability, ExtraParams, Registry};
 use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
 use crate::sources::PolicySources;
 use crate::threshold;
@@ -166,6 +168,9 @@ pub fn gate_rules() -> Vec<KeyRule> {
         KeyRule::new("audit.redact_params", TrueLowers),
         KeyRule::new("audit.group_commit_records", LargerLowers),
         KeyRule::new("audit.group_commit_ms", LargerLowers),
+        KeyRule::new("audit.full_params", TrueRaises),
+        KeyRule::new("audit.params_excerpt_bytes", LargerRaises),
+        KeyRule::new("audit.writer_queue_batches", LargerLowers),
         KeyRule::new("state.path", AnyChangeLowers),
         KeyRule::new("session.profile", AnyChangeLowers),
         KeyRule::new("session.parent_authorizer", TrueLowers),
@@ -268,6 +273,12 @@ pub fn capability_lowerings(old: &Capability, new: &Capability) -> Vec<String> {
             salient_text(&new.salient),
             salient_text(&old.salient)
         ));
+    }
+    if let Some(added) = new.params.iter().find(|p| !old.params.contains(p)) {
+        out.push(format!("clients could send the parameter `{added}`"));
+    }
+    if new.extra_params == ExtraParams::Show && old.extra_params == ExtraParams::Refuse {
+        out.push("clients could send parameters it does not declare".into());
     }
     out
 }
@@ -456,6 +467,31 @@ fn capability_changes(
                 text(&a.target),
                 text(&b.target),
                 Direction::Lowers,
+            ));
+        }
+        if a.params != b.params {
+            let direction = if b.params.iter().all(|p| a.params.contains(p)) {
+                Direction::Raises
+            } else {
+                Direction::Lowers
+            };
+            out.push(change(
+                "params",
+                format!("[{}]", a.params.join(", ")),
+                format!("[{}]", b.params.join(", ")),
+                direction,
+            ));
+        }
+        if a.extra_params != b.extra_params {
+            let direction = match b.extra_params {
+                ExtraParams::Show => Direction::Lowers,
+                ExtraParams::Refuse => Direction::Raises,
+            };
+            out.push(change(
+                "extra_params",
+                a.extra_params.as_str().to_string(),
+                b.extra_params.as_str().to_string(),
+                direction,
             ));
         }
         if a.version != b.version {
@@ -849,6 +885,49 @@ description = \"Write {path}\"
         assert_eq!(
             changes(CAPS, &bumped),
             one("capability file.delete version", Raises)
+        );
+    }
+
+    #[test]
+    fn declared_parameters_and_extra_params() {
+        use Direction::*;
+        let more = CAPS.replace(
+            "salient = [\"path\"]\n",
+            "salient = [\"path\"]\nparams = [\"path\", \"recursive\"]\n",
+        );
+        assert_eq!(
+            changes(CAPS, &more),
+            one("capability file.delete params", Lowers)
+        );
+        assert_eq!(
+            changes(&more, CAPS),
+            one("capability file.delete params", Raises)
+        );
+        let shown = CAPS.replace(
+            "salient = [\"path\"]\n",
+            "salient = [\"path\"]\nextra_params = \"show\"\n",
+        );
+        assert_eq!(
+            changes(CAPS, &shown),
+            one("capability file.delete extra_params", Lowers)
+        );
+        assert_eq!(
+            changes(&shown, CAPS),
+            one("capability file.delete extra_params", Raises)
+        );
+        let (a, b) = (config(CAPS), config(&shown));
+        let lowerings = capability_lowerings(
+            a.registry.get("file.delete").unwrap(),
+            b.registry.get("file.delete").unwrap(),
+        );
+        assert_eq!(
+            lowerings,
+            ["clients could send parameters it does not declare"]
+        );
+        let audit = |v: &str| format!("[audit]\nfull_params = {v}\n{CAPS}");
+        assert_eq!(
+            changes(&audit("false"), &audit("true")),
+            one("[audit] full_params", Raises)
         );
     }
 

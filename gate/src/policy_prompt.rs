@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::audit::Resolution;
-use crate::capability::{Capability, Origin, Template};
+use crate::capability::{Capability, ExtraParams, Origin, Template};
 use crate::config::GateConfig;
 use crate::error::{Location, StoreError};
 use crate::friction::FrictionReason;
@@ -396,6 +396,8 @@ impl Gate {
             target: None,
             salient: None,
             haptic: false,
+            params: ["changes", "config", "digest"].map(String::from).to_vec(),
+            extra_params: ExtraParams::Refuse,
             declared_at: Location {
                 file: "<gate>".into(),
                 line: 0,
@@ -414,6 +416,7 @@ impl Gate {
             },
             &self.available,
         );
+        let app = crate::gate::app_of(&intent.client);
         Prompt {
             id,
             params: intent.params.clone(),
@@ -422,6 +425,10 @@ impl Gate {
             description,
             target: Some(config),
             steps: lines,
+            steps_digest: String::new(),
+            // The changes are the steps and the file the target; the digest only names the
+            // policy for the audit log.
+            extra: Vec::new(),
             risk: RiskClass::System,
             threshold: Threshold::VoiceVisual,
             effective: Threshold::VoiceVisual,
@@ -440,6 +447,8 @@ impl Gate {
             deadlines: Vec::new(),
             parent_deadline: None,
             results: Vec::new(),
+            app,
+            turn: 0,
         }
     }
 }
