@@ -15,11 +15,11 @@ use serde_json::Value;
 use wayland_server::backend::{ClientId, GlobalId};
 use wayland_server::{Client, DataInit, Dispatch, DisplayHandle, GlobalDispatch, New, Resource};
 
+use pcp_protocol::generated::server::pcp_intent_manager_v1::{self, PcpIntentManagerV1};
+use pcp_protocol::generated::server::pcp_intent_v1::{self, PcpIntentV1};
+use pcp_protocol::wire::{self as params, MAX_INLINE_BYTES, ParamsError};
+
 use crate::identity::client_identity;
-use crate::params::{self, ParamsError};
-use crate::protocol::MAX_INLINE_BYTES;
-use crate::protocol::server::pcp_intent_manager_v1::{self, PcpIntentManagerV1};
-use crate::protocol::server::pcp_intent_v1::{self, PcpIntentV1};
 
 /// The capabilities the compositor performs itself, only after approval.
 pub const BUILTIN_CAPABILITIES: [&str; 4] = [
@@ -30,7 +30,7 @@ pub const BUILTIN_CAPABILITIES: [&str; 4] = [
 ];
 
 /// The protocol version this crate implements.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = pcp_protocol::VERSION;
 
 /// What the host compositor provides to the intent manager.
 pub trait IntentHandler {
@@ -302,7 +302,7 @@ where
 struct Submission {
     capability: String,
     target: Option<String>,
-    body: Result<(Value, Vec<Step>), ParamsError>,
+    body: Result<(Value, Vec<params::Step>), ParamsError>,
 }
 
 impl<D> Dispatch<PcpIntentManagerV1, (), D> for IntentManagerState
@@ -350,7 +350,8 @@ where
                     target,
                 },
             ),
-            pcp_intent_manager_v1::Request::Destroy => return,
+            // Destroy, and requests of later versions (the enum is open): nothing to submit.
+            _ => return,
         };
         let object = data_init.init(id, IntentData::default());
         submit(state, client, dh, manager, object, submission);
@@ -383,6 +384,13 @@ fn submit<D: IntentHandler>(
         }
     };
     let identity = client_identity(dh, client, state.app_id_of(client));
+    let steps = steps
+        .into_iter()
+        .map(|s| Step {
+            capability: s.capability,
+            params: s.params,
+        })
+        .collect();
     let intent = Intent {
         capability: submission.capability.clone(),
         params: params.clone(),
@@ -441,8 +449,9 @@ where
         _dh: &DisplayHandle,
         _init: &mut DataInit<'_, D>,
     ) {
-        match request {
-            pcp_intent_v1::Request::Cancel => match data.get() {
+        // Destroy needs nothing here: `destroyed` withdraws an open intent.
+        if let pcp_intent_v1::Request::Cancel = request {
+            match data.get() {
                 ObjectState::Open(id) => {
                     data.set(ObjectState::Cancelled);
                     cancel(state, id);
@@ -453,8 +462,7 @@ where
                 ),
                 // Decided before the cancel arrived: the final event is already on its way.
                 ObjectState::Finished | ObjectState::Refused => {}
-            },
-            pcp_intent_v1::Request::Destroy => {}
+            }
         }
     }
 
@@ -482,13 +490,13 @@ fn cancel<D: IntentHandler>(state: &mut D, id: IntentId) {
 macro_rules! delegate_intent {
     ($ty:ty) => {
         $crate::reexports::wayland_server::delegate_global_dispatch!($ty: [
-            $crate::protocol::server::pcp_intent_manager_v1::PcpIntentManagerV1: ()
+            $crate::reexports::pcp_protocol::generated::server::pcp_intent_manager_v1::PcpIntentManagerV1: ()
         ] => $crate::intent::IntentManagerState);
         $crate::reexports::wayland_server::delegate_dispatch!($ty: [
-            $crate::protocol::server::pcp_intent_manager_v1::PcpIntentManagerV1: ()
+            $crate::reexports::pcp_protocol::generated::server::pcp_intent_manager_v1::PcpIntentManagerV1: ()
         ] => $crate::intent::IntentManagerState);
         $crate::reexports::wayland_server::delegate_dispatch!($ty: [
-            $crate::protocol::server::pcp_intent_v1::PcpIntentV1: $crate::intent::IntentData
+            $crate::reexports::pcp_protocol::generated::server::pcp_intent_v1::PcpIntentV1: $crate::intent::IntentData
         ] => $crate::intent::IntentManagerState);
     };
 }

@@ -2,9 +2,8 @@
 //!
 //! The embeddable part is [`intent`]: a state type ([`intent::IntentManagerState`]), a handler
 //! trait ([`intent::IntentHandler`]) and a delegate macro ([`delegate_intent!`]) that put the
-//! pcp-intent-v1 protocol ([`protocol`], from `protocols/pcp-intent-v1.xml`) and the
-//! confirmation gate into any Smithay compositor; see [`embedding`]. [`client`] is the client
-//! side (`pcpctl submit`, agents, tests). The rest is the reference compositor: [`state`] and
+//! pcp-intent-v1 protocol (the `pcp-protocol` crate, whose client side `pcpctl` and agents use)
+//! and the confirmation gate into any Smithay compositor; see [`embedding`]. The rest is the reference compositor: [`state`] and
 //! [`handlers`] (Smithay protocol states, windows, built-in capabilities), [`layers`]
 //! (wlr-layer-shell), [`backend`] (the outputs and the scene any renderer draws), [`headless`]
 //! (virtual outputs, pixman rendering, PNG capture), `winit` (a nested window drawn with GLES,
@@ -15,7 +14,6 @@
 
 pub mod auto;
 pub mod backend;
-pub mod client;
 pub mod config;
 pub mod handlers;
 pub mod haptic;
@@ -27,8 +25,6 @@ pub mod intent;
 pub mod layers;
 pub mod notice;
 pub mod overlay_ui;
-pub mod params;
-pub mod protocol;
 pub mod startup;
 pub mod state;
 #[cfg(feature = "test-harness")]
@@ -41,7 +37,7 @@ pub mod winit;
 
 /// Crates the [`delegate_intent!`](crate::delegate_intent) macro expands to.
 pub mod reexports {
-    pub use wayland_server;
+    pub use {pcp_protocol, wayland_server};
 }
 
 /// `docs/embedding.md`: how another Smithay compositor embeds the gate; its example is compiled

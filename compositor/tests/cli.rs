@@ -1,6 +1,10 @@
 //! `pcp-compositor` as a user runs it: `validate`, bad flags, a missing runtime folder.
 
+mod common;
+
 use std::process::Command;
+
+use serde_json::json;
 
 fn run(args: &[&str], runtime: Option<&std::path::Path>) -> std::process::Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pcp-compositor"));
@@ -185,23 +189,17 @@ fn the_headless_binary_serves_real_clients_and_captures_pngs() {
     assert!(text.contains("'pcp_intent_manager_v1'"), "{text}");
     assert_eq!(text.matches("'wl_output'").count(), 2);
 
-    let routine = client(env!("CARGO_BIN_EXE_pcpctl"))
-        .args(["submit", "file.write", "--params", r#"{"path":"/a"}"#])
-        .output()
-        .unwrap();
-    assert_eq!(routine.status.code(), Some(0), "{routine:?}");
+    let routine = common::submit(dir.path(), "pcp-test", "file.write", json!({"path": "/a"}));
+    assert!(routine.approved, "{routine:?}");
     // Headless has no seat devices: nobody can answer, so a privileged write is denied.
-    let privileged = client(env!("CARGO_BIN_EXE_pcpctl"))
-        .args([
-            "submit",
-            "settings.change",
-            "--params",
-            r#"{"key":"a","value":"b"}"#,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(privileged.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&privileged.stdout).contains("confirmation_unavailable"));
+    let privileged = common::submit(
+        dir.path(),
+        "pcp-test",
+        "settings.change",
+        json!({"key": "a", "value": "b"}),
+    );
+    assert!(!privileged.approved, "{privileged:?}");
+    assert_eq!(privileged.resolution, "confirmation_unavailable");
 
     let mut shm = client("weston-simple-shm")
         .stdout(std::process::Stdio::null())
@@ -240,17 +238,14 @@ fn the_headless_binary_serves_real_clients_and_captures_pngs() {
     );
     let status = compositor.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    let audit = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
-        .arg("audit")
-        .arg("--state")
-        .arg(dir.path().join("state.sqlite3"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&audit.stdout);
-    assert!(audit.status.success(), "{audit:?}");
+    let store = pcp_gate::store::Store::open_read_only(&dir.path().join("state.sqlite3")).unwrap();
+    let audit = store.audit_since(0).unwrap();
     assert!(
-        text.contains("file.write") && text.contains("policy_allow"),
-        "{text}"
+        audit
+            .iter()
+            .any(|r| r.capability == "file.write"
+                && r.resolution == pcp_gate::Resolution::PolicyAllow),
+        "{audit:?}"
     );
 }
 

@@ -1,13 +1,17 @@
 //! `pcp-compositor --backend winit` for real: a private Xvfb (Debian `xvfb`, with Mesa's software
-//! EGL/GLES) hosts the nested window; `wayland-info` and `pcpctl` connect to it; the dialog's
+//! EGL/GLES) hosts the nested window; `wayland-info` and a protocol client connect to it; the dialog's
 //! pixels are read back from the X screen (Xvfb's `-fbdir` XWD file). Built only with the `winit`
 //! feature: `cargo test -p pcp-compositor --features winit`.
 #![cfg(feature = "winit")]
+
+mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use serde_json::json;
 
 /// Kills a child process when the test ends, passing or not.
 struct Reaped(Child);
@@ -207,51 +211,44 @@ fn the_nested_window_serves_clients_and_draws_the_dialog_with_gles() {
     assert!(text.contains("'pcp_intent_manager_v1'"), "{text}");
     assert_eq!(text.matches("'wl_output'").count(), 1, "{text}");
 
-    let routine = client(env!("CARGO_BIN_EXE_pcpctl"))
-        .args(["submit", "file.write", "--params", r#"{"path":"/a"}"#])
-        .output()
-        .unwrap();
-    assert_eq!(routine.status.code(), Some(0), "{routine:?}");
+    let routine = common::submit(dir.path(), "pcp-winit", "file.write", json!({"path": "/a"}));
+    assert!(routine.approved, "{routine:?}");
 
     // The window's seat can answer, so a privileged write is asked on screen (not refused as
     // unavailable); Escape pressed on the X server denies it through the dialog.
-    let privileged = client(env!("CARGO_BIN_EXE_pcpctl"))
-        .args([
-            "submit",
-            "settings.change",
-            "--params",
-            r#"{"key":"a","value":"b"}"#,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let privileged = common::submit_in_background(
+        dir.path(),
+        "pcp-winit",
+        "settings.change",
+        json!({"key": "a", "value": "b"}),
+    );
     wait_for("the dialog's pixels in the window", || {
         foreground_pixels(&fbdir, background) > 10_000
     });
     // X keycode 9 is Escape (evdev 1 + 8). The overlay's guard ignores input for 750 ms after
     // the dialog appears or moves (and the pointer moving it counts): wait past it.
     press_key(&display, 320, 240, Duration::from_millis(1500), 9);
-    let privileged = privileged.wait_with_output().unwrap();
-    let out = String::from_utf8_lossy(&privileged.stdout);
-    assert_eq!(privileged.status.code(), Some(1), "{privileged:?}");
-    assert!(out.contains("user_denied"), "{out}\n{}", log_text());
+    let privileged = privileged.join().unwrap();
+    assert!(!privileged.approved, "{privileged:?}");
+    assert_eq!(
+        privileged.resolution,
+        "user_denied",
+        "{privileged:?}\n{}",
+        log_text()
+    );
     wait_for("the dialog to go", || {
         foreground_pixels(&fbdir, background) == 0
     });
 
     // Unanswered, the next one times out (the timeout is 5 s in this config).
-    let unanswered = client(env!("CARGO_BIN_EXE_pcpctl"))
-        .args([
-            "submit",
-            "settings.change",
-            "--params",
-            r#"{"key":"a","value":"c"}"#,
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(unanswered.status.code(), Some(1), "{unanswered:?}");
-    assert!(String::from_utf8_lossy(&unanswered.stdout).contains("timeout"));
+    let unanswered = common::submit(
+        dir.path(),
+        "pcp-winit",
+        "settings.change",
+        json!({"key": "a", "value": "c"}),
+    );
+    assert!(!unanswered.approved, "{unanswered:?}");
+    assert_eq!(unanswered.resolution, "confirmation.timeout");
 
     // A client's shm window is drawn by the GLES renderer too.
     let shm = client("weston-simple-shm")

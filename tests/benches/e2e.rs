@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use pcp_compositor::client::{IntentClient, IntentEvent};
+use pcp_protocol::client::{IntentClient, IntentEvent};
 use serde_json::json;
 
 use harness::{Fixture, intent};

@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ExitCode};
 use std::time::{Duration, Instant};
 
-use pcp_compositor::client::{Decision, Submission};
 use pcp_compositor::headless::Capture;
 use pcp_compositor::state::Clock;
 use pcp_gate::store::Store;
 use pcp_gate::{AuditRecord, Modality};
 use pcp_haptics::{FfKind, Recorded, RecordingHaptics};
 use pcp_overlay::Control;
+use pcp_protocol::client::{Decision, Submission};
 use pcp_speech::{Config as SpeechConfig, SpeechEngine};
 use serde_json::json;
 

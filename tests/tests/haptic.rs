@@ -21,7 +21,7 @@ fn fixture(backend: RecordingHaptics) -> (Fixture, Shared) {
 }
 
 /// A privileged setting the manifest allows a double tap for.
-fn setting() -> pcp_compositor::client::Submission {
+fn setting() -> pcp_protocol::client::Submission {
     intent("settings.change", json!({"key": "dark", "value": "on"}))
 }
 

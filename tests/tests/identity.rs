@@ -8,8 +8,8 @@ mod harness;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use pcp_compositor::protocol::client::pcp_intent_manager_v1::PcpIntentManagerV1;
-use pcp_compositor::protocol::client::pcp_intent_v1::{self, PcpIntentV1};
+use pcp_protocol::generated::client::pcp_intent_manager_v1::PcpIntentManagerV1;
+use pcp_protocol::generated::client::pcp_intent_v1::{self, PcpIntentV1};
 use wayland_client::globals::{GlobalListContents, registry_queue_init};
 use wayland_client::protocol::wl_compositor::WlCompositor;
 use wayland_client::protocol::wl_keyboard::{self, WlKeyboard};
@@ -202,7 +202,7 @@ impl Dispatch<PcpIntentV1, ()> for App {
         let seen = match event {
             pcp_intent_v1::Event::Pending { .. } => Seen::Pending,
             pcp_intent_v1::Event::Denied { resolution, .. } => {
-                Seen::Denied(pcp_compositor::client::resolution_name(resolution))
+                Seen::Denied(pcp_protocol::client::resolution_name(resolution))
             }
             _ => return,
         };

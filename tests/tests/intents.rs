@@ -3,8 +3,8 @@
 
 mod harness;
 
-use pcp_compositor::client::{ClientError, IntentEvent};
 use pcp_overlay::Control;
+use pcp_protocol::client::{ClientError, IntentEvent};
 use serde_json::json;
 
 use harness::{Fixture, intent};
@@ -185,7 +185,7 @@ fn malformed_json_ends_only_that_client() {
         other => panic!("expected a protocol error, got {other:?}"),
     }
     let c = fx.client(|c| {
-        let (fd, _) = pcp_compositor::params::sealed_memfd(&json!({}), &[]).unwrap();
+        let (fd, _) = pcp_protocol::wire::sealed_memfd(&json!({}), &[]).unwrap();
         Ok(vec![c.submit_fd_raw(
             "file.write",
             std::os::fd::AsFd::as_fd(&fd),
@@ -222,11 +222,7 @@ fn large_params_travel_through_a_sealed_memfd() {
 #[test]
 fn a_client_cannot_approve_its_own_intent_through_any_request() {
     // The protocol has no request that answers a prompt: only submit, submit_fd, cancel, destroy.
-    let xml = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../compositor/protocols/pcp-intent-v1.xml"),
-    )
-    .unwrap();
+    let xml = pcp_protocol::XML;
     let mut requests: Vec<&str> = xml
         .split("<request name=\"")
         .skip(1)

@@ -8,9 +8,9 @@ use std::io::Write;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
-use pcp_compositor::protocol::client::pcp_intent_manager_v1::PcpIntentManagerV1;
-use pcp_compositor::protocol::client::pcp_intent_v1::PcpIntentV1;
 use pcp_overlay::Control;
+use pcp_protocol::generated::client::pcp_intent_manager_v1::PcpIntentManagerV1;
+use pcp_protocol::generated::client::pcp_intent_v1::PcpIntentV1;
 use serde_json::json;
 use wayland_client::globals::{GlobalListContents, registry_queue_init};
 use wayland_client::protocol::wl_buffer::WlBuffer;

@@ -91,7 +91,7 @@ fn capture_from(file: &Path) {
     unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", file) };
 }
 
-fn delete() -> pcp_compositor::client::Submission {
+fn delete() -> pcp_protocol::client::Submission {
     intent("file.delete", json!({"path": "/tmp/report.txt"}))
 }
 

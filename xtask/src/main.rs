@@ -69,6 +69,7 @@ pub fn cargo(args: &[&str], cache: &Path) -> Result<()> {
 fn test() -> Result<()> {
     let cache = setup::setup()?;
     cargo(&["fmt", "--all", "--check"], &cache)?;
+    check_client_crates_link_no_compositor()?;
     cargo(
         &[
             "clippy",
@@ -114,6 +115,45 @@ fn test() -> Result<()> {
     )?;
     // The README's first command must keep working: the whole scripted session, end to end.
     play_demo(&cache)
+}
+
+/// The crates a client or an agent links (the protocol's client side and `pcpctl`) must not pull
+/// in Smithay, libvosk or audio: `cargo tree` over their normal dependencies names none of them.
+fn check_client_crates_link_no_compositor() -> Result<()> {
+    const FORBIDDEN: [&str; 5] = ["smithay", "vosk", "cpal", "pcp-speech", "pcp-compositor"];
+    for package in ["pcp-protocol", "pcpctl"] {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(&cargo)
+            .current_dir(root())
+            .args([
+                "tree",
+                "--package",
+                package,
+                "--edges",
+                "normal",
+                "--prefix",
+                "none",
+            ])
+            .output()
+            .with_context(|| format!("cannot run {cargo} tree"))?;
+        if !out.status.success() {
+            bail!(
+                "`cargo tree --package {package}` failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let tree = String::from_utf8_lossy(&out.stdout);
+        let found: Vec<&str> = tree
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|name| FORBIDDEN.contains(name))
+            .collect();
+        if !found.is_empty() {
+            bail!("{package} must link no compositor or audio crate, but depends on {found:?}");
+        }
+        eprintln!("xtask: {package} links no Smithay, libvosk or audio");
+    }
+    Ok(())
 }
 
 /// Clippy over the compositor with one of its backend features.

@@ -18,11 +18,11 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pcp_compositor::client::{ClientError, Decision, IntentClient, IntentEvent, Submission};
 use pcp_compositor::headless::Capture;
 use pcp_compositor::startup;
 use pcp_compositor::state::{Compositor, Socket, State};
 use pcp_overlay::Control;
+use pcp_protocol::client::{ClientError, Decision, IntentClient, IntentEvent, Submission};
 use serde_json::Value;
 
 /// How long any wait in the harness may take before the test fails.
@@ -202,7 +202,7 @@ impl Fixture {
     /// through [`Fixture::next_event`] until the connection ends.
     pub fn client(
         &mut self,
-        f: impl FnOnce(&mut IntentClient) -> Result<Vec<pcp_compositor::client::Handle>, ClientError>
+        f: impl FnOnce(&mut IntentClient) -> Result<Vec<pcp_protocol::client::Handle>, ClientError>
         + Send
         + 'static,
     ) -> AsyncIntent {
@@ -396,7 +396,7 @@ impl AsyncIntent {
     fn start(
         path: PathBuf,
         close_after_finals: bool,
-        f: impl FnOnce(&mut IntentClient) -> Result<Vec<pcp_compositor::client::Handle>, ClientError>
+        f: impl FnOnce(&mut IntentClient) -> Result<Vec<pcp_protocol::client::Handle>, ClientError>
         + Send
         + 'static,
     ) -> AsyncIntent {

@@ -1,14 +1,30 @@
-//! Intent parameters off the wire: inline JSON text for small ones, a sealed memfd for large ones.
-//! Everything a client sends is checked here; the error says which rule it broke.
+//! What travels on the wire besides the generated code: the size limits, a multi-step intent's
+//! [`Step`], and intent parameters — inline JSON text for small ones, a sealed memfd for large
+//! ones. Both sides use these: a client to send (and to read a large token back), the compositor
+//! to check everything a client sends; each error says which rule was broken.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use pcp_gate::Step;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::{MAX_FD_BYTES, MAX_INLINE_BYTES};
+/// Inline params and steps together may be at most this many bytes (Smithay 0.7's server drops a
+/// client whose message exceeds its 4 KiB buffer; the rest of the message needs room too).
+pub const MAX_INLINE_BYTES: usize = 3072;
+
+/// `submit_fd` carries at most this many bytes.
+pub const MAX_FD_BYTES: usize = 1024 * 1024;
+
+/// One step of a multi-step intent as it travels: a capability and its parameters (a JSON
+/// object; `null` counts as `{}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub capability: String,
+    #[serde(default)]
+    pub params: Value,
+}
 
 /// Why a request's parameters were refused; each maps to one protocol error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,10 +1,10 @@
 //! The client side of pcp-intent-v1, for `pcpctl submit`, agents written in Rust and the tests:
 //! connect, submit (inline or through a sealed memfd when large), and wait for the decision.
+//! It links wayland-client only: no Smithay, no audio, no gate.
 
 use std::collections::VecDeque;
 use std::path::Path;
 
-use pcp_gate::Step;
 use serde::Serialize;
 use serde_json::Value;
 use wayland_client::backend::WaylandError;
@@ -12,9 +12,9 @@ use wayland_client::globals::{GlobalListContents, registry_queue_init};
 use wayland_client::protocol::wl_registry::WlRegistry;
 use wayland_client::{Connection, Dispatch, EventQueue, Proxy, QueueHandle, WEnum};
 
-use crate::protocol::client::pcp_intent_manager_v1::PcpIntentManagerV1;
-use crate::protocol::client::pcp_intent_v1::{self, PcpIntentV1};
-use crate::protocol::{MAX_FD_BYTES, MAX_INLINE_BYTES};
+use crate::generated::client::pcp_intent_manager_v1::PcpIntentManagerV1;
+use crate::generated::client::pcp_intent_v1::{self, PcpIntentV1};
+use crate::wire::{self, MAX_FD_BYTES, MAX_INLINE_BYTES, Step};
 
 /// What can go wrong talking to the compositor.
 #[derive(Debug, thiserror::Error)]
@@ -171,8 +171,7 @@ impl IntentClient {
                 steps.as_deref(),
             );
         }
-        let (fd, size) =
-            crate::params::sealed_memfd(&s.params, &s.steps).map_err(ClientError::Memfd)?;
+        let (fd, size) = wire::sealed_memfd(&s.params, &s.steps).map_err(ClientError::Memfd)?;
         if size as usize > MAX_FD_BYTES {
             return Err(ClientError::TooLarge(size as usize));
         }
@@ -387,7 +386,7 @@ impl Dispatch<PcpIntentV1, ()> for State {
     ) {
         let intent = object.id().protocol_id();
         if let pcp_intent_v1::Event::TokenFd { fd, size } = event {
-            match crate::params::read_all(fd, size) {
+            match wire::read_all(fd, size) {
                 Ok(bytes) => state
                     .tokens
                     .push((intent, String::from_utf8_lossy(&bytes).into_owned())),

@@ -1,0 +1,74 @@
+//! `pcpctl`: the client CLI, one module per subcommand. With a running compositor it submits
+//! intents ([`submit`]); without one it validates configs ([`validate`]), explains and replays
+//! policy ([`explain`], [`replay`]), reads and verifies the audit log ([`audit`]), and verifies
+//! tokens ([`token`]). It links the gate and the protocol's client side, never Smithay or
+//! libvosk (listening for a spoken answer is `pcp-listen`, in pcp-speech).
+
+mod audit;
+mod common;
+mod explain;
+mod replay;
+mod submit;
+mod token;
+mod validate;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "pcpctl",
+    version,
+    about = "Talk to pcp-confirm: intents, policy, audit and tokens"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a config file and every capability manifest it reaches.
+    Validate(validate::Args),
+    /// Print, as JSON, what the gate would do with an intent now and why; records nothing.
+    Explain(explain::Args),
+    /// Run a JSON Lines trace through the real gate on a virtual clock; one JSON line per intent.
+    Replay(replay::Args),
+    /// Print the audit log, or verify its hash chain (`pcpctl audit verify`).
+    Audit(audit::Args),
+    /// Submit an intent to the running compositor ($WAYLAND_DISPLAY), wait for the decision and
+    /// print it as JSON: exit 0 when approved, 1 when denied.
+    Submit(submit::Args),
+    /// Tokens: `pcpctl token verify TOKEN --capability C --params JSON`.
+    Token(token::Args),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pcpctl: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Validate(args) => validate::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Audit(args) => audit::run(args),
+        Command::Submit(args) => submit::run(args),
+        Command::Token(args) => token::run(args),
+    }
+}
