@@ -10,6 +10,7 @@ use std::path::Path;
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::element::Kind;
 use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
+use smithay::backend::renderer::sync::SyncPoint;
 use smithay::backend::renderer::{ImportAll, ImportMem, Renderer, Texture};
 use smithay::desktop::{Space, Window};
 use smithay::output::{Mode, Output, PhysicalProperties, Scale, Subpixel};
@@ -200,9 +201,17 @@ impl VirtualOutput {
     }
 }
 
+/// What [`draw_output`] drew.
+pub(crate) struct Drawn {
+    /// The rectangles drawn, `None` when nothing changed.
+    pub damage: Option<Vec<Rectangle<i32, Physical>>>,
+    /// Signalled when the renderer has finished writing the buffer: a scan-out of it must wait
+    /// for this (a software renderer has no implicit sync, and a display copies what it finds).
+    pub sync: SyncPoint,
+}
+
 /// Draws what output `index` shows with any renderer: the windows and layer surfaces in
-/// `space`, and above them the `layers` placed on that output (the first in front). Returns the
-/// damaged rectangles, `None` when nothing changed.
+/// `space`, and above them the `layers` placed on that output (the first in front).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn draw_output<R>(
     renderer: &mut R,
@@ -213,7 +222,7 @@ pub(crate) fn draw_output<R>(
     layers: &[PlacedOverlay<'_>],
     clear: [f32; 4],
     age: usize,
-) -> Result<Option<Vec<Rectangle<i32, Physical>>>, BackendError>
+) -> Result<Drawn, BackendError>
 where
     R: Renderer + ImportAll + ImportMem,
     R::TextureId: Send + Clone + Texture + 'static,
@@ -252,7 +261,10 @@ where
         clear,
     )
     .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
-    Ok(result.damage.cloned())
+    Ok(Drawn {
+        damage: result.damage.cloned(),
+        sync: result.sync,
+    })
 }
 
 impl Backend {

@@ -358,6 +358,9 @@ impl State {
                     self.overlay.buffer = Some((buffer, (w, h)));
                     self.dirty = true;
                 }
+                if moved {
+                    self.log_placement(placed);
+                }
             }
             Err(e) => {
                 tracing::warn!("the prompt cannot be drawn, denying it: {e}");
@@ -365,6 +368,38 @@ impl State {
             }
         }
         false
+    }
+}
+
+impl State {
+    /// Says where the dialog now is and where its controls are (global logical pixels): what
+    /// a person sees on which display, and what a scripted session aims its touches at.
+    fn log_placement(&self, placed: Placement) {
+        let name = self
+            .backend
+            .outputs
+            .get(placed.output)
+            .map_or_else(String::new, |o| o.output.name());
+        let dialog = self.overlay.dialog();
+        let global = |b: Option<[f64; 4]>| {
+            b.map_or_else(
+                || "none".to_string(),
+                |[x, y, w, h]| {
+                    let (x, y) = (f64::from(placed.rect.x) + x, f64::from(placed.rect.y) + y);
+                    format!("{x:.0},{y:.0} {w:.0}x{h:.0}")
+                },
+            )
+        };
+        let r = placed.rect;
+        tracing::info!(
+            "dialog placed on {name} at {},{} {}x{}; approve {}; deny {}",
+            r.x,
+            r.y,
+            r.w,
+            r.h,
+            global(dialog.control_bounds(pcp_overlay::Control::Approve)),
+            global(dialog.control_bounds(pcp_overlay::Control::Deny)),
+        );
     }
 }
 

@@ -148,6 +148,9 @@ impl State {
     fn voice_event(&mut self, event: SpeechEvent) {
         match event {
             SpeechEvent::Listening { level } => {
+                if self.overlay.dialog().live().map(|l| l.voice) != Some(VoiceState::Listening) {
+                    tracing::info!("listening for a spoken answer");
+                }
                 self.overlay
                     .dialog_mut()
                     .set_voice(VoiceState::Listening, level);

@@ -101,6 +101,7 @@ impl WinitDevice {
                 clear,
                 age,
             )?
+            .damage
         };
         if let Some(damage) = damage {
             self.graphics

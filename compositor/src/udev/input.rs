@@ -1,5 +1,6 @@
 //! The udev backend's input: libinput devices counted as they come and go (a seat with no
-//! keyboard, pointer or touch screen cannot answer), the Ctrl+Alt+F`n` VT switch, and every other
+//! keyboard, pointer or touch screen cannot answer; those present at start are taken from
+//! libinput's queue at once), the Ctrl+Alt+F`n` VT switch, and every other
 //! event mapped onto the same routing as the other backends (`State::key`, `pointer_motion`,
 //! `pointer_button`, `touch_down`, `touch_up`, `touch_cancel`).
 
@@ -9,7 +10,7 @@ use smithay::backend::input::{
 };
 use smithay::backend::libinput::LibinputInputBackend;
 use smithay::backend::session::Session;
-use smithay::reexports::input::DeviceCapability;
+use smithay::reexports::input::{DeviceCapability, Libinput};
 use smithay::utils::{Logical, Point};
 
 use super::{plan, rects, udev_device};
@@ -33,6 +34,26 @@ fn absolute(
 fn moved(state: &State, delta: Point<f64, Logical>) -> Point<f64, Logical> {
     let p = state.pointer + delta;
     plan::clamp_to_outputs((p.x, p.y), &rects(&state.backend.outputs)).into()
+}
+
+/// The devices libinput found when it took the seat. It queues their `DeviceAdded` events
+/// without making its fd readable, so the event source would only see them with the first
+/// input event; any other event queued this early is dropped (nothing has been shown yet).
+pub(super) fn devices_present(libinput: &mut Libinput) -> Vec<smithay::reexports::input::Device> {
+    if let Err(e) = libinput.dispatch() {
+        tracing::warn!("libinput could not list the seat's devices: {e}");
+    }
+    let mut devices = Vec::new();
+    for event in libinput.by_ref() {
+        if let smithay::reexports::input::Event::Device(
+            smithay::reexports::input::event::DeviceEvent::Added(added),
+        ) = event
+        {
+            use smithay::reexports::input::event::EventTrait;
+            devices.push(added.device());
+        }
+    }
+    devices
 }
 
 const CTRL: [u32; 2] = [29, 97];
