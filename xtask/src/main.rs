@@ -1,6 +1,8 @@
 //! `cargo xtask`: the project's commands. `setup` installs what a fresh Debian machine lacks,
-//! `test` is what CI runs, `demo` shows the product, `bench` runs the criterion benches.
+//! `test` is what CI runs, `demo` shows the product, `bench` runs the criterion benches,
+//! `session-test` plays the desktop session on a real kernel in a virtual machine.
 
+mod session_test;
 mod setup;
 
 use std::path::{Path, PathBuf};
@@ -8,7 +10,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench>
+const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|session-test>
   setup   install the Debian packages, libvosk and the Vosk model this project needs
   test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite and the demo
   demo    setup, then play the scripted session on the headless compositor (two virtual
@@ -17,7 +19,12 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench>
           winit inside another display, headless otherwise) and your config
           (--config FILE, else $XDG_CONFIG_HOME/pcp/config.toml); extra arguments go to
           pcp-compositor
-  bench   run the criterion benchmarks (release)";
+  bench   run the criterion benchmarks (release)
+  session-test
+          setup, then boot Debian's kernel in QEMU with pcp-compositor --backend udev on two
+          virtio-gpu heads and play the scripted session there (touch, voice through
+          snd-aloop, force feedback, a GPU unplugged, VT switching); PNGs of every head and
+          the logs go to target/session-test/ (--nice N runs QEMU at a lower priority)";
 
 fn main() {
     if let Err(e) = run() {
@@ -34,6 +41,7 @@ fn run() -> Result<()> {
         Some("demo") => demo(),
         Some("run") => run_session(&args[1..]),
         Some("bench") => bench(&args[1..]),
+        Some("session-test") => session_test::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

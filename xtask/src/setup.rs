@@ -11,7 +11,8 @@ use sha2::{Digest, Sha256};
 /// Build: pixman, xkbcommon, ALSA, libclang (bindgen), espeak-ng. Real backends: udev, seat,
 /// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
-/// software EGL/GL. python3-pip fetches the Vosk wheels.
+/// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
+/// busybox, udev, foot and gtk3-demo.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -35,6 +36,14 @@ const APT_PACKAGES: &[&str] = &[
     "libegl1",
     "libegl-mesa0",
     "libgl1-mesa-dri",
+    // `cargo xtask session-test`: the VM, its initramfs' shell, udev in the guest, the real
+    // apps it maps (weston-simple-shm comes with weston). The kernel is fetched separately
+    // (`apt-get download`, pinned), not installed.
+    "qemu-system-x86",
+    "busybox-static",
+    "udev",
+    "foot",
+    "gtk-3-examples",
 ];
 
 struct Wheel {
@@ -165,7 +174,7 @@ fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn sha256_file(path: &Path) -> Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     Ok(hex::encode(Sha256::digest(&bytes)))
 }

@@ -1,0 +1,52 @@
+//! The spoken answer played into the playback side of the ALSA loopback (`snd-aloop`), whose
+//! capture side is the compositor's microphone. Through `plughw` ALSA converts the clip to
+//! whatever format and rate the capture side already runs at (the loopback makes both sides
+//! agree).
+
+use std::path::Path;
+
+use alsa::pcm::{Access, Format, HwParams, PCM};
+use alsa::{Direction, ValueOr};
+use anyhow::{Context, Result, bail};
+
+/// The loopback's playback side (device 0; the compositor captures from device 1).
+pub const SPEAKER: &str = "plughw:CARD=Loopback,DEV=0";
+
+/// Plays the 16-bit WAV file `wav` on `device` and waits until it has been played out.
+/// Returns the clip's length in seconds.
+pub fn play(device: &str, wav: &Path) -> Result<f64> {
+    let mut reader =
+        hound::WavReader::open(wav).with_context(|| format!("cannot read {}", wav.display()))?;
+    let spec = reader.spec();
+    if spec.bits_per_sample != 16 || spec.sample_format != hound::SampleFormat::Int {
+        bail!("{} is not 16-bit PCM", wav.display());
+    }
+    let samples: Vec<i16> = reader
+        .samples::<i16>()
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("cannot read the samples of {}", wav.display()))?;
+    let pcm = PCM::new(device, Direction::Playback, false)
+        .with_context(|| format!("cannot open ALSA device {device}"))?;
+    {
+        let hw = HwParams::any(&pcm)?;
+        hw.set_channels(u32::from(spec.channels))?;
+        hw.set_rate(spec.sample_rate, ValueOr::Nearest)?;
+        hw.set_format(Format::s16())?;
+        hw.set_access(Access::RWInterleaved)?;
+        pcm.hw_params(&hw)
+            .with_context(|| format!("{device} refuses {} Hz 16-bit", spec.sample_rate))?;
+    }
+    let io = pcm.io_i16()?;
+    let frame = usize::from(spec.channels);
+    let mut at = 0;
+    while at < samples.len() {
+        match io.writei(&samples[at..]) {
+            Ok(frames) => at += frames * frame,
+            Err(e) => pcm
+                .try_recover(e, true)
+                .with_context(|| format!("playing on {device}"))?,
+        }
+    }
+    pcm.drain()?;
+    Ok(samples.len() as f64 / frame as f64 / f64::from(spec.sample_rate))
+}

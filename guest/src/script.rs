@@ -1,0 +1,491 @@
+//! The scripted session: its steps in order, each timed, with a screendump of every head, and the
+//! summary table. A step that goes otherwise is recorded and the session goes on (later steps
+//! still say what they can); the verdict lists every such step.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::Args;
+use crate::host::Host;
+use crate::session::{READ, Session, uptime};
+
+/// One step's outcome for the summary.
+struct Step {
+    name: &'static str,
+    expected: &'static str,
+    /// The resolution, or why the step failed.
+    got: String,
+    ok: bool,
+    /// Submission to decision, seconds.
+    decision: Option<f64>,
+    /// The whole step, seconds.
+    wall: f64,
+    notes: Vec<String>,
+}
+
+/// What a step function reports on success.
+#[derive(Default)]
+struct Done {
+    resolution: String,
+    decision: Option<f64>,
+    notes: Vec<String>,
+}
+
+/// Plays the session; returns the steps that went otherwise.
+pub fn play(args: &Args, host: &mut Host) -> Result<Vec<String>> {
+    let began = Instant::now();
+    let mut s = Session::start(args, host)?;
+    let mut steps: Vec<Step> = Vec::new();
+    let mut run = |s: &mut Session<'_>,
+                   name: &'static str,
+                   expected: &'static str,
+                   f: &mut dyn FnMut(&mut Session<'_>) -> Result<Done>| {
+        s.host.log(&format!("step: {name} (at {:.1} s)", uptime()));
+        let start = Instant::now();
+        if let Some(why) = s.compositor_exited() {
+            steps.push(Step {
+                name,
+                expected,
+                ok: false,
+                got: why,
+                decision: None,
+                wall: 0.0,
+                notes: Vec::new(),
+            });
+            return;
+        }
+        let step = match f(s) {
+            Ok(done) => Step {
+                name,
+                expected,
+                ok: done.resolution == expected,
+                got: done.resolution,
+                decision: done.decision,
+                wall: start.elapsed().as_secs_f64(),
+                notes: done.notes,
+            },
+            Err(e) => Step {
+                name,
+                expected,
+                ok: false,
+                got: format!("{e:#}"),
+                decision: None,
+                wall: start.elapsed().as_secs_f64(),
+                notes: Vec::new(),
+            },
+        };
+        s.host.log(&format!(
+            "  {} in {:.1} s: {}",
+            if step.ok { "ok" } else { "WENT OTHERWISE" },
+            step.wall,
+            step.got
+        ));
+        steps.push(step);
+    };
+
+    run(&mut s, "both heads lit, devices counted", "lit", &mut lit);
+    run(&mut s, "real apps map windows", "mapped", &mut apps);
+    run(
+        &mut s,
+        "privileged: touch tap on Approve",
+        "user_approved",
+        &mut privileged,
+    );
+    run(
+        &mut s,
+        "destructive: spoken 네 + tap",
+        "user_approved",
+        &mut voice,
+    );
+    run(
+        &mut s,
+        "haptic: double tap after the cue",
+        "user_approved",
+        &mut haptic,
+    );
+    run(
+        &mut s,
+        "haptic device unplugged mid-prompt",
+        "user_approved",
+        &mut haptic_unplugged,
+    );
+    run(
+        &mut s,
+        "display unplugged under its dialog",
+        "user_approved",
+        &mut display_unplugged,
+    );
+    run(
+        &mut s,
+        "VT switch away and back",
+        "user_approved",
+        &mut vt_switch,
+    );
+    let ended = s.end();
+
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
+        "session-test in the VM (TCG): {:.0} s of guest driver, kernel up {:.0} s\n",
+        began.elapsed().as_secs_f64(),
+        uptime()
+    );
+    let _ = writeln!(
+        table,
+        "{:<2} {:<38} {:<14} {:>10} {:>7}  result",
+        "#", "step", "expected", "decision", "step"
+    );
+    for (i, st) in steps.iter().enumerate() {
+        let _ = writeln!(
+            table,
+            "{:<2} {:<38} {:<14} {:>10} {:>6.1}s  {}{}",
+            i + 1,
+            st.name,
+            st.expected,
+            st.decision
+                .map_or_else(|| "-".into(), |d| format!("{d:.2}s")),
+            st.wall,
+            if st.ok { "ok: " } else { "WENT OTHERWISE: " },
+            st.got
+        );
+        for n in &st.notes {
+            let _ = writeln!(table, "     · {n}");
+        }
+    }
+    for n in &ended {
+        let _ = writeln!(table, "end: {n}");
+    }
+    std::fs::write(s.out.join("summary.txt"), &table).context("cannot write summary.txt")?;
+    Ok(steps
+        .iter()
+        .filter(|st| !st.ok)
+        .map(|st| format!("{}: {}", st.name, st.got))
+        .collect())
+}
+
+fn lit(s: &mut Session<'_>) -> Result<Done> {
+    if s.outputs.len() != 2 {
+        bail!(
+            "{} output(s) lit, expected 2: {:?}",
+            s.outputs.len(),
+            s.outputs
+        );
+    }
+    let mut notes: Vec<String> = s
+        .outputs
+        .iter()
+        .map(|o| format!("{} at {:?}", o.name, o.rect))
+        .collect();
+    // The devices libinput announced, and no "nobody can answer" from the seat.
+    for device in ["pcp-vm touch screen", "pcp-vm mouse"] {
+        s.log.wait(
+            0,
+            &format!("input device {device}"),
+            Duration::from_secs(30),
+        )?;
+    }
+    notes.extend(s.log.find(0, "input device "));
+    // Drawn at least once on each head (vblank seen) before the picture.
+    std::thread::sleep(Duration::from_secs(2));
+    s.shot("lit")?;
+    Ok(Done {
+        resolution: "lit".into(),
+        decision: None,
+        notes,
+    })
+}
+
+fn apps(s: &mut Session<'_>) -> Result<Done> {
+    s.start_app("weston-simple-shm", "weston-simple-shm", &[])?;
+    s.start_app("foot", "foot", &[])?;
+    s.start_app("gtk3-demo", "gtk3-demo", &[])?;
+    // No client says when it has mapped: give them time on the emulated CPU, then look.
+    std::thread::sleep(Duration::from_secs(20));
+    s.shot("apps")?;
+    let exited = s.exited_apps();
+    if !exited.is_empty() {
+        bail!("{}", exited.join("; "));
+    }
+    Ok(Done {
+        resolution: "mapped".into(),
+        decision: None,
+        notes: Vec::new(),
+    })
+}
+
+/// Submits, waits for the dialog on the first output, touches Approve after reading.
+fn touch_prompt(s: &mut Session<'_>, capability: &str, params: &str, name: &str) -> Result<Done> {
+    let mark = s.log.mark();
+    let mut submitted = s.submit(capability, params)?;
+    let (_, dialog) = s.prompt(mark, &mut submitted)?;
+    let shown = submitted.started.elapsed().as_secs_f64();
+    std::thread::sleep(READ);
+    s.shot(&format!("{name}-prompt"))?;
+    s.touch_approve(&dialog)?;
+    let d = s.decided(submitted, "user_approved")?;
+    s.shot(&format!("{name}-decided"))?;
+    Ok(Done {
+        resolution: d.resolution,
+        decision: Some(d.seconds),
+        notes: vec![format!(
+            "dialog on {} {shown:.2} s after submission; modalities {:?}",
+            dialog.output, d.modalities
+        )],
+    })
+}
+
+fn privileged(s: &mut Session<'_>) -> Result<Done> {
+    let second = s.outputs.get(1).context("no second output")?.name.clone();
+    let params =
+        format!(r#"{{"window": "org.freedesktop.weston.simple-shm", "output": "{second}"}}"#);
+    touch_prompt(s, "window.move", &params, "privileged")
+}
+
+fn voice(s: &mut Session<'_>) -> Result<Done> {
+    // The model is loaded before the voice step (never a longer deadline for the emulated CPU).
+    let (_, loaded) = s
+        .log
+        .wait(0, "vosk model loaded", Duration::from_secs(300))?;
+    let mut notes = vec![
+        loaded
+            .split_once("vosk model loaded")
+            .map_or(loaded.clone(), |(_, r)| format!("model loaded{r}")),
+    ];
+    let mark = s.log.mark();
+    let mut submitted = s.submit("file.delete", r#"{"path": "/home/user/report.pdf"}"#)?;
+    let (_, dialog) = s.prompt(mark, &mut submitted)?;
+    s.log.wait(
+        mark,
+        "listening for a spoken answer",
+        Duration::from_secs(30),
+    )?;
+    let listening = submitted.started.elapsed().as_secs_f64();
+    s.shot("voice-listening")?;
+    let played = Instant::now();
+    let length = crate::audio::play(crate::audio::SPEAKER, &s.out.join("answer-yes.wav"))?;
+    let (_, heard) = s
+        .log
+        .wait(mark, "voice answer heard", Duration::from_secs(20))
+        .context("the spoken answer was not heard")?;
+    notes.push(format!(
+        "listening {listening:.2} s after submission; the {length:.1} s clip heard {:.2} s after \
+         it began playing: {}",
+        played.elapsed().as_secs_f64(),
+        heard
+            .split_once("voice answer heard")
+            .map_or("", |(_, r)| r.trim())
+    ));
+    std::thread::sleep(READ);
+    s.shot("voice-heard")?;
+    s.touch_approve(&dialog)?;
+    let d = s.decided(submitted, "user_approved")?;
+    notes.push(format!("modalities {:?}", d.modalities));
+    Ok(Done {
+        resolution: d.resolution,
+        decision: Some(d.seconds),
+        notes,
+    })
+}
+
+/// Waits until the force-feedback device has played more than `before` effects.
+fn wait_cue(s: &Session<'_>, before: usize) -> Result<()> {
+    let rumble = s.rumble.as_ref().context("no force-feedback device")?;
+    let start = Instant::now();
+    while rumble.counts().1 <= before {
+        if start.elapsed() > Duration::from_secs(30) {
+            bail!("the compositor played no cue on the force-feedback device");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+fn ff_lines(s: &Session<'_>, from: usize) -> Vec<String> {
+    s.rumble.as_ref().map_or_else(Vec::new, |r| {
+        let r = r.record.lock().unwrap_or_else(|e| e.into_inner());
+        r.lines
+            .iter()
+            .skip(from)
+            .map(|l| format!("ff: {}", l.trim()))
+            .collect()
+    })
+}
+
+fn haptic(s: &mut Session<'_>) -> Result<Done> {
+    let (before, seen) = {
+        let r = s.rumble.as_ref().context("no force-feedback device")?;
+        let lines = r
+            .record
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lines
+            .len();
+        (r.counts().1, lines)
+    };
+    let mark = s.log.mark();
+    let mut submitted = s.submit(
+        "settings.change",
+        r#"{"key": "display.brightness", "value": "70"}"#,
+    )?;
+    s.prompt(mark, &mut submitted)?;
+    wait_cue(s, before)?;
+    let cued = submitted.started.elapsed().as_secs_f64();
+    // The cue is two 70 ms pulses 110 ms apart: tap after it.
+    std::thread::sleep(Duration::from_millis(600));
+    s.shot("haptic-cue")?;
+    // A double tap away from the dialog's buttons: 60 ms contacts, 150 ms apart.
+    let size = s.outputs.first().context("no output")?.rect;
+    let spot = (f64::from(size.2) * 0.15, f64::from(size.3) * 0.85);
+    s.touch
+        .tap(spot, (size.2, size.3), Duration::from_millis(60))?;
+    std::thread::sleep(Duration::from_millis(150));
+    s.touch
+        .tap(spot, (size.2, size.3), Duration::from_millis(60))?;
+    let d = s.decided(submitted, "user_approved")?;
+    let mut notes = vec![format!(
+        "cue played {cued:.2} s after submission; modalities {:?}",
+        d.modalities
+    )];
+    if d.modalities != ["haptic"] {
+        bail!(
+            "approved through {:?}, expected the double tap alone",
+            d.modalities
+        );
+    }
+    notes.extend(ff_lines(s, seen));
+    s.shot("haptic-decided")?;
+    Ok(Done {
+        resolution: d.resolution,
+        decision: Some(d.seconds),
+        notes,
+    })
+}
+
+fn haptic_unplugged(s: &mut Session<'_>) -> Result<Done> {
+    let before = s
+        .rumble
+        .as_ref()
+        .context("no force-feedback device")?
+        .counts()
+        .1;
+    let mark = s.log.mark();
+    let mut submitted = s.submit(
+        "settings.change",
+        r#"{"key": "display.brightness", "value": "40"}"#,
+    )?;
+    s.prompt(mark, &mut submitted)?;
+    wait_cue(s, before)?;
+    s.shot("haptic-before-unplug")?;
+    let unplugged = Instant::now();
+    s.rumble = None;
+    let (i, _) = s.log.wait(
+        mark,
+        "haptic device went away mid-prompt",
+        Duration::from_secs(15),
+    )?;
+    let noticed = unplugged.elapsed().as_secs_f64();
+    let (_, dialog) = s.dialog_after(i, Duration::from_secs(15))?;
+    std::thread::sleep(READ);
+    s.shot("haptic-unplugged-visual")?;
+    s.touch_approve(&dialog)?;
+    let d = s.decided(submitted, "user_approved")?;
+    Ok(Done {
+        resolution: d.resolution,
+        decision: Some(d.seconds),
+        notes: vec![format!(
+            "the unplug was noticed {noticed:.2} s later; approved through {:?}",
+            d.modalities
+        )],
+    })
+}
+
+fn display_unplugged(s: &mut Session<'_>) -> Result<Done> {
+    let first = s.outputs.first().context("no output")?.name.clone();
+    let second = s.outputs.get(1).context("no second output")?.name.clone();
+    // The pointer (the focal point) goes to the second head, far right.
+    s.mouse.move_by(4000, 0, 40)?;
+    let mark = s.log.mark();
+    let params =
+        format!(r#"{{"window": "org.freedesktop.weston.simple-shm", "output": "{first}"}}"#);
+    let mut submitted = s.submit("window.move", &params)?;
+    let (i, dialog) = s.prompt(mark, &mut submitted)?;
+    if dialog.output != second {
+        bail!(
+            "the dialog opened on {}, not on the second head {second}",
+            dialog.output
+        );
+    }
+    std::thread::sleep(READ);
+    s.shot("dialog-on-second-head")?;
+    let asked = Instant::now();
+    s.host.ask("unplug gpu1")?;
+    let unplugged = asked.elapsed().as_secs_f64();
+    let (j, _) = s.log.wait(
+        i,
+        &format!("output {second} removed"),
+        Duration::from_secs(30),
+    )?;
+    let (_, moved) = s.dialog_after(j, Duration::from_secs(15))?;
+    let moved_after = asked.elapsed().as_secs_f64();
+    if moved.output != first {
+        bail!("the dialog moved to {}, expected {first}", moved.output);
+    }
+    std::thread::sleep(READ);
+    s.shot("dialog-moved")?;
+    s.touch_approve(&moved)?;
+    let d = s.decided(submitted, "user_approved")?;
+    let mut notes = vec![format!(
+        "QEMU unplugged the GPU in {unplugged:.2} s; the dialog was on {first} {moved_after:.2} s \
+         after the request"
+    )];
+    // The GPU comes back: its display is lit again, right of the others.
+    let mark = s.log.mark();
+    let asked = Instant::now();
+    s.host.ask("plug gpu1")?;
+    s.log.wait(mark, " added at ", Duration::from_secs(60))?;
+    let lit = s.newly_lit(mark);
+    notes.push(format!(
+        "plugged in again: lit {:?} after {:.2} s",
+        lit.iter().map(|l| (&l.name, l.rect)).collect::<Vec<_>>(),
+        asked.elapsed().as_secs_f64()
+    ));
+    std::thread::sleep(Duration::from_secs(2));
+    s.shot("gpu-plugged-again")?;
+    Ok(Done {
+        resolution: d.resolution,
+        decision: Some(d.seconds),
+        notes,
+    })
+}
+
+fn vt_switch(s: &mut Session<'_>) -> Result<Done> {
+    let mark = s.log.mark();
+    let asked = Instant::now();
+    s.host.ask("keys ctrl alt f2")?;
+    s.log
+        .wait(mark, "session paused", Duration::from_secs(30))?;
+    let away = asked.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_secs(1));
+    s.shot("vt2")?;
+    let asked = Instant::now();
+    s.host.ask("keys ctrl alt f1")?;
+    s.log
+        .wait(mark, "session active again", Duration::from_secs(30))?;
+    let back = asked.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_secs(2));
+    s.shot("vt1-back")?;
+    // Input works after the return: a new prompt answered by touch.
+    let second = s.outputs.get(1).context("no second output")?.name.clone();
+    // The pointer back on the first head, where the touch screen is.
+    s.mouse.move_by(-8000, 0, 40)?;
+    let params =
+        format!(r#"{{"window": "org.freedesktop.weston.simple-shm", "output": "{second}"}}"#);
+    let mut done = touch_prompt(s, "window.move", &params, "after-vt")?;
+    done.notes.insert(
+        0,
+        format!("paused {away:.2} s after Ctrl+Alt+F2; active again {back:.2} s after Ctrl+Alt+F1"),
+    );
+    Ok(done)
+}

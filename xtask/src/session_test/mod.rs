@@ -1,0 +1,370 @@
+//! `cargo xtask session-test`: the desktop session on a real kernel in a virtual machine. It
+//! builds `pcp-compositor` with the `udev` backend and the guest-side driver (`pcp-guest`),
+//! fetches Debian's kernel, writes a busybox initramfs, boots QEMU (TCG, q35) with the host's
+//! root shared read-only and `target/session-test/` shared writable, and serves the guest's
+//! requests over a virtio-serial port: QMP screendumps of every head, unplugging and plugging
+//! the second GPU, key chords on the virtio keyboard. The guest plays the scripted session
+//! (`guest/src/main.rs`) and writes its verdict; this exits non-zero when a step went
+//! otherwise, the VM failed, or the whole run took longer than its budget.
+
+mod initramfs;
+mod kernel;
+mod qemu;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{cargo, root};
+
+/// The modules the guest loads from the kernel package (with their dependencies): virtio, 9p
+/// for the host's root, the virtio-serial control port, the GPUs, input (virtio, evdev,
+/// uinput for the scripted touch screen, mouse and force-feedback device) and the ALSA loopback
+/// that carries the spoken answer to the compositor's capture.
+const MODULES: &[&str] = &[
+    "virtio_pci",
+    "9pnet_virtio",
+    "9p",
+    "virtio_console",
+    "virtio-gpu",
+    "virtio_input",
+    "evdev",
+    "uinput",
+    "snd-aloop",
+];
+
+/// The whole run must fit CI: `cargo xtask test` runs it on two cores.
+const BUDGET: Duration = Duration::from_secs(15 * 60);
+/// How long the VM itself may run before it is stopped as hung.
+const VM_LIMIT: Duration = Duration::from_secs(12 * 60);
+
+/// Options of `cargo xtask session-test`.
+struct Options {
+    /// `nice` level for QEMU (`--nice N`): the guest's timings are measured at 0.
+    nice: i32,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut options = Options { nice: 0 };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--nice" => {
+                let n = it.next().context("--nice needs a level")?;
+                options.nice = n
+                    .parse()
+                    .ok()
+                    .filter(|n| (0..=19).contains(n))
+                    .with_context(|| format!("--nice {n}: expected 0 to 19"))?;
+            }
+            other => bail!("session-test: unknown argument `{other}` (known: --nice N)"),
+        }
+    }
+    Ok(options)
+}
+
+/// Where cargo puts build output (`CARGO_TARGET_DIR`, else `target/`).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { root().join(p) })
+        .unwrap_or_else(|| root().join("target"))
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let options = parse(args)?;
+    let started = Instant::now();
+    let cache = crate::setup::setup()?;
+    cargo(
+        &[
+            "build",
+            "--package",
+            "pcp-compositor",
+            "--features",
+            "udev",
+            "--bins",
+        ],
+        &cache,
+    )?;
+    cargo(&["build", "--package", "pcp-guest"], &cache)?;
+    let built = Instant::now();
+    let bin = target_dir().join("debug");
+    let out = root().join("target/session-test");
+    fresh_output_dir(&out)?;
+
+    let kernel = kernel::fetch(&cache)?;
+    let modules = kernel::load_order(&kernel.modules, MODULES)?;
+    let config = out.join("config.toml");
+    std::fs::write(&config, session_config(&cache))
+        .with_context(|| format!("cannot write {}", config.display()))?;
+    let answer = out.join("answer-yes.wav");
+    speak(&answer, "네")?;
+    let guest = [
+        bin.join("pcp-guest").display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+        "--config".into(),
+        config.display().to_string(),
+        "--bin".into(),
+        bin.display().to_string(),
+        "--answer".into(),
+        answer.display().to_string(),
+        "--cache".into(),
+        cache.display().to_string(),
+    ];
+    let initrd = out.join("initramfs.cpio");
+    initramfs::write(
+        &initrd,
+        Path::new("/bin/busybox"),
+        &modules,
+        &init_script(&out, &guest.join(" ")),
+    )?;
+    let prepared = Instant::now();
+
+    let machine = qemu::Machine {
+        kernel: &kernel.vmlinuz,
+        initramfs: &initrd,
+        out: &out,
+        memory_mb: 3072,
+        cpus: 2,
+        nice: options.nice,
+    };
+    eprintln!(
+        "xtask: booting the VM (console: {})",
+        out.join("console.log").display()
+    );
+    let (mut child, sockets) = qemu::start(&machine)?;
+    let served = serve(&sockets, &out);
+    let verdict = match &served {
+        Ok(v) => v.clone(),
+        Err(e) => format!("the VM session failed: {e:#}"),
+    };
+    // The guest powers off after its verdict; a VM still up is stopped.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+        }
+    }
+    let vm_done = Instant::now();
+    let summary = out.join("summary.txt");
+    if let Ok(text) = std::fs::read_to_string(&summary) {
+        eprint!("{text}");
+    }
+    eprintln!(
+        "xtask: session-test took {:.0} s: build {:.0} s, kernel and initramfs {:.0} s, VM {:.0} s",
+        started.elapsed().as_secs_f64(),
+        (built - started).as_secs_f64(),
+        (prepared - built).as_secs_f64(),
+        (vm_done - prepared).as_secs_f64()
+    );
+    if verdict != "ok" {
+        bail!(
+            "session-test: {verdict} (see {})",
+            out.join("guest.log").display()
+        );
+    }
+    if started.elapsed() > BUDGET {
+        bail!(
+            "session-test passed but took {:.0} s, over its {} s budget",
+            started.elapsed().as_secs_f64(),
+            BUDGET.as_secs()
+        );
+    }
+    eprintln!(
+        "xtask: session-test passed; PNGs and logs in {}",
+        out.display()
+    );
+    Ok(())
+}
+
+/// Empties `target/session-test/` of a previous run's pictures and logs.
+fn fresh_output_dir(out: &Path) -> Result<()> {
+    if out.exists() {
+        std::fs::remove_dir_all(out).with_context(|| format!("cannot clear {}", out.display()))?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))
+}
+
+/// The compositor's config in the guest: this checkout's manifests; the microphone is the
+/// capture side of the ALSA loopback (the guest plays the spoken answer into its playback
+/// side) and the spoken question goes to the null device. Every deadline and threshold stays at
+/// its shipped default.
+fn session_config(cache: &Path) -> String {
+    let manifests = root().join("assets/capabilities.d");
+    let model = cache.join(crate::setup::MODEL_DIR);
+    format!(
+        "# Written by `cargo xtask session-test` for the session in the VM.\n\
+         [manifests]\ndirs = [{manifests:?}]\n\n\
+         [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
+         [speech]\nmodel = {model:?}\n\
+         input_device = \"plughw:CARD=Loopback,DEV=1\"\noutput_device = \"null\"\n",
+        manifests = manifests.display().to_string(),
+        model = model.display().to_string(),
+    )
+}
+
+/// `text` spoken by espeak-ng's Korean voice as 16 kHz mono 16-bit WAV with 0.5 s of silence
+/// before and 1.5 s after (sox `-R`: no random dither, the same file every run).
+fn speak(out: &Path, text: &str) -> Result<()> {
+    let raw = out.with_extension("espeak.wav");
+    let status = Command::new("espeak-ng")
+        .args(["-v", "ko", "-w"])
+        .arg(&raw)
+        .arg(text)
+        .status()
+        .context("cannot run espeak-ng")?;
+    if !status.success() {
+        bail!("espeak-ng failed ({status})");
+    }
+    let status = Command::new("sox")
+        .arg("-R")
+        .arg(&raw)
+        .args(["-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer"])
+        .arg(out)
+        .args(["pad", "0.5", "1.5"])
+        .status()
+        .context("cannot run sox")?;
+    if !status.success() {
+        bail!("sox failed ({status})");
+    }
+    let _ = std::fs::remove_file(&raw);
+    Ok(())
+}
+
+/// The guest's `/init`: loads the modules, mounts the host's root (read-only) and the output
+/// folder (writable) over 9p, gives the root fresh `/proc`, `/sys`, `/dev`, `/tmp` and `/run`,
+/// and runs the guest driver in it; then powers off.
+fn init_script(out: &Path, guest: &str) -> String {
+    format!(
+        r#"#!/bin/sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+echo "pcp-vm: init at $(cut -d' ' -f1 /proc/uptime) s"
+for m in /modules/*.ko; do insmod "$m" || echo "pcp-vm: cannot load $m"; done
+fail() {{ echo "pcp-vm: $1"; sync; poweroff -f; }}
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostroot /host \
+    || fail "cannot mount the host's root"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 pcpout /host{out} \
+    || fail "cannot mount the output folder"
+mount -t proc proc /host/proc
+mount -t sysfs sysfs /host/sys
+mount -t devtmpfs devtmpfs /host/dev
+mkdir -p /host/dev/pts /host/dev/shm
+mount -t devpts devpts /host/dev/pts
+mount -t tmpfs tmpfs /host/dev/shm
+for d in /tmp /run /var/tmp; do mount -t tmpfs tmpfs /host$d; done
+echo "pcp-vm: host root mounted at $(cut -d' ' -f1 /proc/uptime) s"
+chroot /host /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/tmp/home LANG=C.UTF-8 TERM=linux {guest} > /host{out}/guest.log 2>&1
+echo "pcp-vm: guest driver exited with $? at $(cut -d' ' -f1 /proc/uptime) s"
+sync
+poweroff -f
+"#,
+        out = out.display()
+    )
+}
+
+/// Serves the guest's control requests until it gives its verdict (`done ok` or `done WHY`).
+/// Returns the verdict.
+fn serve(sockets: &qemu::Sockets, out: &Path) -> Result<String> {
+    let mut qmp = qemu::Qmp::open(&sockets.qmp)?;
+    let control = qemu::connect(&sockets.control, Duration::from_secs(20))?;
+    let started = Instant::now();
+    control.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut writer = control.try_clone()?;
+    let mut reader = BufReader::new(control);
+    let mut plugged = [true; qemu::GPUS.len()];
+    // A read that times out keeps what it got of a line; the rest follows.
+    let mut line = String::new();
+    loop {
+        if started.elapsed() > VM_LIMIT {
+            bail!("the VM ran longer than {} s", VM_LIMIT.as_secs());
+        }
+        match reader.read_line(&mut line) {
+            Ok(0) => bail!("the guest closed its control port without a verdict"),
+            Ok(_) if !line.ends_with('\n') => continue,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                // QEMU quit without a verdict: the console log says why.
+                if qmp.execute("query-status", serde_json::json!({})).is_err() {
+                    bail!("QEMU stopped before the guest gave its verdict");
+                }
+                continue;
+            }
+            Err(e) => return Err(e).context("reading the guest's control port"),
+        }
+        let taken = std::mem::take(&mut line);
+        let request = taken.trim();
+        if request.is_empty() {
+            continue;
+        }
+        let (verb, rest) = request.split_once(' ').unwrap_or((request, ""));
+        let reply = match verb {
+            "log" => {
+                eprintln!("guest: {rest}");
+                continue;
+            }
+            "done" => {
+                let _ = qmp.execute("quit", serde_json::json!({}));
+                return Ok(rest.to_string());
+            }
+            "shot" => shoot(&mut qmp, out, rest, &plugged),
+            "unplug" | "plug" => match qemu::GPUS.iter().position(|g| g.id == rest) {
+                None => Err(anyhow::anyhow!("no GPU {rest}")),
+                Some(i) if verb == "unplug" => qmp.unplug(&qemu::GPUS[i]).map(|()| {
+                    plugged[i] = false;
+                    String::new()
+                }),
+                Some(i) => qmp.plug(&qemu::GPUS[i]).map(|()| {
+                    plugged[i] = true;
+                    String::new()
+                }),
+            },
+            "keys" => {
+                let keys: Vec<&str> = rest.split_whitespace().collect();
+                qmp.chord("kbd", &keys).map(|()| String::new())
+            }
+            other => Err(anyhow::anyhow!("unknown request {other}")),
+        };
+        let answer = match reply {
+            Ok(text) => format!("ok {text}"),
+            Err(e) => format!("err {e:#}"),
+        };
+        writer.write_all(format!("{}\n", answer.trim_end()).as_bytes())?;
+    }
+}
+
+/// A screendump of every plugged GPU's head as `out/NAME-GPU.png`; their names.
+fn shoot(qmp: &mut qemu::Qmp, out: &Path, name: &str, plugged: &[bool]) -> Result<String> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        bail!("bad picture name {name:?}");
+    }
+    let mut files = Vec::new();
+    for (gpu, _) in qemu::GPUS.iter().zip(plugged).filter(|(_, p)| **p) {
+        let file = out.join(format!("{name}-{}.png", gpu.id));
+        qmp.screendump(gpu.id, 0, &file)?;
+        files.push(
+            file.file_name()
+                .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
+        );
+    }
+    Ok(files.join(" "))
+}

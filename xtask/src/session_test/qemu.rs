@@ -1,0 +1,296 @@
+//! The virtual machine: the QEMU command line (q35 under TCG, the host's root shared read-only
+//! over 9p, two virtio-gpu cards — the second on a PCIe root port so it can be unplugged — a
+//! virtio keyboard and tablet, a virtio-serial control port) and a QMP client for the
+//! screendumps, the unplug and the keys the script asks for.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+/// The QMP id, PCIe bus and preferred mode of each virtio-gpu card, in PCI order: the first is
+/// the boot GPU, the second sits on a hot-pluggable root port.
+pub const GPUS: [Gpu; 2] = [
+    Gpu {
+        id: "gpu0",
+        bus: "pcie.0",
+        size: (1280, 800),
+    },
+    Gpu {
+        id: "gpu1",
+        bus: "rp1",
+        size: (1024, 768),
+    },
+];
+
+pub struct Gpu {
+    pub id: &'static str,
+    pub bus: &'static str,
+    pub size: (u32, u32),
+}
+
+impl Gpu {
+    /// Its `-device` / `device_add` arguments.
+    fn device(&self) -> Value {
+        json!({
+            "driver": "virtio-gpu-pci",
+            "id": self.id,
+            "bus": self.bus,
+            "xres": self.size.0,
+            "yres": self.size.1,
+        })
+    }
+}
+
+/// What the VM is started with.
+pub struct Machine<'a> {
+    pub kernel: &'a Path,
+    pub initramfs: &'a Path,
+    pub out: &'a Path,
+    pub memory_mb: u32,
+    pub cpus: u32,
+    /// `nice` level for QEMU (0: normal priority).
+    pub nice: i32,
+}
+
+/// Unix sockets of a running VM, in the output folder.
+pub struct Sockets {
+    pub qmp: PathBuf,
+    pub control: PathBuf,
+}
+
+/// Starts QEMU; its serial console goes to `out/console.log`.
+pub fn start(m: &Machine<'_>) -> Result<(Child, Sockets)> {
+    let sockets = Sockets {
+        qmp: m.out.join("qmp.sock"),
+        control: m.out.join("control.sock"),
+    };
+    for s in [&sockets.qmp, &sockets.control] {
+        let _ = std::fs::remove_file(s);
+    }
+    let console = m.out.join("console.log");
+    let path = |p: &Path| p.display().to_string();
+    let mut args: Vec<String> = vec![
+        "-name".into(),
+        "pcp-session-test".into(),
+        "-machine".into(),
+        "q35,accel=tcg".into(),
+        // A CPU without AVX: llvmpipe's JIT (and libvosk) use what CPUID offers, and code for
+        // TCG's emulated AVX crashed in llvmpipe's JIT output (SIGSEGV in its render threads).
+        "-cpu".into(),
+        "Westmere".into(),
+        "-smp".into(),
+        m.cpus.to_string(),
+        "-m".into(),
+        format!("{}M", m.memory_mb),
+        "-nodefaults".into(),
+        "-no-user-config".into(),
+        "-no-reboot".into(),
+        "-vga".into(),
+        "none".into(),
+        "-display".into(),
+        "none".into(),
+        "-kernel".into(),
+        path(m.kernel),
+        "-initrd".into(),
+        path(m.initramfs),
+        "-append".into(),
+        "console=ttyS0 panic=-1 loglevel=4 rdinit=/init".into(),
+        "-chardev".into(),
+        format!("file,id=console,path={}", path(&console)),
+        "-serial".into(),
+        "chardev:console".into(),
+        "-qmp".into(),
+        format!("unix:{},server=on,wait=off", path(&sockets.qmp)),
+        "-virtfs".into(),
+        "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap".into(),
+        "-virtfs".into(),
+        format!(
+            "local,path={},mount_tag=pcpout,security_model=none,multidevs=remap",
+            path(m.out)
+        ),
+        "-device".into(),
+        "pcie-root-port,id=rp1,chassis=1,slot=1".into(),
+        "-device".into(),
+        "virtio-keyboard-pci,id=kbd".into(),
+        "-device".into(),
+        "virtio-tablet-pci,id=tablet".into(),
+        "-device".into(),
+        "virtio-serial-pci".into(),
+        "-chardev".into(),
+        format!(
+            "socket,id=control,path={},server=on,wait=off",
+            path(&sockets.control)
+        ),
+        "-device".into(),
+        "virtserialport,chardev=control,name=pcp.control".into(),
+    ];
+    for gpu in &GPUS {
+        args.push("-device".into());
+        args.push(format!(
+            "virtio-gpu-pci,id={},bus={},xres={},yres={}",
+            gpu.id, gpu.bus, gpu.size.0, gpu.size.1
+        ));
+    }
+    let mut cmd = if m.nice != 0 {
+        let mut c = Command::new("nice");
+        c.arg("-n")
+            .arg(m.nice.to_string())
+            .arg("qemu-system-x86_64");
+        c
+    } else {
+        Command::new("qemu-system-x86_64")
+    };
+    let log = std::fs::File::create(m.out.join("qemu.log"))?;
+    let child = cmd
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("cannot start qemu-system-x86_64 (Debian: qemu-system-x86)")?;
+    Ok((child, sockets))
+}
+
+/// Connects to a Unix socket QEMU is about to create.
+pub fn connect(path: &Path, within: Duration) -> Result<UnixStream> {
+    let start = Instant::now();
+    loop {
+        match UnixStream::connect(path) {
+            Ok(s) => return Ok(s),
+            Err(e) if start.elapsed() > within => {
+                bail!("cannot connect to {}: {e}", path.display())
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// A QMP connection: commands and their answers, with the events that arrive in between kept.
+pub struct Qmp {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    pub events: Vec<Value>,
+}
+
+impl Qmp {
+    pub fn open(path: &Path) -> Result<Qmp> {
+        let stream = connect(path, Duration::from_secs(20))?;
+        stream.set_read_timeout(Some(Duration::from_secs(120)))?;
+        let mut qmp = Qmp {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+            events: Vec::new(),
+        };
+        let greeting = qmp.read()?;
+        if greeting.get("QMP").is_none() {
+            bail!("QEMU's QMP greeting was {greeting}");
+        }
+        qmp.execute("qmp_capabilities", json!({}))?;
+        Ok(qmp)
+    }
+
+    fn read(&mut self) -> Result<Value> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            bail!("QEMU closed its QMP socket");
+        }
+        serde_json::from_str(&line).with_context(|| format!("QMP sent {line:?}"))
+    }
+
+    /// Runs `command`; its `return` value, or its error as an error.
+    pub fn execute(&mut self, command: &str, arguments: Value) -> Result<Value> {
+        let request = json!({"execute": command, "arguments": arguments});
+        writeln!(self.writer, "{request}")?;
+        loop {
+            let reply = self.read()?;
+            if reply.get("event").is_some() {
+                self.events.push(reply);
+            } else if let Some(r) = reply.get("return") {
+                return Ok(r.clone());
+            } else if let Some(e) = reply.get("error") {
+                bail!("QMP {command} failed: {e}");
+            }
+        }
+    }
+
+    /// Waits for event `name` (about device `device`, when given) seen since the last call.
+    pub fn wait_event(&mut self, name: &str, device: Option<&str>, within: Duration) -> Result<()> {
+        let start = Instant::now();
+        let matches = |e: &Value| {
+            e["event"] == name && device.is_none_or(|d| e["data"]["device"].as_str() == Some(d))
+        };
+        loop {
+            if let Some(i) = self.events.iter().position(matches) {
+                self.events.remove(i);
+                return Ok(());
+            }
+            if start.elapsed() > within {
+                bail!("QEMU sent no {name} within {within:?}");
+            }
+            self.writer
+                .set_read_timeout(Some(Duration::from_millis(500)))?;
+            let got = self.read();
+            self.writer
+                .set_read_timeout(Some(Duration::from_secs(120)))?;
+            match got {
+                Ok(e) => self.events.push(e),
+                Err(e)
+                    if e.downcast_ref::<std::io::Error>().is_some_and(|io| {
+                        matches!(
+                            io.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        )
+                    }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes head `head` of display device `device` as a PNG.
+    pub fn screendump(&mut self, device: &str, head: u32, file: &Path) -> Result<()> {
+        self.execute(
+            "screendump",
+            json!({"filename": file.display().to_string(), "device": device, "head": head,
+                   "format": "png"}),
+        )?;
+        Ok(())
+    }
+
+    /// Unplugs `gpu` from its root port and waits until the guest has let go of it.
+    pub fn unplug(&mut self, gpu: &Gpu) -> Result<()> {
+        self.execute("device_del", json!({"id": gpu.id}))?;
+        self.wait_event("DEVICE_DELETED", Some(gpu.id), Duration::from_secs(90))
+    }
+
+    /// Plugs `gpu` into its root port again.
+    pub fn plug(&mut self, gpu: &Gpu) -> Result<()> {
+        self.execute("device_add", gpu.device())?;
+        Ok(())
+    }
+
+    /// Presses `keys` (QEMU qcodes, e.g. `ctrl`, `alt`, `f2`) together on the virtio keyboard
+    /// `device`, then releases them in reverse order.
+    pub fn chord(&mut self, device: &str, keys: &[&str]) -> Result<()> {
+        let event = |key: &str, down: bool| json!({"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": key}}});
+        for key in keys {
+            self.execute(
+                "input-send-event",
+                json!({"device": device, "events": [event(key, true)]}),
+            )?;
+            std::thread::sleep(Duration::from_millis(40));
+        }
+        for key in keys.iter().rev() {
+            self.execute(
+                "input-send-event",
+                json!({"device": device, "events": [event(key, false)]}),
+            )?;
+            std::thread::sleep(Duration::from_millis(40));
+        }
+        Ok(())
+    }
+}
