@@ -72,6 +72,19 @@ pub fn is_disconnect(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::ENODEV)
 }
 
+/// `EVIOCGVERSION`: `_IOR('E', 0x01, int)`.
+const EVIOCGVERSION: libc::c_ulong = 0x8004_4501;
+
+/// Whether the kernel still has `device`: once it is unplugged every ioctl on its open node
+/// fails with `ENODEV` (a cheap one is asked; any other answer counts as present).
+fn still_there(device: &Device) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut version: libc::c_int = 0;
+    // SAFETY: EVIOCGVERSION writes one int through the pointer, which points at `version`.
+    let r = unsafe { libc::ioctl(device.as_raw_fd(), EVIOCGVERSION, &mut version) };
+    r >= 0 || !is_disconnect(&io::Error::last_os_error())
+}
+
 /// Which effect kind a device can play, preferring rumble (what vibration motors expose).
 pub fn ff_kind(has_rumble: bool, has_periodic: bool) -> Option<FfKind> {
     match (has_rumble, has_periodic) {
@@ -228,6 +241,12 @@ impl EvdevHaptics {
 impl Haptics for EvdevHaptics {
     fn availability(&self) -> Availability {
         match &self.state {
+            // Unplugged while idle: no write has failed yet, but the kernel already says so.
+            State::Ready(r) if !still_there(&r.device) => {
+                Availability::Unavailable(Unavailable::Disconnected {
+                    device: r.name.clone(),
+                })
+            }
             State::Ready(r) => Availability::Available {
                 device: r.name.clone(),
             },
