@@ -66,6 +66,13 @@ impl CompositorHandler for State {
             });
             if !sent && let Some(toplevel) = window.toplevel() {
                 toplevel.send_configure();
+                // Focus only after the first configure: a keyboard enter before it crashed
+                // foot (it handles input for a window it has not set up yet).
+                if !self.overlay.is_open()
+                    && let Some(keyboard) = self.seat.get_keyboard()
+                {
+                    keyboard.set_focus(self, Some(surface.clone()), SERIAL_COUNTER.next_serial());
+                }
             }
         } else {
             self.layer_commit(surface);
@@ -93,13 +100,8 @@ impl XdgShellHandler for State {
         surface.with_pending_state(|state| {
             state.states.set(xdg_toplevel::State::Activated);
         });
-        let wl = surface.wl_surface().clone();
+        // It gets the keyboard with its first configure (see `commit`).
         self.place_new_window(Window::new_wayland_window(surface));
-        if !self.overlay.is_open()
-            && let Some(keyboard) = self.seat.get_keyboard()
-        {
-            keyboard.set_focus(self, Some(wl), SERIAL_COUNTER.next_serial());
-        }
     }
 
     fn toplevel_destroyed(&mut self, surface: ToplevelSurface) {
@@ -167,6 +169,10 @@ impl SeatHandler for State {
 
     fn seat_state(&mut self) -> &mut SeatState<State> {
         &mut self.seat_state
+    }
+
+    fn focus_changed(&mut self, seat: &Seat<State>, focused: Option<&WlSurface>) {
+        crate::data_device::focus_changed(self, seat, focused);
     }
 }
 

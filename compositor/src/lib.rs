@@ -15,6 +15,7 @@
 pub mod auto;
 pub mod backend;
 pub mod config;
+pub mod data_device;
 pub mod handlers;
 pub mod haptic;
 pub mod headless;

@@ -148,6 +148,7 @@ pub struct State {
     pub xdg_shell_state: XdgShellState,
     pub layer_shell_state: WlrLayerShellState,
     pub shm_state: ShmState,
+    pub data_device_state: smithay::wayland::selection::data_device::DataDeviceState,
     pub seat_state: SeatState<State>,
     pub output_manager_state: OutputManagerState,
     pub space: Space<Window>,
@@ -313,6 +314,9 @@ impl Compositor {
             xdg_shell_state: XdgShellState::new::<State>(&dh),
             layer_shell_state: WlrLayerShellState::new::<State>(&dh),
             shm_state: ShmState::new::<State>(&dh, vec![]),
+            data_device_state: smithay::wayland::selection::data_device::DataDeviceState::new::<
+                State,
+            >(&dh),
             output_manager_state: OutputManagerState::new_with_xdg_output::<State>(&dh),
             intents: IntentManagerState::new::<State>(&dh, gate),
             seat_state,
