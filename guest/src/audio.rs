@@ -9,8 +9,9 @@ use alsa::pcm::{Access, Format, HwParams, PCM};
 use alsa::{Direction, ValueOr};
 use anyhow::{Context, Result, bail};
 
-/// The loopback's playback side (device 0; the compositor captures from device 1).
-pub const SPEAKER: &str = "plughw:CARD=Loopback,DEV=0";
+/// The loopback's second device: what is played into it the compositor captures from the
+/// first (cpal's `Loopback`).
+pub const SPEAKER: &str = "plughw:CARD=Loopback,DEV=1";
 
 /// Plays the 16-bit WAV file `wav` on `device` and waits until it has been played out.
 /// Returns the clip's length in seconds.

@@ -174,7 +174,10 @@ impl<'a> Session<'a> {
             .envs(env.iter().map(|(k, v)| (k, v)))
             .env("LIBSEAT_BACKEND", "builtin")
             .env("PCP_CACHE_DIR", &args.cache)
-            .env("RUST_LOG", "info");
+            .env(
+                "RUST_LOG",
+                "info,pcp_speech=debug,pcp_compositor::voice=debug",
+            );
         // A crash leaves a core in the output folder, for gdb on the host.
         let _ = std::fs::write(
             "/proc/sys/kernel/core_pattern",
@@ -334,6 +337,37 @@ impl<'a> Session<'a> {
             dialog.approve.1 - f64::from(y),
         );
         self.touch.tap(local, (w, h), PRESS)
+    }
+
+    /// Touches Approve until the intent is decided, as a person does when a touch did not take
+    /// (one too early for the click guard only extends it): up to four touches, 6 s apart.
+    /// Checks the resolution; returns the decision and the number of touches.
+    pub fn approve(
+        &mut self,
+        dialog: &Dialog,
+        mut submitted: Submitted,
+        expected: &str,
+    ) -> Result<(Decided, u32)> {
+        for touches in 1..=4 {
+            self.touch_approve(dialog)?;
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(6) {
+                if let Some(d) = submitted.finished() {
+                    let d = d?;
+                    if d.resolution != expected {
+                        bail!(
+                            "decided {} (modalities {:?}), expected {expected}",
+                            d.resolution,
+                            d.modalities
+                        );
+                    }
+                    return Ok((d, touches));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        let d = self.decided(submitted, expected)?;
+        Ok((d, 4))
     }
 
     /// Waits for a decision and checks its resolution.

@@ -3,7 +3,7 @@
 //! fetches Debian's kernel, writes a busybox initramfs, boots QEMU (TCG, q35) with the host's
 //! root shared read-only and `target/session-test/` shared writable, and serves the guest's
 //! requests over a virtio-serial port: QMP screendumps of every head, unplugging and plugging
-//! the second GPU, key chords on the virtio keyboard. The guest plays the scripted session
+//! the second GPU, key chords on the keyboard. The guest plays the scripted session
 //! (`guest/src/main.rs`) and writes its verdict; this exits non-zero when a step went
 //! otherwise, the VM failed, or the whole run took longer than its budget.
 
@@ -30,6 +30,7 @@ const MODULES: &[&str] = &[
     "9p",
     "virtio_console",
     "virtio-gpu",
+    "qxl",
     "virtio_input",
     "evdev",
     "uinput",
@@ -195,10 +196,11 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))
 }
 
-/// The compositor's config in the guest: this checkout's manifests; the microphone is the
-/// capture side of the ALSA loopback (the guest plays the spoken answer into its playback
-/// side) and the spoken question goes to the null device. Every deadline and threshold stays at
-/// its shipped default.
+/// The compositor's config in the guest: this checkout's manifests; the microphone is the ALSA
+/// loopback card (`snd-aloop`; cpal names a card's first device by the card's name), which
+/// hears what the guest plays into the loopback's second device; the spoken question goes to
+/// the default device (the loopback's first device, which nobody captures). Every deadline and
+/// threshold stays at its shipped default.
 fn session_config(cache: &Path) -> String {
     let manifests = root().join("assets/capabilities.d");
     let model = cache.join(crate::setup::MODEL_DIR);
@@ -207,7 +209,7 @@ fn session_config(cache: &Path) -> String {
          [manifests]\ndirs = [{manifests:?}]\n\n\
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
          [speech]\nmodel = {model:?}\n\
-         input_device = \"plughw:CARD=Loopback,DEV=1\"\noutput_device = \"null\"\n",
+         input_device = \"Loopback\"\noutput_device = \"\"\n",
         manifests = manifests.display().to_string(),
         model = model.display().to_string(),
     )
@@ -340,7 +342,7 @@ fn serve(sockets: &qemu::Sockets, out: &Path) -> Result<String> {
             },
             "keys" => {
                 let keys: Vec<&str> = rest.split_whitespace().collect();
-                qmp.chord("kbd", &keys).map(|()| String::new())
+                qmp.chord(&keys).map(|()| String::new())
             }
             other => Err(anyhow::anyhow!("unknown request {other}")),
         };

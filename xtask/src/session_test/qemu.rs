@@ -1,7 +1,7 @@
 //! The virtual machine: the QEMU command line (q35 under TCG, the host's root shared read-only
-//! over 9p, two virtio-gpu cards — the second on a PCIe root port so it can be unplugged — a
-//! virtio keyboard and tablet, a virtio-serial control port) and a QMP client for the
-//! screendumps, the unplug and the keys the script asks for.
+//! over 9p, two GPUs — a virtio-gpu card, and a QXL card on a PCIe root port so it can be
+//! unplugged — a virtio keyboard and tablet, a virtio-serial control port) and a QMP client
+//! for the screendumps, the unplug and the keys the script asks for.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -12,16 +12,22 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-/// The QMP id, PCIe bus and preferred mode of each virtio-gpu card, in PCI order: the first is
-/// the boot GPU, the second sits on a hot-pluggable root port.
+/// The QMP id, QEMU device, PCIe bus and preferred mode of each GPU, in PCI order: the first is
+/// the boot GPU, the second sits on a hot-pluggable root port. QEMU 7.2 refuses to hot-unplug
+/// a virtio-gpu card ("Device 'virtio-gpu-pci' does not support hotplugging"; it cannot be
+/// plugged in while running either). A bochs-display can be, but its kernel driver has no PRIME,
+/// so Mesa's EGL cannot render into its buffers. The second card is a QXL (the kernel's `qxl`
+/// DRM driver), which can be unplugged and plugged in again and is drawn like the first.
 pub const GPUS: [Gpu; 2] = [
     Gpu {
         id: "gpu0",
+        driver: "virtio-gpu-pci",
         bus: "pcie.0",
         size: (1280, 800),
     },
     Gpu {
         id: "gpu1",
+        driver: "qxl",
         bus: "rp1",
         size: (1024, 768),
     },
@@ -29,6 +35,7 @@ pub const GPUS: [Gpu; 2] = [
 
 pub struct Gpu {
     pub id: &'static str,
+    pub driver: &'static str,
     pub bus: &'static str,
     pub size: (u32, u32),
 }
@@ -37,7 +44,7 @@ impl Gpu {
     /// Its `-device` / `device_add` arguments.
     fn device(&self) -> Value {
         json!({
-            "driver": "virtio-gpu-pci",
+            "driver": self.driver,
             "id": self.id,
             "bus": self.bus,
             "xres": self.size.0,
@@ -132,8 +139,8 @@ pub fn start(m: &Machine<'_>) -> Result<(Child, Sockets)> {
     for gpu in &GPUS {
         args.push("-device".into());
         args.push(format!(
-            "virtio-gpu-pci,id={},bus={},xres={},yres={}",
-            gpu.id, gpu.bus, gpu.size.0, gpu.size.1
+            "{},id={},bus={},xres={},yres={}",
+            gpu.driver, gpu.id, gpu.bus, gpu.size.0, gpu.size.1
         ));
     }
     let mut cmd = if m.nice != 0 {
@@ -273,22 +280,18 @@ impl Qmp {
         Ok(())
     }
 
-    /// Presses `keys` (QEMU qcodes, e.g. `ctrl`, `alt`, `f2`) together on the virtio keyboard
-    /// `device`, then releases them in reverse order.
-    pub fn chord(&mut self, device: &str, keys: &[&str]) -> Result<()> {
+    /// Presses `keys` (QEMU qcodes, e.g. `ctrl`, `alt`, `f2`) together, then releases them in
+    /// reverse order. QEMU gives them to the keyboard the guest last activated (the virtio
+    /// keyboard once its driver is up); naming a device needs it bound to a display console,
+    /// which a virtio keyboard is not.
+    pub fn chord(&mut self, keys: &[&str]) -> Result<()> {
         let event = |key: &str, down: bool| json!({"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": key}}});
         for key in keys {
-            self.execute(
-                "input-send-event",
-                json!({"device": device, "events": [event(key, true)]}),
-            )?;
+            self.execute("input-send-event", json!({"events": [event(key, true)]}))?;
             std::thread::sleep(Duration::from_millis(40));
         }
         for key in keys.iter().rev() {
-            self.execute(
-                "input-send-event",
-                json!({"device": device, "events": [event(key, false)]}),
-            )?;
+            self.execute("input-send-event", json!({"events": [event(key, false)]}))?;
             std::thread::sleep(Duration::from_millis(40));
         }
         Ok(())
