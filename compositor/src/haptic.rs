@@ -51,6 +51,21 @@ impl HapticFlow {
     }
 }
 
+/// The longest an input event may have waited to be read and still be dated by its own time;
+/// an older (or future) one is from another clock and is dated now.
+const MAX_EVENT_AGE_MS: i64 = 10_000;
+
+/// The clock time in milliseconds of an event whose time is `event` (the low 32 bits of the
+/// same clock's milliseconds), read at `now`.
+fn event_ms(now: i64, event: u32) -> i64 {
+    let age = i64::from((now as u32).wrapping_sub(event));
+    if age <= MAX_EVENT_AGE_MS {
+        now - age
+    } else {
+        now
+    }
+}
+
 fn touch_time(ms: i64) -> Duration {
     Duration::from_millis(ms.max(0) as u64)
 }
@@ -109,10 +124,13 @@ impl State {
         }
     }
 
-    /// Feeds a touch to the double-tap detector (the caller keeps it from the dialog and from
-    /// clients: a tap for the haptic answer must not also press a button).
-    pub(crate) fn haptic_touch(&mut self, kind: TouchKind, p: Point<f64, Logical>) {
-        let time = touch_time(self.clock.now_ms());
+    /// Feeds a touch that happened at `time` (the low 32 bits of the compositor clock's
+    /// milliseconds, as the backends pass event times) to the double-tap detector (the caller
+    /// keeps it from the dialog and from clients: a tap for the haptic answer must not also
+    /// press a button). A double tap is judged by when the touches happened, not by when a busy
+    /// compositor got to them.
+    pub(crate) fn haptic_touch(&mut self, kind: TouchKind, p: Point<f64, Logical>, time: u32) {
+        let time = touch_time(event_ms(self.clock.now_ms(), time));
         let px_per_mm = self.config.touch_dpi / MM_PER_INCH;
         let Some((_, prompt)) = self.haptic.prompt.as_mut() else {
             return;
@@ -157,5 +175,23 @@ impl State {
         let config = self.haptic.config.clone();
         self.haptic = HapticFlow::new(backend, config);
         self.refresh_availability();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::event_ms;
+
+    #[test]
+    fn an_event_is_dated_by_its_own_time_when_it_is_recent() {
+        let now = 1_700_000_123_456_i64;
+        // Read 300 ms late.
+        assert_eq!(event_ms(now, (now - 300) as u32), now - 300);
+        // Across the 32-bit wrap of the low bits.
+        let wrap = 0x1_0000_0010_i64;
+        assert_eq!(event_ms(wrap, (wrap - 0x20) as u32), wrap - 0x20);
+        // From another clock (or the future): dated now.
+        assert_eq!(event_ms(now, (now + 5) as u32), now);
+        assert_eq!(event_ms(now, 7), now);
     }
 }

@@ -155,7 +155,7 @@ impl State {
         if self.haptic.active() {
             // A tap for the haptic answer: it must not press the dialog or reach a client.
             self.last_touch = Some(p);
-            self.haptic_touch(TouchKind::Down, p);
+            self.haptic_touch(TouchKind::Down, p, time);
             return;
         }
         if self.overlay.is_open() {
@@ -202,7 +202,7 @@ impl State {
         let p = self.last_touch.take();
         if self.haptic.active() {
             if let Some(p) = p {
-                self.haptic_touch(TouchKind::Up, p);
+                self.haptic_touch(TouchKind::Up, p, time);
             }
             return;
         }

@@ -56,6 +56,24 @@ pub(super) fn devices_present(libinput: &mut Libinput) -> Vec<smithay::reexports
     devices
 }
 
+/// libinput dates events in CLOCK_MONOTONIC milliseconds; the compositor's routing takes the
+/// low 32 bits of its own clock's (as the other backends and the harness pass them), so the
+/// double tap is judged by when each touch happened. Converted through the event's age.
+fn event_time(state: &State, monotonic_ms: u32) -> u32 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    let now_mono = if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } == 0 {
+        (ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000) as u32
+    } else {
+        monotonic_ms
+    };
+    let age = now_mono.wrapping_sub(monotonic_ms);
+    (state.clock.now_ms() as u32).wrapping_sub(age)
+}
+
 const CTRL: [u32; 2] = [29, 97];
 const ALT: [u32; 2] = [56, 100];
 
@@ -117,25 +135,27 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
                     return;
                 }
             }
-            state.key(code, pressed, event.time_msec());
+            let time = event_time(state, event.time_msec());
+            state.key(code, pressed, time);
         }
         InputEvent::PointerMotion { event } => {
             let p = moved(state, event.delta());
-            state.pointer_motion(p, event.time_msec());
+            state.pointer_motion(p, event_time(state, event.time_msec()));
         }
         InputEvent::PointerMotionAbsolute { event } => {
             let p = absolute(state, &event);
-            state.pointer_motion(p, event.time_msec());
+            state.pointer_motion(p, event_time(state, event.time_msec()));
         }
         InputEvent::PointerButton { event } => {
             let pressed = event.state() == ButtonState::Pressed;
-            state.pointer_button(event.button_code(), pressed, event.time_msec());
+            let time = event_time(state, event.time_msec());
+            state.pointer_button(event.button_code(), pressed, time);
         }
         InputEvent::TouchDown { event } => {
             let p = absolute(state, &event);
-            state.touch_down(p, event.time_msec());
+            state.touch_down(p, event_time(state, event.time_msec()));
         }
-        InputEvent::TouchUp { event } => state.touch_up(event.time_msec()),
+        InputEvent::TouchUp { event } => state.touch_up(event_time(state, event.time_msec())),
         InputEvent::TouchCancel { .. } => state.touch_cancel(),
         // Scrolling, touch motion, tablets and gestures have no routing in this compositor yet.
         _ => {}
