@@ -86,6 +86,9 @@ pub fn start(m: &Machine<'_>) -> Result<(Child, Sockets)> {
         "pcp-session-test".into(),
         "-machine".into(),
         "q35,accel=tcg".into(),
+        // Native PCIe hotplug on the root port (the guest's pciehp), not ACPI's.
+        "-global".into(),
+        "ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off".into(),
         // A CPU without AVX: llvmpipe's JIT (and libvosk) use what CPUID offers, and code for
         // TCG's emulated AVX crashed in llvmpipe's JIT output (SIGSEGV in its render threads).
         "-cpu".into(),
