@@ -134,6 +134,29 @@ pub fn choose_input_config(
     })
 }
 
+/// A capture stream of `format` samples, or why the device refused it.
+fn build_any(
+    device: &cpal::Device,
+    stream_config: &StreamConfig,
+    format: SampleFormat,
+    tx: SyncSender<Block>,
+) -> Result<cpal::Stream, String> {
+    let built = match format {
+        SampleFormat::I8 => build::<i8>(device, stream_config, tx),
+        SampleFormat::I16 => build::<i16>(device, stream_config, tx),
+        SampleFormat::I32 => build::<i32>(device, stream_config, tx),
+        SampleFormat::I64 => build::<i64>(device, stream_config, tx),
+        SampleFormat::U8 => build::<u8>(device, stream_config, tx),
+        SampleFormat::U16 => build::<u16>(device, stream_config, tx),
+        SampleFormat::U32 => build::<u32>(device, stream_config, tx),
+        SampleFormat::U64 => build::<u64>(device, stream_config, tx),
+        SampleFormat::F32 => build::<f32>(device, stream_config, tx),
+        SampleFormat::F64 => build::<f64>(device, stream_config, tx),
+        other => return Err(format!("unsupported sample format {other}")),
+    };
+    built.map_err(|e| e.to_string())
+}
+
 impl Capture {
     /// Opens and starts capture with `config`'s device, rate and channel preferences.
     pub fn open(config: &Config) -> Result<Capture, SpeechError> {
@@ -150,29 +173,20 @@ impl Capture {
             stream_config.buffer_size = BufferSize::Fixed(frames);
         }
         let (tx, rx) = sync_channel(config.queue_blocks);
-        let stream = match format {
-            SampleFormat::I8 => build::<i8>(&device, &stream_config, tx),
-            SampleFormat::I16 => build::<i16>(&device, &stream_config, tx),
-            SampleFormat::I32 => build::<i32>(&device, &stream_config, tx),
-            SampleFormat::I64 => build::<i64>(&device, &stream_config, tx),
-            SampleFormat::U8 => build::<u8>(&device, &stream_config, tx),
-            SampleFormat::U16 => build::<u16>(&device, &stream_config, tx),
-            SampleFormat::U32 => build::<u32>(&device, &stream_config, tx),
-            SampleFormat::U64 => build::<u64>(&device, &stream_config, tx),
-            SampleFormat::F32 => build::<f32>(&device, &stream_config, tx),
-            SampleFormat::F64 => build::<f64>(&device, &stream_config, tx),
-            other => {
-                return Err(SpeechError::DeviceUnavailable {
-                    direction: INPUT,
-                    name: device_name,
-                    reason: format!("unsupported sample format {other}"),
-                });
+        let stream = match build_any(&device, &stream_config, format, tx.clone()) {
+            // The range cpal reports is not all the device takes: ALSA's loopback
+            // (`snd-aloop`) refuses some sizes inside it (EINVAL). Its own default then.
+            Err(e) if stream_config.buffer_size != BufferSize::Default => {
+                debug!(device = %device_name, "capture with {}-frame periods refused ({e}); the device's default", frames);
+                stream_config.buffer_size = BufferSize::Default;
+                build_any(&device, &stream_config, format, tx)
             }
+            other => other,
         }
         .map_err(|e| SpeechError::DeviceUnavailable {
             direction: INPUT,
             name: device_name.clone(),
-            reason: e.to_string(),
+            reason: e,
         })?;
         stream.play().map_err(|e| SpeechError::DeviceUnavailable {
             direction: INPUT,
