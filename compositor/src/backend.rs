@@ -207,6 +207,8 @@ pub(crate) struct Drawn {
     pub damage: Option<Vec<Rectangle<i32, Physical>>>,
     /// Signalled when the renderer has finished writing the buffer: a scan-out of it must wait
     /// for this (a software renderer has no implicit sync, and a display copies what it finds).
+    /// Only scan-out (udev) waits: pixman draws synchronously, winit's swap waits itself.
+    #[cfg_attr(not(feature = "udev"), allow(dead_code))]
     pub sync: SyncPoint,
 }
 
