@@ -203,7 +203,8 @@ impl VirtualOutput {
 
 /// What [`draw_output`] drew.
 pub(crate) struct Drawn {
-    /// The rectangles drawn, `None` when nothing changed.
+    /// The rectangles drawn, `None` when nothing changed (the headless images need neither).
+    #[cfg_attr(not(any(feature = "udev", feature = "winit")), allow(dead_code))]
     pub damage: Option<Vec<Rectangle<i32, Physical>>>,
     /// Signalled when the renderer has finished writing the buffer: a scan-out of it must wait
     /// for this (a software renderer has no implicit sync, and a display copies what it finds).
