@@ -209,7 +209,10 @@ fn send_outcome<D: IntentHandler>(
     outcome: Outcome,
 ) {
     if !outcome.approved {
-        object.denied(resolution_wire(outcome.resolution), outcome.reason);
+        object.denied(
+            resolution_wire(outcome.resolution, object.version()),
+            outcome.reason,
+        );
         return;
     }
     if state.is_builtin(capability)
@@ -222,7 +225,7 @@ fn send_outcome<D: IntentHandler>(
         );
         return;
     }
-    let resolution = resolution_wire(outcome.resolution);
+    let resolution = resolution_wire(outcome.resolution, object.version());
     match outcome.token {
         // Tokens embed their params: a large one goes through a sealed memfd.
         Some(token) if token.len() > MAX_INLINE_BYTES => {
@@ -244,13 +247,18 @@ fn send_outcome<D: IntentHandler>(
     }
 }
 
-/// The wire value of a gate resolution.
-pub fn resolution_wire(r: Resolution) -> pcp_intent_v1::Resolution {
+/// The wire value of a gate resolution for an object of `version` (resolutions added in
+/// version 2 reach a version 1 object as the nearest it knows).
+pub fn resolution_wire(r: Resolution, version: u32) -> pcp_intent_v1::Resolution {
     use pcp_intent_v1::Resolution as W;
     match r {
         Resolution::PolicyAllow => W::PolicyAllow,
         Resolution::ConfirmedByHistory => W::ConfirmedByHistory,
         Resolution::UserApproved => W::UserApproved,
+        Resolution::UserApprovedForSession if version < 2 => W::UserApproved,
+        Resolution::UserApprovedForSession => W::UserApprovedForSession,
+        Resolution::PolicyDeny if version < 2 => W::UnknownCapability,
+        Resolution::PolicyDeny => W::PolicyDeny,
         Resolution::UserDenied => W::UserDenied,
         Resolution::ConfirmationTimeout => W::ConfirmationTimeout,
         Resolution::ConfirmationUnavailable => W::ConfirmationUnavailable,

@@ -20,6 +20,9 @@ pub enum Resolution {
     /// Every required modality approved.
     #[serde(rename = "user_approved")]
     UserApproved,
+    /// The user allowed this app the same action until logout, and this is one of them.
+    #[serde(rename = "user_approved_for_session")]
+    UserApprovedForSession,
     /// A modality answered deny.
     #[serde(rename = "user_denied")]
     UserDenied,
@@ -32,6 +35,9 @@ pub enum Resolution {
     /// The capability is not in any trusted manifest.
     #[serde(rename = "unknown_capability")]
     UnknownCapability,
+    /// An explicit deny rule forbids it (the record names the rule).
+    #[serde(rename = "policy_deny")]
+    PolicyDeny,
     /// The client already has an open prompt, or the queue is full.
     #[serde(rename = "rate_limited")]
     RateLimited,
@@ -52,10 +58,12 @@ impl Resolution {
             Resolution::PolicyAllow => "policy_allow",
             Resolution::ConfirmedByHistory => "confirmed_by_history",
             Resolution::UserApproved => "user_approved",
+            Resolution::UserApprovedForSession => "user_approved_for_session",
             Resolution::UserDenied => "user_denied",
             Resolution::ConfirmationTimeout => "confirmation.timeout",
             Resolution::ConfirmationUnavailable => "confirmation_unavailable",
             Resolution::UnknownCapability => "unknown_capability",
+            Resolution::PolicyDeny => "policy_deny",
             Resolution::RateLimited => "rate_limited",
             Resolution::Cancelled => "cancelled",
             Resolution::InvalidParams => "invalid_params",
@@ -66,7 +74,10 @@ impl Resolution {
     pub fn approves(self) -> bool {
         matches!(
             self,
-            Resolution::PolicyAllow | Resolution::ConfirmedByHistory | Resolution::UserApproved
+            Resolution::PolicyAllow
+                | Resolution::ConfirmedByHistory
+                | Resolution::UserApproved
+                | Resolution::UserApprovedForSession
         )
     }
 }
@@ -96,6 +107,9 @@ pub struct AuditRecord {
     pub capability: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capability_version: Option<u32>,
+    /// The deny rule that decided it (`policy_deny`), by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     pub params_digest: String,
     /// The parameters in full: absent when redacted, or when they were too big to keep whole.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::error::{ConfigError, Location};
+use crate::rules::{DenyRule, RuleManifest};
 use crate::sources::ManifestFolder;
 use crate::types::{AuthLevel, RiskClass, SideEffects};
 
@@ -306,10 +307,11 @@ pub fn digest(value: &Value) -> String {
     lower_hex(&Sha256::digest(canonical_json(value).as_bytes()))
 }
 
-/// Every capability the gate knows, by name.
+/// Every capability the gate knows, by name, and every deny rule, in the order declared.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
     capabilities: BTreeMap<String, Arc<Capability>>,
+    rules: Vec<Arc<DenyRule>>,
 }
 
 impl Registry {
@@ -327,6 +329,41 @@ impl Registry {
 
     pub fn is_empty(&self) -> bool {
         self.capabilities.is_empty()
+    }
+
+    /// Every deny rule, system folders' first.
+    pub fn rules(&self) -> impl Iterator<Item = &Arc<DenyRule>> {
+        self.rules.iter()
+    }
+
+    /// The first deny rule that forbids running `capability` with `params`.
+    pub fn deny_rule(&self, capability: &str, params: &Value) -> Option<&Arc<DenyRule>> {
+        self.rules.iter().find(|r| r.matches(capability, params))
+    }
+
+    /// Adds the `[[rule]]` tables parsed from `file`, whose text is `text`. Two rules with one
+    /// name are an error naming both places.
+    pub fn add_rules(
+        &mut self,
+        file: &Path,
+        text: &str,
+        rules: Vec<RuleManifest>,
+        origin: Origin,
+    ) -> Result<(), ConfigError> {
+        for manifest in rules {
+            let rule = crate::rules::validate(file, text, manifest, origin)?;
+            if let Some(first) = self.rules.iter().find(|r| r.name == rule.name) {
+                return Err(ConfigError::Invalid {
+                    location: rule.declared_at.clone(),
+                    message: format!(
+                        "rule `{}` is declared twice (first at {})",
+                        rule.name, first.declared_at
+                    ),
+                });
+            }
+            self.rules.push(Arc::new(rule));
+        }
+        Ok(())
     }
 
     /// Replaces a capability's version (a capability update); false when it is unknown.
@@ -402,17 +439,20 @@ impl Registry {
         Ok(())
     }
 
-    /// Adds one manifest file's text: `[[capability]]` tables and nothing else.
+    /// Adds one manifest file's text: `[[capability]]` and `[[rule]]` tables and nothing else.
     pub fn add_text(&mut self, file: &Path, text: &str, origin: Origin) -> Result<(), ConfigError> {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
         struct ManifestFile {
             #[serde(default)]
             capability: Vec<CapabilityManifest>,
+            #[serde(default)]
+            rule: Vec<RuleManifest>,
         }
         let parsed: ManifestFile =
             toml::from_str(text).map_err(|e| ConfigError::from_toml(file, text, &e))?;
-        self.add_manifests(file, text, parsed.capability, origin)
+        self.add_manifests(file, text, parsed.capability, origin)?;
+        self.add_rules(file, text, parsed.rule, origin)
     }
 }
 

@@ -1,7 +1,7 @@
-//! The gate's part of the compositor config file (`[safety]`, `[timeouts]`, `[friction]`,
-//! `[queue]`, `[tokens]`, `[audit]`, `[state]`, `[session]`, `[manifests]`, `[policy_change]`,
-//! `[[capability]]`), its loading from trusted files with errors that name file:line:column, and
-//! the default paths.
+//! The gate's part of the compositor config file (`[gate]`, `[safety]`, `[timeouts]`,
+//! `[friction]`, `[queue]`, `[tokens]`, `[audit]`, `[state]`, `[session]`, `[manifests]`,
+//! `[policy_change]`, `[[capability]]`, `[[rule]]`), its loading from trusted files with errors
+//! that name file:line:column, and the default paths.
 
 use std::path::{Path, PathBuf};
 
@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::capability::{CapabilityManifest, Origin, Registry, Template};
 use crate::error::ConfigError;
+use crate::rules::RuleManifest;
 pub use crate::sources::{
     LoadOptions, ManifestFolder, PolicySources, SYSTEM_MANIFEST_DIRS, SourceFile,
 };
@@ -25,6 +26,15 @@ pub enum SafetyLevel {
     Moderate,
     /// Friction degrades sooner; the floors (destructive ≥ visual, system never) are unchanged.
     Permissive,
+}
+
+/// `[gate]`: choices about how the gate asks.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GateSectionConfig {
+    /// Prompts for actions at most as risky as a visual prompt (never destructive, system or
+    /// multi-step) may offer "allow until logout" to a verified app.
+    pub session_approvals: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -255,6 +265,7 @@ impl PolicyChangeConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConfigFile {
+    pub gate: GateSectionConfig,
     pub safety: SafetyConfig,
     pub timeouts: TimeoutConfig,
     pub friction: FrictionConfig,
@@ -268,6 +279,9 @@ pub struct ConfigFile {
     /// Moved into the registry at load (compared there, not here).
     #[serde(rename = "capability", skip_serializing)]
     pub capabilities: Vec<CapabilityManifest>,
+    /// Deny rules; moved into the registry at load, like capabilities.
+    #[serde(rename = "rule", skip_serializing)]
+    pub rules: Vec<RuleManifest>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overlay: Option<toml::Table>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -355,8 +369,10 @@ impl GateConfig {
             registry.add_folder(folder)?;
         }
         let inline = std::mem::take(&mut file.capabilities);
+        let rules = std::mem::take(&mut file.rules);
         let config = &sources.config;
         registry.add_manifests(&config.path, &config.text, inline, Origin::User)?;
+        registry.add_rules(&config.path, &config.text, rules, Origin::User)?;
         for folder in sources.folders.iter().filter(|f| !f.system) {
             registry.add_folder(folder)?;
         }

@@ -15,6 +15,7 @@ use crate::intent::{Authorizer, Decision, Intent, IntentId, Outcome, Plan};
 use crate::plan::{self, PlanInput};
 use crate::prompt::Prompt;
 use crate::record::{Approval, DenyContext, RecordFacts};
+use crate::rules::DenyRule;
 use crate::store::{FrictionKey, FrictionUpdate};
 use crate::types::{RiskClass, SideEffects, Threshold};
 use crate::{threshold, token};
@@ -31,6 +32,9 @@ pub struct Evaluation {
     pub risk: RiskClass,
     pub side_effects: SideEffects,
     pub key: FrictionKey,
+    /// The user allowed this app this action until logout (see `session`): it runs unprompted,
+    /// `user_approved_for_session`.
+    pub session_approved: bool,
 }
 
 impl Evaluation {
@@ -42,15 +46,26 @@ impl Evaluation {
 /// Why an intent cannot be evaluated at all.
 #[derive(Debug)]
 pub(crate) enum Refusal {
+    /// An explicit deny rule forbids it.
+    Rule(Arc<DenyRule>),
     Unknown(String),
     InvalidParams(String),
     Store(StoreError),
 }
 
 impl Refusal {
+    /// The deny rule behind this refusal, if one is.
+    pub(crate) fn rule(&self) -> Option<Arc<DenyRule>> {
+        match self {
+            Refusal::Rule(rule) => Some(Arc::clone(rule)),
+            _ => None,
+        }
+    }
+
     /// The resolution and the sentence a denial for this refusal records.
     pub(crate) fn resolution(self) -> (Resolution, String) {
         match self {
+            Refusal::Rule(rule) => (Resolution::PolicyDeny, rule.reason.clone()),
             Refusal::Unknown(name) => (
                 Resolution::UnknownCapability,
                 format!("no trusted manifest declares capability `{name}`"),
@@ -65,6 +80,7 @@ impl Gate {
     /// Evaluates an intent without recording anything.
     pub fn evaluate(&self, intent: &Intent, now_ms: i64) -> Result<Evaluation, String> {
         self.evaluate_inner(intent, now_ms).map_err(|r| match r {
+            Refusal::Rule(rule) => format!("denied by rule `{}`: {}", rule.name, rule.reason),
             Refusal::Unknown(name) => format!("unknown capability `{name}`"),
             Refusal::InvalidParams(m) => m,
             Refusal::Store(e) => e.to_string(),
@@ -77,6 +93,11 @@ impl Gate {
         now_ms: i64,
     ) -> Result<Evaluation, Refusal> {
         let registry = &self.config.registry;
+        // Deny rules come before everything else: a forbidden capability is denied whether or
+        // not it is declared, whatever its history or a session approval says.
+        if let Some(rule) = self.deny_rule_for(intent) {
+            return Err(Refusal::Rule(rule));
+        }
         let capability = registry
             .get(&intent.capability)
             .ok_or_else(|| Refusal::Unknown(intent.capability.clone()))?
@@ -127,6 +148,7 @@ impl Gate {
                 risk,
                 side_effects,
                 key,
+                session_approved: false,
             });
         }
         let salient = if multi_step {
@@ -142,6 +164,20 @@ impl Gate {
             fingerprint: digest(&salient),
             ..key
         };
+        if self.session_approved(&key, full, multi_step) {
+            return Ok(Evaluation {
+                capability,
+                params,
+                steps,
+                threshold: full,
+                effective: Threshold::None,
+                friction: FrictionReason::NeverDegrades,
+                risk,
+                side_effects,
+                key,
+                session_approved: true,
+            });
+        }
         let history = self.store.history(&key).map_err(Refusal::Store)?;
         let (effective, reason) = friction::effective(
             full,
@@ -161,7 +197,17 @@ impl Gate {
             risk,
             side_effects,
             key,
+            session_approved: false,
         })
+    }
+
+    /// The first deny rule that forbids `intent` or one of its steps.
+    pub(crate) fn deny_rule_for(&self, intent: &Intent) -> Option<Arc<DenyRule>> {
+        let registry = &self.config.registry;
+        std::iter::once((&intent.capability, &intent.params))
+            .chain(intent.steps.iter().map(|s| (&s.capability, &s.params)))
+            .find_map(|(capability, params)| registry.deny_rule(capability, params))
+            .cloned()
     }
 
     pub(crate) fn plan_for(&self, ev: &Evaluation) -> Plan {
@@ -188,8 +234,12 @@ impl Gate {
         let ev = match self.evaluate_inner(&intent, now_ms) {
             Ok(ev) => ev,
             Err(refusal) => {
+                let rule = refusal.rule();
                 let (resolution, reason) = refusal.resolution();
-                let ctx = DenyContext::bare(id, &intent, self.profile.clone());
+                let ctx = DenyContext {
+                    rule,
+                    ..DenyContext::bare(id, &intent, self.profile.clone())
+                };
                 return Decision::Deny(self.deny_unprompted(ctx, resolution, reason, now_ms));
             }
         };
@@ -245,6 +295,8 @@ impl Gate {
             .map(|(c, p)| c.description.render(p))
             .collect();
         let app = app_of(&intent.client);
+        let session_eligible =
+            self.session_eligible(&intent, ev.threshold, ev.risk, !ev.steps.is_empty(), &plan);
         let steps_digest = token::steps_digest(
             ev.steps
                 .iter()
@@ -280,8 +332,10 @@ impl Gate {
             deadlines: Vec::new(),
             parent_deadline: None,
             results: Vec::new(),
+            session_eligible,
             app,
             turn: 0,
+            session_chosen: false,
         }
     }
 
@@ -299,6 +353,12 @@ impl Gate {
                 Resolution::PolicyAllow,
                 None,
                 "routine: the threshold is none".to_string(),
+            )
+        } else if ev.session_approved {
+            (
+                Resolution::UserApprovedForSession,
+                None,
+                "the user allowed this app this action until logout".to_string(),
             )
         } else {
             // Read the history again at decision time: `evaluate` saw it a moment ago.
@@ -333,6 +393,7 @@ impl Gate {
             results: &[],
             resolution,
             profile: &self.profile,
+            rule: None,
             note: None,
             now_ms,
         });

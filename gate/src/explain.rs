@@ -27,7 +27,27 @@ pub struct Explanation {
     pub authorizer: Option<Authorizer>,
     pub plan: Vec<Modality>,
     pub press_and_hold: bool,
+    /// The deny rule that decides it, when one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<ExplainedRule>,
+    /// The prompt would offer "allow until logout".
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub offers_session: bool,
     pub why: Vec<String>,
+}
+
+/// A deny rule as `explain` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExplainedRule {
+    pub name: String,
+    /// The glob on capability names.
+    pub capability: String,
+    /// Globs on parameter values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<(String, String)>,
+    pub reason: String,
+    /// Where it is written: `file:line:column`.
+    pub declared_at: String,
 }
 
 impl Gate {
@@ -49,11 +69,30 @@ impl Gate {
             authorizer: None,
             plan: Vec::new(),
             press_and_hold: false,
+            rule: None,
+            offers_session: false,
             why: Vec::new(),
         };
         let ev = match self.evaluate_inner(intent, now_ms) {
             Ok(ev) => ev,
             Err(refusal) => {
+                ex.rule = refusal.rule().map(|rule| ExplainedRule {
+                    name: rule.name.clone(),
+                    capability: rule.capability.as_str().to_string(),
+                    params: rule
+                        .params
+                        .iter()
+                        .map(|(k, g)| (k.clone(), g.as_str().to_string()))
+                        .collect(),
+                    reason: rule.reason.clone(),
+                    declared_at: rule.declared_at.to_string(),
+                });
+                if let Some(rule) = &ex.rule {
+                    ex.why.push(format!(
+                        "deny rule `{}` ({}) forbids it",
+                        rule.name, rule.declared_at
+                    ));
+                }
                 let (resolution, reason) = refusal.resolution();
                 ex.resolution = Some(resolution.as_str());
                 ex.why.push(reason);
@@ -69,13 +108,18 @@ impl Gate {
             )
             .to_lowercase(),
         );
-        if ev.threshold != Threshold::None {
+        if ev.session_approved {
+            ex.why
+                .push("the user allowed this app this action until logout".into());
+        } else if ev.threshold != Threshold::None {
             ex.why.push(ev.friction.describe());
         }
         if ev.effective == Threshold::None && ev.steps.is_empty() {
             ex.would = "execute";
             ex.resolution = Some(if ev.threshold == Threshold::None {
                 "policy_allow"
+            } else if ev.session_approved {
+                "user_approved_for_session"
             } else {
                 "confirmed_by_history"
             });
@@ -94,6 +138,12 @@ impl Gate {
             return ex;
         }
         ex.would = "confirm";
+        ex.offers_session = plan.modalities.contains(&Modality::Visual)
+            && self.session_eligible(intent, ev.threshold, ev.risk, !ev.steps.is_empty(), &plan);
+        if ex.offers_session {
+            ex.why
+                .push("the prompt offers \"allow until logout\"".into());
+        }
         ex.plan = plan.modalities;
         ex
     }

@@ -6,17 +6,19 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::audit::ClientIdentity;
+use crate::capability::Capability;
 use crate::config::GateConfig;
 use crate::error::StoreError;
 use crate::intent::Step;
 use crate::intent::{Availability, IntentId};
 use crate::policy_prompt::PolicyState;
 use crate::prompt::Prompt;
-use crate::store::{GroupCommit, Store};
+use crate::store::{FrictionKey, GroupCommit, Store};
 use crate::token::{self, Expected, TokenClaims, TokenKey, TokenRejection};
 use crate::trust::TrustRules;
 
@@ -39,6 +41,9 @@ pub struct Gate {
     pub(crate) turns: HashMap<String, u64>,
     /// The turn of the prompt shown last.
     pub(crate) served_turn: u64,
+    /// "Allow until logout" choices in force, each with the capability as it was declared
+    /// when the user chose (see `session`).
+    pub(crate) session_approvals: HashMap<FrictionKey, Arc<Capability>>,
 }
 
 impl Gate {
@@ -56,6 +61,7 @@ impl Gate {
             policy: PolicyState::default(),
             turns: HashMap::new(),
             served_turn: 0,
+            session_approvals: HashMap::new(),
         };
         gate.sync_capability_versions()?;
         Ok(gate)
@@ -82,6 +88,7 @@ impl Gate {
             policy: PolicyState::default(),
             turns: HashMap::new(),
             served_turn: 0,
+            session_approvals: HashMap::new(),
         })
     }
 
@@ -137,11 +144,16 @@ impl Gate {
     /// reloads a user's files uses [`Gate::propose_policy`], which asks before lowering.
     pub fn reload(&mut self, config: GateConfig) -> Result<(), StoreError> {
         self.config = config;
+        self.prune_session_approvals();
         self.sync_capability_versions()
     }
 
-    /// Switches the user profile: the new profile's own history applies from now on.
+    /// Switches the user profile: the new profile's own history applies from now on, and the
+    /// session approvals given under the old one end.
     pub fn set_profile(&mut self, profile: &str) {
+        if self.profile != profile {
+            self.session_approvals.clear();
+        }
         self.profile = profile.to_string();
     }
 
@@ -163,6 +175,7 @@ impl Gate {
         if !self.config.registry.set_version(name, version) {
             return Ok(false);
         }
+        self.prune_session_approvals();
         self.store.note_capability_version(name, version)?;
         Ok(true)
     }

@@ -148,6 +148,10 @@ pub enum ModalityEvent {
     Activity,
     /// The parent compositor answered (nested sessions).
     Parent(Answer),
+    /// The user chose "allow until logout" on the overlay: an approval through the overlay
+    /// that also lets this app run the same action unprompted until the session ends. Only
+    /// when the prompt offers it (`Prompt::offers_session`).
+    ApproveForSession,
 }
 
 /// How an intent ended.

@@ -20,6 +20,8 @@ pub mod prompt;
 mod prompting;
 mod record;
 pub mod replay;
+pub mod rules;
+mod session;
 pub mod sources;
 pub mod store;
 pub mod threshold;

@@ -17,6 +17,8 @@
 //!   `redact_params = true`, a parent authorizer, another state file or profile, a new manifest
 //!   folder and any change to the prompt's own wording lower it; `full_params = true` and a
 //!   larger `params_excerpt_bytes` (more of the parameters in the audit log) raise it;
+//! - a new deny rule raises protection, a removed one lowers it (a changed one is both);
+//!   `[gate] session_approvals = true` lowers it;
 //! - facts the host feeds in (e.g. whether voice is on) are ordered by their rank.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -158,6 +160,7 @@ pub fn gate_rules() -> Vec<KeyRule> {
     );
     vec![
         KeyRule::new("safety.level", ranked),
+        KeyRule::new("gate.session_approvals", TrueLowers),
         KeyRule::new("timeouts.*", LargerLowers),
         KeyRule::new("friction.*.voice_drops_after", LargerRaises),
         KeyRule::new("friction.*.implicit_after", LargerRaises),
@@ -232,6 +235,7 @@ pub fn compare(
         levels,
         &mut changes,
     );
+    rule_changes(&old.config.registry, &new.config.registry, &mut changes);
     fact_changes(old.facts, new.facts, &mut changes);
     changes
 }
@@ -503,6 +507,33 @@ fn capability_changes(
                 Direction::Raises,
             ));
         }
+    }
+}
+
+/// Deny rules only add protection: a new one raises it, a removed one lowers it, and a changed
+/// one is both (its old form removed, its new form added).
+fn rule_changes(old: &Registry, new: &Registry, out: &mut Vec<PolicyChange>) {
+    let summaries = |r: &Registry| -> BTreeSet<(String, String)> {
+        r.rules()
+            .map(|rule| (rule.name.clone(), rule.summary()))
+            .collect()
+    };
+    let (a, b) = (summaries(old), summaries(new));
+    for (name, summary) in a.difference(&b) {
+        out.push(PolicyChange {
+            subject: format!("rule {name}"),
+            old: Some(summary.clone()),
+            new: None,
+            direction: Direction::Lowers,
+        });
+    }
+    for (name, summary) in b.difference(&a) {
+        out.push(PolicyChange {
+            subject: format!("rule {name}"),
+            old: None,
+            new: Some(summary.clone()),
+            direction: Direction::Raises,
+        });
     }
 }
 
@@ -928,6 +959,20 @@ description = \"Write {path}\"
         assert_eq!(
             changes(&audit("false"), &audit("true")),
             one("[audit] full_params", Raises)
+        );
+    }
+
+    #[test]
+    fn deny_rules_raise_when_added_and_lower_when_removed() {
+        use Direction::*;
+        let rule = "[[rule]]\nname = \"no-wipe\"\ncapability = \"disk.*\"\ndecision = \"deny\"\nreason = \"never\"\n";
+        let with = format!("{rule}{CAPS}");
+        assert_eq!(changes(CAPS, &with), one("rule no-wipe", Raises));
+        assert_eq!(changes(&with, CAPS), one("rule no-wipe", Lowers));
+        let sessions = format!("[gate]\nsession_approvals = true\n{CAPS}");
+        assert_eq!(
+            changes(CAPS, &sessions),
+            one("[gate] session_approvals", Lowers)
         );
     }
 

@@ -301,6 +301,7 @@ impl Gate {
             results: &[],
             resolution: Resolution::PolicyAllow,
             profile: &self.profile,
+            rule: None,
             note: Some(reason.to_string()),
             now_ms,
         });
@@ -449,6 +450,8 @@ impl Gate {
             results: Vec::new(),
             app,
             turn: 0,
+            session_eligible: false,
+            session_chosen: false,
         }
     }
 }

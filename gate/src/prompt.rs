@@ -55,6 +55,10 @@ pub struct Prompt {
     pub(crate) app: String,
     /// Its place in the fair order of apps (see `Gate::enqueue`).
     pub(crate) turn: u64,
+    /// The action may be allowed until logout (see `session`).
+    pub(crate) session_eligible: bool,
+    /// The user chose "allow until logout" on the overlay.
+    pub(crate) session_chosen: bool,
 }
 
 impl Prompt {
@@ -84,6 +88,14 @@ impl Prompt {
             .rev()
             .find(|r| r.modality == modality)
             .is_some_and(|r| r.result == APPROVE)
+    }
+
+    /// Whether the dialog offers "allow until logout" (`ModalityEvent::ApproveForSession`):
+    /// `[gate] session_approvals` is on, the action is at most as risky as a visual prompt,
+    /// neither destructive, system nor multi-step, the app's identity is verified, and the
+    /// overlay is part of the plan.
+    pub fn offers_session(&self) -> bool {
+        self.session_eligible && self.plan.modalities.contains(&Modality::Visual)
     }
 
     /// What each modality has said so far.

@@ -21,6 +21,8 @@ pub enum RespondError {
     AlreadyAnswered(Modality),
     #[error("this prompt is not answered by a parent compositor")]
     NotParent,
+    #[error("this prompt does not offer \"allow until logout\"")]
+    SessionNotOffered,
 }
 
 impl Gate {
@@ -159,6 +161,30 @@ impl Gate {
                     && !prompt.answered(Modality::Visual)
                 {
                     prompt.set_deadline(Modality::Visual, now_ms + visual_timeout);
+                }
+                Ok(None)
+            }
+            ModalityEvent::ApproveForSession => {
+                if !prompt.offers_session() {
+                    return Err(RespondError::SessionNotOffered);
+                }
+                if prompt.answered(Modality::Visual) {
+                    return Err(RespondError::AlreadyAnswered(Modality::Visual));
+                }
+                prompt
+                    .results
+                    .push(result(Modality::Visual, APPROVE, now_ms));
+                prompt.session_chosen = true;
+                if prompt.all_approved() {
+                    let reason = format!(
+                        "approved through {}, and allowed until logout",
+                        join(&prompt.plan.modalities, " and ")
+                    );
+                    return Ok(Some(self.finish_front(
+                        Resolution::UserApproved,
+                        reason,
+                        now_ms,
+                    )));
                 }
                 Ok(None)
             }

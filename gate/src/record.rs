@@ -2,6 +2,8 @@
 //! history; an approval is committed together with its token, and becomes a denial if it cannot
 //! be; a denial without a prompt is audited with its reason.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -11,6 +13,7 @@ use crate::friction::{self, History};
 use crate::gate::{Gate, app_of};
 use crate::intent::{Intent, IntentId, Outcome, Plan, PlanNote};
 use crate::prompt::Prompt;
+use crate::rules::DenyRule;
 use crate::store::{FrictionKey, FrictionUpdate};
 use crate::token::Grant;
 use crate::types::Threshold;
@@ -33,6 +36,8 @@ pub(crate) struct RecordFacts<'a> {
     pub resolution: Resolution,
     /// The profile whose history the decision used.
     pub profile: &'a str,
+    /// The deny rule that decided it, if one did.
+    pub rule: Option<&'a DenyRule>,
     /// The decision's sentence, after the plan's notes.
     pub note: Option<String>,
     pub now_ms: i64,
@@ -58,6 +63,8 @@ pub(crate) struct DenyContext<'a> {
     pub intent: &'a Intent,
     pub profile: String,
     pub threshold: Option<Threshold>,
+    /// The deny rule that forbids it, if one does.
+    pub rule: Option<Arc<DenyRule>>,
 }
 
 impl<'a> DenyContext<'a> {
@@ -67,6 +74,7 @@ impl<'a> DenyContext<'a> {
             intent,
             profile,
             threshold: None,
+            rule: None,
         }
     }
 }
@@ -94,6 +102,16 @@ impl Gate {
         reason: String,
         now_ms: i64,
     ) -> Outcome {
+        // A deny rule that arrived while the prompt was open (a reload) still wins: nothing it
+        // forbids is approved.
+        let rule = resolution
+            .approves()
+            .then(|| self.deny_rule_for(&prompt.intent))
+            .flatten();
+        let (resolution, reason) = match &rule {
+            Some(rule) => (Resolution::PolicyDeny, rule.reason.clone()),
+            None => (resolution, reason),
+        };
         let history = match self.store.history(&prompt.friction_key) {
             Ok(h) => h,
             Err(e) => {
@@ -117,6 +135,7 @@ impl Gate {
             results: &prompt.results,
             resolution,
             profile: &prompt.profile,
+            rule: rule.as_deref(),
             note: Some(reason.clone()),
             now_ms,
         });
@@ -143,6 +162,9 @@ impl Gate {
                 steps: &prompt.steps_digest,
                 now_ms,
             });
+            if committed.approved && prompt.session_chosen {
+                self.grant_session(&prompt);
+            }
             return Outcome { plan, ..committed };
         }
         tracing::info!(capability = %outcome.capability, %resolution, "denied: {}", outcome.reason);
@@ -205,6 +227,7 @@ impl Gate {
                     intent: &intent,
                     profile,
                     threshold: outcome.threshold,
+                    rule: None,
                 };
                 self.deny_unprompted(ctx, Resolution::StateUnavailable, e.to_string(), now_ms)
             }
@@ -230,6 +253,7 @@ impl Gate {
             results: &[],
             resolution,
             profile: &ctx.profile,
+            rule: ctx.rule.as_deref(),
             note: Some(reason.clone()),
             now_ms,
         });
@@ -270,6 +294,9 @@ impl Gate {
             .map(|p| p.notes.iter().map(|n| note_str(*n).to_string()).collect())
             .unwrap_or_default();
         notes.extend(facts.note);
+        if let Some(rule) = facts.rule {
+            notes.push(format!("deny rule `{}` at {}", rule.name, rule.declared_at));
+        }
         AuditRecord {
             seq: 0,
             time_ms: facts.now_ms,
@@ -277,6 +304,7 @@ impl Gate {
             client: facts.intent.client.clone(),
             capability: facts.intent.capability.clone(),
             capability_version: facts.capability.map(|c| c.version),
+            rule: facts.rule.map(|r| r.name.clone()),
             params_digest,
             params,
             params_excerpt,

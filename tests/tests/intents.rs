@@ -317,6 +317,18 @@ fn a_client_cannot_approve_its_own_intent_through_any_request() {
 }
 
 #[test]
+fn a_deny_rule_reaches_the_client_as_policy_deny_with_its_reason() {
+    let rule = "[[rule]]\ncapability = \"disk.*\"\ndecision = \"deny\"\nreason = \"never here\"\n";
+    let mut fx = Fixture::with_config(ONE, rule);
+    let c = fx.submit(intent("disk.format", json!({"device": "/dev/sda"})));
+    let d = fx.decision(&c);
+    assert!(!d.approved);
+    assert_eq!(d.resolution, "policy_deny");
+    assert_eq!(d.reason.as_deref(), Some("never here"));
+    assert!(!fx.state().overlay.is_open());
+}
+
+#[test]
 fn two_clients_prompts_queue_and_the_second_is_shown_after_the_first() {
     // Prompt slots belong to the app, and every client here is this test process: give it two.
     let mut fx = Fixture::with_config(ONE, "[queue]\nper_client = 2\n");

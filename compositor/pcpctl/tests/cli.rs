@@ -92,6 +92,31 @@ fn explain_prints_threshold_plan_and_why_and_records_nothing() {
 }
 
 #[test]
+fn explain_prints_the_deny_rule_that_matched() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path());
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(
+        "[[rule]]\nname = \"no-disks\"\ncapability = \"disk.*\"\ndecision = \"deny\"\nreason = \"never here\"\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let o = pcpctl(&[
+        "explain",
+        "disk.format",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["would"], "deny");
+    assert_eq!(v["resolution"], "policy_deny");
+    assert_eq!(v["rule"]["name"], "no-disks");
+    assert_eq!(v["rule"]["reason"], "never here");
+    let at = v["rule"]["declared_at"].as_str().unwrap();
+    assert!(at.starts_with(&format!("{}:", config.display())), "{at}");
+}
+
+#[test]
 fn replay_prints_one_line_per_intent() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path());

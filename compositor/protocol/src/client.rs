@@ -143,7 +143,7 @@ impl IntentClient {
             registry_queue_init::<State>(&conn).map_err(|e| ClientError::Connect(e.to_string()))?;
         let qh = queue.handle();
         let manager: PcpIntentManagerV1 = globals
-            .bind(&qh, 1..=1, ())
+            .bind(&qh, 1..=crate::VERSION, ())
             .map_err(|e| ClientError::NoManager(e.to_string()))?;
         Ok(IntentClient {
             conn,
@@ -323,6 +323,8 @@ pub fn resolution_name(r: WEnum<pcp_intent_v1::Resolution>) -> String {
             R::InvalidParams => "invalid_params",
             R::StateUnavailable => "state_unavailable",
             R::ExecutionFailed => "execution_failed",
+            R::PolicyDeny => "policy_deny",
+            R::UserApprovedForSession => "user_approved_for_session",
         }
         .to_string(),
         WEnum::Unknown(n) => format!("unknown({n})"),

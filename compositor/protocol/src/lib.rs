@@ -15,4 +15,4 @@ pub use wire::{MAX_FD_BYTES, MAX_INLINE_BYTES, ParamsError, Step};
 pub const XML: &str = include_str!("../pcp-intent-v1.xml");
 
 /// The protocol version this crate speaks.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
