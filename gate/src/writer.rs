@@ -59,13 +59,14 @@ impl Writer {
             path: path.to_path_buf(),
             source,
         })?;
-        let (sender, receiver) = sync_channel(queue.max(1));
+        let queue = queue.max(1);
+        let (sender, receiver) = sync_channel(queue);
         let thread_path = path.to_path_buf();
         let failing = Arc::new(AtomicBool::new(false));
         let thread_failing = Arc::clone(&failing);
         let thread = std::thread::Builder::new()
             .name("pcp-audit-writer".into())
-            .spawn(move || run(conn, receiver, thread_path, &thread_failing))
+            .spawn(move || run(conn, receiver, thread_path, queue, &thread_failing))
             .map_err(|e| StoreError::File {
                 path: path.to_path_buf(),
                 message: format!("cannot start the audit writer: {e}"),
@@ -145,48 +146,67 @@ impl Drop for Writer {
     }
 }
 
-fn run(mut conn: Connection, receiver: Receiver<Message>, path: PathBuf, failing: &AtomicBool) {
+fn run(
+    mut conn: Connection,
+    receiver: Receiver<Message>,
+    path: PathBuf,
+    queue: usize,
+    failing: &AtomicBool,
+) {
     // Records whose commit failed wait here for the next commit: nothing decided is dropped
     // while the process lives.
     let mut buffer: Vec<Pending> = Vec::new();
-    while let Ok(message) = receiver.recv() {
-        let result = match message {
-            Message::Batch(records) => {
+    while let Ok(first) = receiver.recv() {
+        // Every full batch already waiting joins this commit: a writer that has fallen behind
+        // catches up with one disk sync for all of them instead of one each. The dispatch
+        // thread waits after a durable write or a flush, so one of those can only come last.
+        let mut waiting_for_ack = None;
+        let mut next = Some(first);
+        let mut batches = 0;
+        while let Some(message) = next.take() {
+            match message {
+                Message::Batch(records) => {
+                    buffer.extend(records);
+                    batches += 1;
+                    if batches < queue {
+                        next = receiver.try_recv().ok();
+                    }
+                }
+                acked => waiting_for_ack = Some(acked),
+            }
+        }
+        let (last, friction, ack) = match waiting_for_ack {
+            Some(Message::Durable(before, record, friction, ack)) => {
+                buffer.extend(before);
+                (Some(record), friction, Some(ack))
+            }
+            Some(Message::Flush(records, ack)) => {
                 buffer.extend(records);
-                let result = commit(&mut conn, &buffer, None, None);
+                (None, None, Some(ack))
+            }
+            Some(Message::Batch(_)) | None => (None, None, None),
+        };
+        let result = commit(&mut conn, &buffer, last.as_ref(), friction.as_ref());
+        match ack {
+            // On failure a durable record is dropped (its approval becomes a denial) and the
+            // routine records stay for the next commit.
+            Some(ack) => {
+                let _ = ack.send(
+                    result
+                        .as_ref()
+                        .map(|_| ())
+                        .map_err(|e| format!("cannot commit the audit log: {e}")),
+                );
+            }
+            None => {
                 if let Err(e) = &result {
                     tracing::warn!(
                         "{}: audit group commit failed, will retry: {e}",
                         path.display()
                     );
                 }
-                result
             }
-            Message::Durable(before, record, friction, ack) => {
-                buffer.extend(before);
-                let result = commit(&mut conn, &buffer, Some(&record), friction.as_ref());
-                // On failure the durable record is dropped (its approval becomes a denial) and
-                // the routine records stay for the next commit.
-                let _ = ack.send(
-                    result
-                        .as_ref()
-                        .map(|_| ())
-                        .map_err(|e| format!("cannot commit the audit log: {e}")),
-                );
-                result
-            }
-            Message::Flush(records, ack) => {
-                buffer.extend(records);
-                let result = commit(&mut conn, &buffer, None, None);
-                let _ = ack.send(
-                    result
-                        .as_ref()
-                        .map(|_| ())
-                        .map_err(|e| format!("cannot commit the audit log: {e}")),
-                );
-                result
-            }
-        };
+        }
         if result.is_ok() {
             buffer.clear();
         }

@@ -90,7 +90,10 @@ pub fn run(args: &[String]) -> Result<()> {
         ],
         &cache,
     )?;
-    cargo(&["build", "--package", "pcpctl", "--package", "pcp-guest"], &cache)?;
+    cargo(
+        &["build", "--package", "pcpctl", "--package", "pcp-guest"],
+        &cache,
+    )?;
     let built = Instant::now();
     let bin = target_dir().join("debug");
     let out = root().join("target/session-test");
