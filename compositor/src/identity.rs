@@ -1,13 +1,16 @@
-//! Who is asking: a client's identity from its socket credentials and `/proc/PID/{exe,stat}`,
-//! never from anything the client says (its toplevel's app id is kept as declared text only).
+//! Who is asking: a client's identity from its socket credentials and `/proc/PID/exe`, never
+//! from anything the client says (its toplevel's app id is kept as declared text only), and the
+//! process start time (`/proc/PID/stat`) that tells a reused pid apart.
 
 use pcp_gate::ClientIdentity;
 use wayland_server::{Client, DisplayHandle};
 
-/// The identity of `client`: pid and uid from the socket, executable and start time from
-/// `/proc`; `declared_app_id` from its toplevel when the compositor knows one (unverified). A
-/// client whose credentials cannot be read is known only by its connection id (shown as such),
-/// which is never mistaken for another client.
+/// The identity of `client`: pid and uid from the socket, executable from `/proc`;
+/// `declared_app_id` from its toplevel when the compositor knows one (unverified). A client
+/// whose credentials cannot be read is known only by its connection id (shown as such), which is
+/// never mistaken for another client. The start time is not read here: `/proc/PID/stat` costs
+/// about half a protocol round trip (measured in `tests/benches/e2e.rs`), so it belongs to the
+/// connection, read once (see [`start_time_of`]).
 pub fn client_identity(
     dh: &DisplayHandle,
     client: &Client,
@@ -22,7 +25,6 @@ pub fn client_identity(
                 pid,
                 uid: Some(cred.uid),
                 executable: pid.and_then(executable_of),
-                start_time: pid.and_then(start_time_of),
                 declared_app_id,
                 ..ClientIdentity::default()
             }

@@ -214,7 +214,8 @@ impl Default for ManifestConfig {
 
 /// The wording of the policy-change prompt: a reload or a start that would lower protection is
 /// asked about first, one line per change. `{config}` is the config file; in a line,
-/// `{direction}` is `lowers` or `raises`, `{subject}` what changes, `{old}` and `{new}` its values.
+/// `{direction}` is `lowers`, `raises` or `neutral`, `{subject}` what changes, `{old}` and `{new}`
+/// its values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyChangeConfig {
@@ -224,6 +225,8 @@ pub struct PolicyChangeConfig {
     pub lowers: String,
     /// `{direction}` for a change that raises it.
     pub raises: String,
+    /// `{direction}` for a change the host declares unrelated to protection.
+    pub neutral: String,
     /// A line for a setting or capability whose value changes.
     pub changed: String,
     /// A line for something new (a capability, a manifest folder).
@@ -238,6 +241,7 @@ impl Default for PolicyChangeConfig {
             description: "Apply a changed confirmation policy from {config}".into(),
             lowers: "Less protection".into(),
             raises: "More protection".into(),
+            neutral: "No change in protection".into(),
             changed: "{direction}: {subject}: {old} → {new}".into(),
             added: "{direction}: {subject}: new, {new}".into(),
             removed: "{direction}: {subject}: removed (was {old})".into(),
@@ -247,12 +251,13 @@ impl Default for PolicyChangeConfig {
 
 impl PolicyChangeConfig {
     /// Each template with the placeholders it may use.
-    fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); 6] {
+    fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); 7] {
         const LINE: &[&str] = &["direction", "subject", "old", "new"];
         [
             ("description", &self.description, &["config"]),
             ("lowers", &self.lowers, &[]),
             ("raises", &self.raises, &[]),
+            ("neutral", &self.neutral, &[]),
             ("changed", &self.changed, LINE),
             ("added", &self.added, LINE),
             ("removed", &self.removed, LINE),

@@ -32,12 +32,14 @@ use crate::sources::PolicySources;
 use crate::threshold;
 use crate::types::{SideEffects, Threshold};
 
-/// Whether a change makes the gate ask less (lowers) or more (raises).
+/// Whether a change makes the gate ask less (lowers) or more (raises), or, by the host's rule,
+/// has nothing to do with protection (neutral: a colour, a capture interval).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     Lowers,
     Raises,
+    Neutral,
 }
 
 /// One difference between two policies.
@@ -58,6 +60,7 @@ impl PolicyChange {
         let direction = match self.direction {
             Direction::Lowers => &wording.lowers,
             Direction::Raises => &wording.raises,
+            Direction::Neutral => &wording.neutral,
         };
         let template = match (&self.old, &self.new) {
             (None, _) => &wording.added,
@@ -117,6 +120,10 @@ pub enum Order {
     MembersLower,
     /// Any change lowers (wording, paths, profiles).
     AnyChangeLowers,
+    /// The key has nothing to do with protection: its changes apply at once. For a host's own
+    /// keys only, and only those that cannot mislead a user (not the dialog's wording or its risk
+    /// colours).
+    Unrelated,
 }
 
 /// The order of the keys that match `pattern`: dotted, `*` standing for one segment
@@ -691,7 +698,9 @@ fn setting_changes(
         subject,
         old: old.map(value_text),
         new: new.map(value_text),
-        direction: if raises {
+        direction: if *order == Order::Unrelated {
+            Direction::Neutral
+        } else if raises {
             Direction::Raises
         } else {
             Direction::Lowers
@@ -1045,6 +1054,16 @@ description = \"Write {path}\"
             changes_with("", &guard(1000), &rules),
             one("[overlay] guard_delay_ms", Lowers)
         );
+        let colour = |c: &str| format!("[compositor]\nbackground = \"{c}\"\n");
+        let unrelated = [KeyRule::new("compositor.background", Order::Unrelated)];
+        let found = changes_with(&colour("#000000"), &colour("#202020"), &unrelated);
+        assert_eq!(found, one("[compositor] background", Neutral));
+        assert!(!lowers(&[PolicyChange {
+            subject: "x".into(),
+            old: None,
+            new: None,
+            direction: Neutral
+        }]));
     }
 
     #[test]

@@ -152,7 +152,8 @@ impl Gate {
 
     /// Proposes `new` (with the host's `facts`) to replace the policy in force:
     ///
-    /// - nothing lowers protection: it applies now and is recorded as approved (`Execute`,
+    /// - nothing lowers protection (only raises, or changes the host calls unrelated): it
+    ///   applies now and is recorded as approved (`Execute`,
     ///   `policy_allow`, audited with its changes);
     /// - something does: a system prompt lists every change (`Confirm`); the policy in force
     ///   stays until it is approved, when `new` applies; a denial or a timeout keeps it;
@@ -186,7 +187,7 @@ impl Gate {
             let reason = if changes.is_empty() {
                 "applied: nothing the gate enforces changed"
             } else {
-                "applied: it only raises protection"
+                "applied: no change lowers protection"
             };
             return self.apply_policy(Some(new), facts, digest, reason, now_ms);
         }

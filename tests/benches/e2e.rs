@@ -1,6 +1,6 @@
 //! End-to-end benchmarks on the headless compositor: a routine intent's protocol round trip
 //! against a bare `wl_display.sync` round trip on the same compositor in the same run, and intent
-//! arrival → dialog pixels in the output buffer.
+//! arrival → dialog pixels in the output buffer; what the per-submit identity reads cost.
 
 #[path = "../tests/harness/mod.rs"]
 mod harness;
@@ -72,6 +72,20 @@ fn round_trips(c: &mut Criterion) {
     group.finish();
 }
 
+/// What identifying the asking process costs at each submit: its executable and start time read
+/// from `/proc` (here: this process's own).
+fn identity_checks(c: &mut Criterion) {
+    let pid = std::process::id();
+    let mut group = c.benchmark_group("identity");
+    group.bench_function("/proc/PID/exe", |b| {
+        b.iter(|| assert!(pcp_compositor::identity::executable_of(pid).is_some()))
+    });
+    group.bench_function("/proc/PID/stat start time", |b| {
+        b.iter(|| assert!(pcp_compositor::identity::start_time_of(pid).is_some()))
+    });
+    group.finish();
+}
+
 fn arrival_to_pixels(c: &mut Criterion) {
     let mut fx = Fixture::new(&["1920x1080@0,0"]);
     // Connecting takes round trips: connect on a thread while this one serves.
@@ -126,6 +140,6 @@ fn arrival_to_pixels(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(4));
-    targets = round_trips, arrival_to_pixels
+    targets = round_trips, identity_checks, arrival_to_pixels
 }
 criterion_main!(benches);
