@@ -1,24 +1,64 @@
-//! The embedding example of `docs/embedding.md`: a bare compositor serving pcp-intent-v1 that
-//! prints prompts and takes answers from stdin. Keep it identical to the document's code block.
+//! A minimal Smithay compositor that embeds pcp-confirm: one headless output drawn by pixman,
+//! xdg-shell windows, a seat. Standard input stands in for the seat's devices (a real
+//! compositor feeds libinput or its host window the same way); the config's `[speech]` and
+//! `[haptics]` sections drive the voice and haptic steps.
 
 use std::io::BufRead;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use pcp_compositor::delegate_intent;
-use pcp_compositor::intent::{IntentHandler, IntentManagerState, answer_visual, tick};
-use pcp_gate::{Answer, Gate, GateConfig};
-use serde_json::Value;
-use wayland_server::{Display, ListeningSocket};
+use anyhow::{Context, Result, bail};
+use calloop::EventLoop;
+use calloop::channel::{Event, channel};
+use calloop::generic::Generic;
+use calloop::{Interest, Mode, PostAction};
+use pcp_gate::Gate;
+use pcp_overlay::Control;
+use pcp_plugin::{ConfirmUi, Pcp, PcpHandler, Surroundings, UiOptions, UiTiming};
+use pcp_speech::SpeechEngine;
+use smithay::backend::allocator::Fourcc;
+use smithay::backend::renderer::damage::OutputDamageTracker;
+use smithay::backend::renderer::pixman::PixmanRenderer;
+use smithay::backend::renderer::{Bind, Offscreen};
+use smithay::desktop::{Space, Window};
+use smithay::input::{Seat, SeatHandler, SeatState};
+use smithay::output::{Mode as OutputMode, Output, PhysicalProperties, Scale, Subpixel};
+use smithay::reexports::pixman::Image;
+use smithay::utils::{Logical, Point, SERIAL_COUNTER, Serial, Transform};
+use smithay::wayland::buffer::BufferHandler;
+use smithay::wayland::compositor::{CompositorClientState, CompositorHandler, CompositorState};
+use smithay::wayland::output::OutputHandler;
+use smithay::wayland::shell::xdg::{
+    PopupSurface, PositionerState, ToplevelSurface, XdgShellHandler, XdgShellState,
+};
+use smithay::wayland::shm::{ShmHandler, ShmState};
+use wayland_server::backend::{ClientData, ClientId, DisconnectReason};
+use wayland_server::protocol::{wl_buffer, wl_seat, wl_surface::WlSurface};
+use wayland_server::{Client, Display, DisplayHandle, ListeningSocket};
+
+const WIDTH: i32 = 1280;
+const HEIGHT: i32 = 800;
 
 struct App {
-    intents: IntentManagerState,
+    display: DisplayHandle,
+    compositor: CompositorState,
+    xdg: XdgShellState,
+    shm: ShmState,
+    seat_state: SeatState<App>,
+    seat: Seat<App>,
+    space: Space<Window>,
+    output: Output,
+    pcp: Pcp,
+    pointer: Point<f64, Logical>,
+    dirty: bool,
     running: bool,
 }
 
-impl IntentHandler for App {
-    fn intent_state(&mut self) -> &mut IntentManagerState {
-        &mut self.intents
+// ---- The glue: what the plugin needs from its host. ----
+
+impl PcpHandler for App {
+    fn pcp(&mut self) -> &mut Pcp {
+        &mut self.pcp
     }
 
     fn now_ms(&self) -> i64 {
@@ -27,7 +67,27 @@ impl IntentHandler for App {
             .map_or(0, |d| d.as_millis() as i64)
     }
 
-    fn execute_builtin(&mut self, capability: &str, _params: &Value) -> Result<(), String> {
+    fn surroundings(&self) -> Surroundings {
+        let output = pcp_overlay::Output {
+            rect: pcp_overlay::Rect {
+                x: 0,
+                y: 0,
+                w: WIDTH,
+                h: HEIGHT,
+            },
+            scale: 1.0,
+        };
+        let focus = pcp_overlay::Point {
+            x: self.pointer.x,
+            y: self.pointer.y,
+        };
+        Surroundings {
+            outputs: vec![output],
+            focus,
+        }
+    }
+
+    fn execute_builtin(&mut self, capability: &str, _: &serde_json::Value) -> Result<(), String> {
         match capability {
             "session.logout" => {
                 self.running = false;
@@ -37,57 +97,291 @@ impl IntentHandler for App {
         }
     }
 
-    fn prompts_changed(&mut self) {
-        if let Some(p) = self.intents.gate().active() {
-            let who = p.intent.client.display_name();
-            println!(
-                "{who} asks: {} [{}] (type y or n)",
-                p.description,
-                p.risk.as_str()
-            );
+    fn dialog_shown(&mut self, shown: bool) {
+        // The dialog has the keyboard while it is up; clients get it back when it goes.
+        let focus = (!shown)
+            .then(|| {
+                self.space
+                    .elements()
+                    .last()?
+                    .toplevel()
+                    .map(|t| t.wl_surface().clone())
+            })
+            .flatten();
+        if let Some(keyboard) = self.seat.get_keyboard() {
+            keyboard.set_focus(self, focus, SERIAL_COUNTER.next_serial());
         }
+        self.dirty = true;
+    }
+
+    fn dialog_damaged(&mut self) {
+        self.dirty = true;
     }
 }
 
-delegate_intent!(App);
+pcp_plugin::delegate_pcp!(App);
 
-fn main() -> anyhow::Result<()> {
-    let config = std::env::args().nth(1).expect("usage: embed CONFIG.toml");
-    let gate = Gate::open(GateConfig::load(config.as_ref())?)?;
-    let mut display: Display<App> = Display::new()?;
-    let intents = IntentManagerState::new::<App>(&display.handle(), gate);
-    let mut app = App {
-        intents,
-        running: true,
-    };
-
-    let socket = ListeningSocket::bind_auto("wayland", 1..33)?;
-    println!("WAYLAND_DISPLAY={:?}", socket.socket_name());
-
-    // Stdin stands in for the seat: a real compositor calls answer_visual from its input code.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-            let _ = tx.send(line);
+/// One line of standard input, standing in for a seat device. Pointer and touch go through
+/// `pcp_plugin::input` first; what the dialog does not take would go to the window under them.
+fn seat_input(app: &mut App, line: &str) -> Result<()> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = |i: usize| -> Result<f64> { Ok(words.get(i).context("a coordinate")?.parse()?) };
+    match words.first().copied() {
+        Some("click") => {
+            app.pointer = (at(1)?, at(2)?).into();
+            pcp_plugin::input::pointer_motion(app, app.pointer);
+            pcp_plugin::input::pointer_button(app, app.pointer, true);
+            pcp_plugin::input::pointer_button(app, app.pointer, false);
         }
-    });
-
-    while app.running {
-        while let Some(stream) = socket.accept()? {
-            display.handle().insert_client(stream, Arc::new(()))?;
+        Some("tap") => {
+            let p = (at(1)?, at(2)?).into();
+            // A line has no event time: 0 is from no clock, so the touch is dated now.
+            // A seat passes its events' own times (the double tap is judged by them).
+            pcp_plugin::input::touch_down(app, p, 0);
+            pcp_plugin::input::touch_up(app, 0);
         }
-        display.dispatch_clients(&mut app)?;
-        if let Ok(line) = rx.try_recv() {
-            let answer = if line.trim() == "y" {
-                Answer::Approve
-            } else {
-                Answer::Deny
-            };
-            answer_visual(&mut app, answer);
+        Some("where") => {
+            // Where a control is, so a script can press it: "approve X Y".
+            let ui = app.pcp.ui();
+            for (name, control) in [("approve", Control::Approve), ("deny", Control::Deny)] {
+                if let (Some(p), Some([x, y, w, h])) =
+                    (ui.placement(), ui.dialog().control_bounds(control))
+                {
+                    let (cx, cy) = (
+                        f64::from(p.rect.x) + x + w / 2.0,
+                        f64::from(p.rect.y) + y + h / 2.0,
+                    );
+                    println!("{name} {cx} {cy}");
+                }
+            }
         }
-        tick(&mut app);
-        display.flush_clients()?;
-        std::thread::sleep(Duration::from_millis(10));
+        Some("quit") => app.running = false,
+        _ => bail!("unknown input `{line}` (click X Y, tap X Y, where, quit)"),
     }
     Ok(())
 }
+
+/// Draws the output when something changed: the windows, and the dialog's element in front.
+fn render(
+    app: &mut App,
+    renderer: &mut PixmanRenderer,
+    image: &mut Image<'static, 'static>,
+    damage: &mut OutputDamageTracker,
+) -> Result<()> {
+    app.dirty = false;
+    let dialog = app
+        .pcp
+        .ui()
+        .render_elements(renderer, 0, (0, 0).into(), 1.0)?;
+    let mut target = renderer.bind(image)?;
+    smithay::desktop::space::render_output(
+        &app.output,
+        renderer,
+        &mut target,
+        1.0,
+        0,
+        [&app.space],
+        &dialog,
+        damage,
+        [0.1, 0.1, 0.12, 1.0],
+    )
+    .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let path = std::env::args()
+        .nth(1)
+        .context("usage: embed CONFIG.toml")?;
+    let config = pcp_plugin::config::load(Some(path.as_ref()))?;
+    let ui = ConfirmUi::new(UiOptions {
+        overlay: config.overlay,
+        speech: (config.speech.enabled.then_some(config.speech)).map(SpeechEngine::start),
+        haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&config.haptics)),
+        haptics_config: config.haptics,
+        timing: UiTiming::default(),
+    })?;
+    let mut event_loop: EventLoop<App> = EventLoop::try_new()?;
+    let display: Display<App> = Display::new()?;
+    let mut dh = display.handle();
+    let mut seat_state = SeatState::new();
+    let mut seat = seat_state.new_wl_seat(&dh, "seat0");
+    seat.add_keyboard(Default::default(), 400, 25)?;
+    seat.add_pointer();
+    seat.add_touch();
+    let output = Output::new(
+        "EMBED-1".into(),
+        PhysicalProperties {
+            size: (0, 0).into(),
+            subpixel: Subpixel::Unknown,
+            make: "pcp".into(),
+            model: "embed".into(),
+        },
+    );
+    let mode = OutputMode {
+        size: (WIDTH, HEIGHT).into(),
+        refresh: 60_000,
+    };
+    output.change_current_state(
+        Some(mode),
+        Some(Transform::Normal),
+        Some(Scale::Integer(1)),
+        Some((0, 0).into()),
+    );
+    output.create_global::<App>(&dh);
+    let mut space = Space::default();
+    space.map_output(&output, (0, 0));
+    let mut app = App {
+        compositor: CompositorState::new::<App>(&dh),
+        xdg: XdgShellState::new::<App>(&dh),
+        shm: ShmState::new::<App>(&dh, vec![]),
+        pcp: Pcp::new::<App>(&dh, Gate::open(config.gate)?, ui),
+        seat_state,
+        seat,
+        space,
+        output: output.clone(),
+        pointer: (f64::from(WIDTH) / 2.0, f64::from(HEIGHT) / 2.0).into(),
+        display: dh.clone(),
+        dirty: true,
+        running: true,
+    };
+    app.pcp.use_event_loop(event_loop.handle());
+
+    let socket = ListeningSocket::bind_auto("wayland", 1..33)?;
+    println!(
+        "WAYLAND_DISPLAY={}",
+        socket
+            .socket_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default()
+    );
+    event_loop.handle().insert_source(
+        Generic::new(socket, Interest::READ, Mode::Level),
+        |_, socket, app| {
+            while let Some(stream) = socket.accept()? {
+                let _ = app
+                    .display
+                    .insert_client(stream, Arc::new(ClientState::default()));
+            }
+            Ok(PostAction::Continue)
+        },
+    )?;
+    event_loop.handle().insert_source(
+        Generic::new(display, Interest::READ, Mode::Level),
+        |_, display, app| {
+            // SAFETY: the display is not dropped while the loop holds it.
+            unsafe { display.get_mut().dispatch_clients(app)? };
+            Ok(PostAction::Continue)
+        },
+    )?;
+    let (lines, input) = channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    event_loop
+        .handle()
+        .insert_source(input, |event, _, app| match event {
+            Event::Msg(line) => {
+                if let Err(e) = seat_input(app, &line) {
+                    eprintln!("embed: {e:#}");
+                }
+            }
+            Event::Closed => app.running = false,
+        })
+        .map_err(|e| e.error)?;
+
+    let mut renderer = PixmanRenderer::new()?;
+    let mut image = renderer.create_buffer(Fourcc::Argb8888, (WIDTH, HEIGHT).into())?;
+    let mut damage = OutputDamageTracker::from_output(&output);
+    while app.running {
+        // Asleep until a client, the seat, or the plugin's timer has something.
+        event_loop.dispatch(None, &mut app)?;
+        if app.dirty {
+            render(&mut app, &mut renderer, &mut image, &mut damage)?;
+        }
+        dh.flush_clients()?;
+    }
+    app.pcp.gate_mut().flush()?;
+    Ok(())
+}
+
+// ---- The compositor's own windowing: Smithay's handlers, nothing pcp-specific. ----
+
+#[derive(Default)]
+struct ClientState {
+    compositor: CompositorClientState,
+}
+
+impl ClientData for ClientState {
+    fn initialized(&self, _: ClientId) {}
+    fn disconnected(&self, _: ClientId, _: DisconnectReason) {}
+}
+
+impl CompositorHandler for App {
+    fn compositor_state(&mut self) -> &mut CompositorState {
+        &mut self.compositor
+    }
+    fn client_compositor_state<'a>(&self, client: &'a Client) -> &'a CompositorClientState {
+        static NONE: std::sync::OnceLock<CompositorClientState> = std::sync::OnceLock::new();
+        // Every client is inserted with ClientState below.
+        client
+            .get_data::<ClientState>()
+            .map_or_else(|| NONE.get_or_init(Default::default), |d| &d.compositor)
+    }
+    fn commit(&mut self, surface: &WlSurface) {
+        smithay::backend::renderer::utils::on_commit_buffer_handler::<Self>(surface);
+        if let Some(w) = self
+            .space
+            .elements()
+            .find(|w| w.toplevel().is_some_and(|t| t.wl_surface() == surface))
+        {
+            w.on_commit();
+        }
+        self.dirty = true;
+    }
+}
+
+impl BufferHandler for App {
+    fn buffer_destroyed(&mut self, _: &wl_buffer::WlBuffer) {}
+}
+
+impl ShmHandler for App {
+    fn shm_state(&self) -> &ShmState {
+        &self.shm
+    }
+}
+
+impl XdgShellHandler for App {
+    fn xdg_shell_state(&mut self) -> &mut XdgShellState {
+        &mut self.xdg
+    }
+    fn new_toplevel(&mut self, surface: ToplevelSurface) {
+        surface.send_configure();
+        self.space
+            .map_element(Window::new_wayland_window(surface), (0, 0), true);
+    }
+    fn new_popup(&mut self, _: PopupSurface, _: PositionerState) {}
+    fn grab(&mut self, _: PopupSurface, _: wl_seat::WlSeat, _: Serial) {}
+    fn reposition_request(&mut self, _: PopupSurface, _: PositionerState, _: u32) {}
+}
+
+impl SeatHandler for App {
+    type KeyboardFocus = WlSurface;
+    type PointerFocus = WlSurface;
+    type TouchFocus = WlSurface;
+    fn seat_state(&mut self) -> &mut SeatState<App> {
+        &mut self.seat_state
+    }
+}
+
+impl OutputHandler for App {}
+
+smithay::delegate_compositor!(App);
+smithay::delegate_shm!(App);
+smithay::delegate_xdg_shell!(App);
+smithay::delegate_seat!(App);
+smithay::delegate_output!(App);

@@ -7,9 +7,8 @@
 
 use std::path::Path;
 
+use pcp_plugin::PlacedOverlay;
 use smithay::backend::renderer::damage::OutputDamageTracker;
-use smithay::backend::renderer::element::Kind;
-use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
 use smithay::backend::renderer::sync::SyncPoint;
 use smithay::backend::renderer::{ImportAll, ImportMem, Renderer, Texture};
 use smithay::desktop::{Space, Window};
@@ -22,7 +21,6 @@ use wayland_server::{DisplayHandle, GlobalDispatch};
 
 use crate::config::OutputSpec;
 use crate::headless::Pixman;
-use crate::overlay_ui::PlacedOverlay;
 
 /// Whether this build has the nested `winit` backend (the `winit` cargo feature).
 pub const WINIT_BUILT: bool = cfg!(feature = "winit");
@@ -230,28 +228,15 @@ where
     R: Renderer + ImportAll + ImportMem,
     R::TextureId: Send + Clone + Texture + 'static,
 {
-    let mut custom: Vec<MemoryRenderBufferRenderElement<R>> = Vec::new();
-    for o in layers.iter().filter(|o| o.output == index) {
-        // Output-local logical position → physical, like Space does for windows.
-        let local = (
-            f64::from(o.location.x - vo.spec.x) * vo.spec.scale,
-            f64::from(o.location.y - vo.spec.y) * vo.spec.scale,
-        );
-        let element = MemoryRenderBufferRenderElement::from_buffer(
-            renderer,
-            local,
-            o.buffer,
-            None,
-            // The whole buffer (drawn at the output's scale) into the logical rect.
-            Some(Rectangle::from_size(
-                (f64::from(o.buffer_size.0), f64::from(o.buffer_size.1)).into(),
-            )),
-            Some(o.logical_size.into()),
-            Kind::Unspecified,
-        )
-        .map_err(|e| BackendError::Render(vo.output.name(), e.to_string()))?;
-        custom.push(element);
-    }
+    // The dialog and the notice, as the plugin hands them to any renderer.
+    let custom = pcp_plugin::render::elements(
+        renderer,
+        layers,
+        index,
+        (vo.spec.x, vo.spec.y).into(),
+        vo.spec.scale,
+    )
+    .map_err(|e| BackendError::Render(vo.output.name(), e.to_string()))?;
     let result = smithay::desktop::space::render_output(
         &vo.output,
         renderer,

@@ -2,6 +2,7 @@
 //! Smithay's pixman renderer through the shared scene in [`backend`](crate::backend), with
 //! per-output capture to RGBA and PNG. Images come and go with the outputs (hotplug).
 
+use pcp_plugin::PlacedOverlay;
 use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::pixman::PixmanRenderer;
 use smithay::backend::renderer::{Bind, Offscreen};
@@ -10,7 +11,6 @@ use smithay::reexports::pixman::Image;
 
 pub use crate::backend::{Backend as Headless, BackendError, Capture, VirtualOutput};
 use crate::config::OutputSpec;
-use crate::overlay_ui::PlacedOverlay;
 
 /// The pixman renderer and one image per output (same order as the outputs).
 pub(crate) struct Pixman {

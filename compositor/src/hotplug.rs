@@ -1,8 +1,9 @@
 //! Outputs and input devices coming and going while running (hotplug): [`State::remove_output`]
-//! and [`State::add_output`] keep the space, the `wl_output` globals, the windows, the dialog and
-//! the gate's availability in line; any backend's hotplug calls [`State::output_removed`] and
-//! [`State::output_added`] once its device has let go of an output or draws a new one, and
-//! [`State::input_devices_changed`] when the seat gains or loses a device that can answer.
+//! and [`State::add_output`] keep the space, the `wl_output` globals and the windows in line and
+//! let the plugin see the change (the dialog moves, prompts nobody can answer are denied); any
+//! backend's hotplug calls [`State::output_removed`] and [`State::output_added`] once its device
+//! has let go of an output or draws a new one, and [`State::input_devices_changed`] when the
+//! seat gains or loses a device that can answer.
 
 use std::time::Duration;
 
@@ -68,9 +69,9 @@ impl State {
     /// The backend-neutral part of losing output `index`, once the device has let go of it
     /// (any backend's hotplug calls it): its `wl_output` global is withdrawn, its layer surfaces
     /// are closed, it leaves the space, windows that showed only on it move to the nearest
-    /// remaining output, the dialog on it moves to the output nearest the focal point (its
-    /// guard starting again, its timeout running on), and the gate learns whether any output is
-    /// left: with none, shown and queued prompts are denied `confirmation_unavailable`.
+    /// remaining output, and the plugin sees the outputs left: the dialog on it moves to the
+    /// output nearest the focal point (its guard starting again, its timeout running on), and
+    /// with none left, shown and queued prompts are denied `confirmation_unavailable`.
     pub(crate) fn output_removed(&mut self, index: usize, mut vo: VirtualOutput) {
         let name = vo.output.name();
         if let Some(global) = vo.global.take() {
@@ -107,9 +108,10 @@ impl State {
             }
         }
         self.space.refresh();
-        let now = self.clock.now_ms();
-        self.overlay.output_removed(index, now);
-        tracing::info!("output {name} removed, {} left", self.backend.outputs.len());
+        tracing::info!(
+            "output {name} (index {index}) removed, {} left",
+            self.backend.outputs.len()
+        );
         self.devices_changed();
     }
 
@@ -139,22 +141,13 @@ impl State {
     /// screen and those queued are denied `confirmation_unavailable`, and so is every new ask
     /// (the denying authorizer) until one returns; routine intents still run.
     pub fn input_devices_changed(&mut self, answering: usize) {
-        let available = answering > 0;
-        if available != self.input_available {
-            if available {
-                tracing::info!("an input device can answer prompts again");
-            } else {
-                tracing::warn!("no input device can answer prompts: asks are denied");
-            }
-        }
-        self.input_available = available;
+        self.pcp.ui_mut().set_input_devices(answering);
         self.devices_changed();
     }
 
     fn devices_changed(&mut self) {
-        self.refresh_availability();
         self.dirty = true;
-        self.sync_overlay();
+        pcp_plugin::refresh(self);
     }
 
     /// Disables `global` now (clients see it go) and destroys it after

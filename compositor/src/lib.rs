@@ -1,47 +1,36 @@
-//! The Smithay plugin and the reference compositor built on it.
+//! pcp-compositor: the reference compositor, built on the `pcp-plugin` crate exactly as any
+//! Smithay compositor embeds it (`State` keeps a `pcp_plugin::Pcp`, implements
+//! `pcp_plugin::PcpHandler` in [`handlers::pcp`], routes seat input through
+//! `pcp_plugin::input` in [`input`], and draws the dialog's render elements in [`backend`]).
 //!
-//! The embeddable part is [`intent`]: a state type ([`intent::IntentManagerState`]), a handler
-//! trait ([`intent::IntentHandler`]) and a delegate macro ([`delegate_intent!`]) that put the
-//! pcp-intent-v1 protocol (the `pcp-protocol` crate, whose client side `pcpctl` and agents use)
-//! and the confirmation gate into any Smithay compositor; see [`embedding`]. The rest is the reference compositor: [`state`] and
-//! [`handlers`] (Smithay protocol states, windows, built-in capabilities), [`layers`]
-//! (wlr-layer-shell), [`backend`] (the outputs and the scene any renderer draws), [`headless`]
-//! (virtual outputs, pixman rendering, PNG capture), `winit` (a nested window drawn with GLES,
-//! cargo feature `winit`), `udev` (a real session on a VT: DRM/KMS, libinput, libseat; cargo
-//! feature `udev`), [`overlay_ui`] (the dialog on the output nearest the focal point),
-//! [`input`] (modal input routing), [`auto`] (the backend `--backend auto` picks), [`voice`] and [`haptic`] (the voice and haptic steps), [`notice`] (refused config reloads on screen), [`config`]
-//! and [`startup`] (the `[compositor]` section and flags).
+//! [`state`] holds what the compositor knows and its event loop; [`handlers`] has one file per
+//! protocol it serves; [`builtins`] performs the built-in capabilities after approval;
+//! [`input`] routes the seat's input; [`hotplug`] keeps outputs and input devices in line as
+//! they come and go; [`backend`] is the outputs and the scene any renderer draws, with
+//! [`headless`] (virtual outputs, pixman, PNG capture), `winit` (a nested window, cargo feature
+//! `winit`) and `udev` (a real session on a VT, cargo feature `udev`); [`auto`] picks one for
+//! `--backend auto`; [`notice`] shows a refused config reload on screen; [`config`] and
+//! [`startup`] read the config file and the flags.
 
 pub mod auto;
 pub mod backend;
+pub mod builtins;
 pub mod config;
-pub mod data_device;
 pub mod handlers;
-pub mod haptic;
 pub mod headless;
 pub mod hotplug;
-pub mod identity;
 pub mod input;
-pub mod intent;
-pub mod layers;
 pub mod notice;
-pub mod overlay_ui;
 pub mod startup;
 pub mod state;
 #[cfg(feature = "test-harness")]
 pub mod test_input;
 #[cfg(feature = "udev")]
 pub mod udev;
-pub mod voice;
 #[cfg(feature = "winit")]
 pub mod winit;
 
-/// Crates the [`delegate_intent!`](crate::delegate_intent) macro expands to.
-pub mod reexports {
-    pub use {pcp_protocol, wayland_server};
-}
-
-/// `docs/embedding.md`: how another Smithay compositor embeds the gate; its example is compiled
-/// as a doctest.
+/// `docs/embedding.md`: how another Smithay compositor embeds the plugin; its example is
+/// `examples/embed.rs`.
 #[doc = include_str!("../../docs/embedding.md")]
 pub mod embedding {}

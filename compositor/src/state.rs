@@ -1,32 +1,31 @@
-//! The reference compositor's state: the Smithay protocol states (compositor, xdg-shell, shm,
-//! seat, outputs), the window space, the intent manager, the backend (headless or nested), the
-//! focal point and the injected clock, and the event loop that drives them.
+//! The reference compositor's state — the Smithay protocol states, the seat, the window space,
+//! the backend, the plugin ([`pcp_plugin::Pcp`], embedded exactly as any compositor embeds it),
+//! the pointer and focal point, and the injected clock — and the event loop that drives it.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use calloop::generic::Generic;
 use calloop::timer::{TimeoutAction, Timer};
-use calloop::{EventLoop, Interest, LoopHandle, Mode, PostAction, RegistrationToken};
-use pcp_gate::{Availability, Gate};
+use calloop::{EventLoop, Interest, LoopHandle, Mode, PostAction};
+use pcp_gate::Gate;
+use pcp_plugin::{ConfirmUi, Pcp, UiOptions, UiTiming};
 use smithay::desktop::{Space, Window};
 use smithay::input::{Seat, SeatState};
 use smithay::utils::{Logical, Point};
-use smithay::wayland::compositor::{CompositorClientState, CompositorState};
+use smithay::wayland::compositor::CompositorState;
 use smithay::wayland::output::OutputManagerState;
+use smithay::wayland::selection::data_device::DataDeviceState;
 use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
 use smithay::wayland::shm::ShmState;
-use wayland_server::backend::{ClientData, ClientId, DisconnectReason};
 use wayland_server::{Display, DisplayHandle, ListeningSocket};
 
 use crate::backend::{Backend, BackendKind};
 use crate::config::{CompositorConfig, OutputSpec};
-use crate::intent::IntentManagerState;
+use crate::handlers::ClientState;
 use crate::notice::Notice;
-use crate::overlay_ui::{OverlayUi, PlacedOverlay};
 
 /// Why the compositor could not start.
 #[derive(Debug, thiserror::Error)]
@@ -45,17 +44,6 @@ pub enum StartError {
     Overlay(String),
     #[error("at least one output is needed")]
     NoOutputs,
-}
-
-/// Per-client data Smithay needs.
-#[derive(Default)]
-pub struct ClientState {
-    pub compositor: CompositorClientState,
-}
-
-impl ClientData for ClientState {
-    fn initialized(&self, _client_id: ClientId) {}
-    fn disconnected(&self, _client_id: ClientId, _reason: DisconnectReason) {}
 }
 
 /// The compositor's clock: Unix milliseconds, plus an offset tests can advance. A frozen clock
@@ -137,54 +125,89 @@ pub struct Options {
 pub struct Compositor {
     pub event_loop: EventLoop<'static, State>,
     pub state: State,
+    /// The socket clients connect to (what `WAYLAND_DISPLAY` names).
+    pub socket_name: Option<String>,
 }
 
-/// Everything the compositor knows.
+/// The Smithay protocol states the reference compositor serves.
+pub struct Protocols {
+    pub compositor: CompositorState,
+    pub xdg_shell: XdgShellState,
+    pub layer_shell: WlrLayerShellState,
+    pub shm: ShmState,
+    pub data_device: DataDeviceState,
+    pub seat: SeatState<State>,
+    pub output_manager: OutputManagerState,
+}
+
+/// What the config file says and where it is, and the notice of a refused reload.
+pub struct Settings {
+    pub config: CompositorConfig,
+    pub path: Option<PathBuf>,
+    pub notice: Notice,
+}
+
+/// Everything the reference compositor knows.
 pub struct State {
     pub dh: DisplayHandle,
     pub loop_handle: LoopHandle<'static, State>,
     pub clock: Clock,
-    pub compositor_state: CompositorState,
-    pub xdg_shell_state: XdgShellState,
-    pub layer_shell_state: WlrLayerShellState,
-    pub shm_state: ShmState,
-    pub data_device_state: smithay::wayland::selection::data_device::DataDeviceState,
-    pub seat_state: SeatState<State>,
-    pub output_manager_state: OutputManagerState,
-    pub space: Space<Window>,
+    pub protocols: Protocols,
     pub seat: Seat<State>,
-    pub intents: IntentManagerState,
+    pub space: Space<Window>,
     pub backend: Backend,
-    pub overlay: OverlayUi,
-    /// The voice step: speech engine and the shown prompt's listener.
-    pub voice: crate::voice::Voice,
-    /// The haptic step: force-feedback backend and the shown prompt's cue.
-    pub haptic: crate::haptic::HapticFlow,
-    /// Whether a seat input device can answer prompts now (see
-    /// [`State::input_devices_changed`]).
-    pub input_available: bool,
-    /// The notice of a refused config reload.
-    pub notice: Notice,
-    pub config: CompositorConfig,
-    pub config_path: Option<PathBuf>,
-    /// The focal point: the pointer, or the last touch, or the hint set for tests and spatial
-    /// hardware. The overlay goes to the output nearest it.
-    pub focus: Point<f64, Logical>,
+    /// The plugin: the gate, the protocol and the confirmation UI.
+    pub pcp: Pcp,
     pub pointer: Point<f64, Logical>,
-    /// Where the current touch point went down.
-    pub last_touch: Option<Point<f64, Logical>>,
-    /// Keys whose press the overlay took: their release is not sent to clients either.
-    pub suppressed_keys: HashSet<u32>,
-    /// When the user last interacted with the dialog without answering (Unix ms).
-    pub last_activity_ms: i64,
+    /// The focal point: the pointer, or the last touch, or the hint set for tests and spatial
+    /// hardware. The dialog goes to the output nearest it.
+    pub focus: Point<f64, Logical>,
+    pub settings: Settings,
     /// Set when the rendered picture may have changed.
     pub dirty: bool,
+    /// Where the dialog was last said to be (see `log_placement`).
+    logged_placement: Option<pcp_plugin::Placement>,
     pub running: bool,
     /// Built-in capabilities performed, in order (capability, params), for logs and tests.
     pub performed: Vec<(String, serde_json::Value)>,
-    pub socket_name: Option<String>,
-    deadline_timer: Option<RegistrationToken>,
-    placed_windows: u32,
+}
+
+/// The listening socket as an event source: each new client is inserted with its data.
+fn listen(socket: &Socket, handle: &LoopHandle<'static, State>) -> Result<String, StartError> {
+    let bound = match socket {
+        Socket::Name(name) => ListeningSocket::bind(name),
+        Socket::Path(path) => ListeningSocket::bind_absolute(path.clone()),
+    }
+    .map_err(|e| StartError::Socket {
+        name: socket.to_string(),
+        message: e.to_string(),
+    })?;
+    handle
+        .insert_source(
+            Generic::new(bound, Interest::READ, Mode::Level),
+            |_, socket, state: &mut State| {
+                loop {
+                    match socket.accept() {
+                        Ok(Some(stream)) => {
+                            if let Err(e) = state
+                                .dh
+                                .insert_client(stream, Arc::new(ClientState::default()))
+                            {
+                                tracing::warn!("a client could not be added: {e}");
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::warn!("accepting a client failed: {e}");
+                            break;
+                        }
+                    }
+                }
+                Ok(PostAction::Continue)
+            },
+        )
+        .map_err(|e| StartError::EventLoop(e.to_string()))?;
+    Ok(socket.to_string())
 }
 
 impl Compositor {
@@ -206,43 +229,7 @@ impl Compositor {
         let loop_handle = event_loop.handle();
 
         let socket_name = match &options.socket {
-            Some(socket) => {
-                let bound = match socket {
-                    Socket::Name(name) => ListeningSocket::bind(name),
-                    Socket::Path(path) => ListeningSocket::bind_absolute(path.clone()),
-                }
-                .map_err(|e| StartError::Socket {
-                    name: socket.to_string(),
-                    message: e.to_string(),
-                })?;
-                let name = socket.to_string();
-                loop_handle
-                    .insert_source(
-                        Generic::new(bound, Interest::READ, Mode::Level),
-                        |_, socket, state: &mut State| {
-                            loop {
-                                match socket.accept() {
-                                    Ok(Some(stream)) => {
-                                        if let Err(e) = state
-                                            .dh
-                                            .insert_client(stream, Arc::new(ClientState::default()))
-                                        {
-                                            tracing::warn!("a client could not be added: {e}");
-                                        }
-                                    }
-                                    Ok(None) => break,
-                                    Err(e) => {
-                                        tracing::warn!("accepting a client failed: {e}");
-                                        break;
-                                    }
-                                }
-                            }
-                            Ok(PostAction::Continue)
-                        },
-                    )
-                    .map_err(|e| StartError::EventLoop(e.to_string()))?;
-                Some(name)
-            }
+            Some(socket) => Some(listen(socket, &loop_handle)?),
             None => None,
         };
         loop_handle
@@ -285,20 +272,25 @@ impl Compositor {
             BackendKind::Udev => Err(crate::backend::BackendError::UdevNotBuilt),
         }
         .map_err(|e| StartError::Backend(e.to_string()))?;
-        let mut gate = options.gate;
-        gate.set_available(Availability {
-            output: !backend.outputs.is_empty(),
-            input: options.input_available,
-            voice: false,
-            haptic: false,
-        });
-        let voice = crate::voice::Voice::start(options.speech);
-        let haptic = crate::haptic::HapticFlow::new(
-            Box::new(pcp_haptics::EvdevHaptics::discover(&options.haptics)),
-            options.haptics,
-        );
-        let overlay =
-            OverlayUi::new(options.overlay).map_err(|e| StartError::Overlay(e.to_string()))?;
+        let config = options.config;
+        let speech = options
+            .speech
+            .enabled
+            .then(|| pcp_speech::SpeechEngine::start(options.speech));
+        let mut ui = ConfirmUi::new(UiOptions {
+            overlay: options.overlay,
+            speech,
+            haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&options.haptics)),
+            haptics_config: options.haptics,
+            timing: UiTiming {
+                voice_poll_ms: config.voice_poll_ms,
+                device_probe_ms: config.device_probe_ms,
+                touch_dpi: config.touch_dpi,
+                frame_interval_ms: config.frame_interval_ms,
+            },
+        })
+        .map_err(|e| StartError::Overlay(e.to_string()))?;
+        ui.set_input_devices(usize::from(options.input_available));
         // The udev backend's outputs are the connected displays, not the specs.
         let first = backend
             .outputs
@@ -309,85 +301,52 @@ impl Compositor {
             f64::from(first.x) + f64::from(w) / 2.0,
             f64::from(first.y) + f64::from(h) / 2.0,
         ));
-        let state = State {
-            compositor_state: CompositorState::new::<State>(&dh),
-            xdg_shell_state: XdgShellState::new::<State>(&dh),
-            layer_shell_state: WlrLayerShellState::new::<State>(&dh),
-            shm_state: ShmState::new::<State>(&dh, vec![]),
-            data_device_state: smithay::wayland::selection::data_device::DataDeviceState::new::<
-                State,
-            >(&dh),
-            output_manager_state: OutputManagerState::new_with_xdg_output::<State>(&dh),
-            intents: IntentManagerState::new::<State>(&dh, gate),
-            seat_state,
+        let mut state = State {
+            protocols: Protocols {
+                compositor: CompositorState::new::<State>(&dh),
+                xdg_shell: XdgShellState::new::<State>(&dh),
+                layer_shell: WlrLayerShellState::new::<State>(&dh),
+                shm: ShmState::new::<State>(&dh, vec![]),
+                data_device: DataDeviceState::new::<State>(&dh),
+                seat: seat_state,
+                output_manager: OutputManagerState::new_with_xdg_output::<State>(&dh),
+            },
+            pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,
             space,
             backend,
-            overlay,
-            voice,
-            haptic,
-            notice: Notice::new().map_err(|e| StartError::Overlay(e.to_string()))?,
-            config: options.config,
-            config_path: options.config_path,
+            settings: Settings {
+                config,
+                path: options.config_path,
+                notice: Notice::new().map_err(|e| StartError::Overlay(e.to_string()))?,
+            },
             clock: Clock::default(),
             focus: centre,
             pointer: centre,
-            last_touch: None,
-            suppressed_keys: HashSet::new(),
-            last_activity_ms: 0,
             dirty: true,
+            logged_placement: None,
             running: true,
-            input_available: options.input_available,
             performed: Vec::new(),
-            socket_name,
-            deadline_timer: None,
-            placed_windows: 0,
             dh,
-            loop_handle,
+            loop_handle: loop_handle.clone(),
         };
-        let mut compositor = Compositor { event_loop, state };
-        compositor.state.refresh_availability();
-        // Real (not gate-clock) time: listener events and device probes are about the hardware.
-        let mut last_probe = real_now_ms();
-        let poll = |state: &State| Duration::from_millis(u64::from(state.config.voice_poll_ms));
-        compositor
-            .event_loop
-            .handle()
-            .insert_source(
-                Timer::from_duration(poll(&compositor.state)),
-                move |_, _, state| {
-                    state.poll_voice();
-                    state.show_haptic_progress();
-                    let now = real_now_ms();
-                    if now - last_probe >= i64::from(state.config.device_probe_ms) {
-                        last_probe = now;
-                        state.refresh_availability();
-                        state.check_voice_device();
-                        state.check_haptic_device();
-                    }
-                    TimeoutAction::ToDuration(poll(state))
-                },
-            )
-            .map_err(|e| StartError::EventLoop(e.to_string()))?;
+        state.pcp.use_event_loop(loop_handle.clone());
+        pcp_plugin::refresh(&mut state);
         if options.frame_timer {
             let interval =
-                Duration::from_millis(u64::from(compositor.state.config.frame_interval_ms));
-            compositor
-                .event_loop
-                .handle()
+                Duration::from_millis(u64::from(state.settings.config.frame_interval_ms));
+            loop_handle
                 .insert_source(Timer::from_duration(interval), move |_, _, state| {
                     state.refresh();
                     TimeoutAction::ToDuration(interval)
                 })
                 .map_err(|e| StartError::EventLoop(e.to_string()))?;
         }
-        let reload = compositor.state.config.reload_check_ms;
-        if options.frame_timer && reload > 0 && compositor.state.config_path.is_some() {
+        let reload = state.settings.config.reload_check_ms;
+        if options.frame_timer && reload > 0 && state.settings.path.is_some() {
             let interval = Duration::from_millis(u64::from(reload));
-            let mut seen = compositor.state.config_stamp();
-            compositor
-                .event_loop
-                .handle()
+            let mut seen = state.config_stamp();
+            loop_handle
                 .insert_source(Timer::from_duration(interval), move |_, _, state| {
                     let now = state.config_stamp();
                     if now != seen {
@@ -398,7 +357,11 @@ impl Compositor {
                 })
                 .map_err(|e| StartError::EventLoop(e.to_string()))?;
         }
-        Ok(compositor)
+        Ok(Compositor {
+            event_loop,
+            state,
+            socket_name,
+        })
     }
 
     /// Runs one round of the event loop: client requests, timers, then flushes replies.
@@ -411,12 +374,8 @@ impl Compositor {
 }
 
 impl State {
-    /// Updates the overlay (countdown, guard, placement) and draws every output if needed.
+    /// Draws every output if something changed.
     pub fn refresh(&mut self) {
-        // Timeouts are also armed on their own timer; this commits buffered audit records that
-        // are due even when nothing else happens.
-        crate::intent::tick(self);
-        self.sync_overlay();
         if self.dirty {
             self.dirty = false;
             self.render();
@@ -425,34 +384,45 @@ impl State {
 
     /// Draws every output now and sends frame callbacks.
     pub fn render(&mut self) {
-        let bg = self.config.background_rgb().unwrap_or([0.12, 0.12, 0.15]);
+        self.log_placement();
+        let bg = self
+            .settings
+            .config
+            .background_rgb()
+            .unwrap_or([0.12, 0.12, 0.15]);
+        let notice = &mut self.settings.notice;
         for vo in &self.backend.outputs {
-            self.notice.prepare(vo.spec.logical_size().0, vo.spec.scale);
+            notice.prepare(vo.spec.logical_size().0, vo.spec.scale);
         }
-        // Front first: the dialog above everything, the notice above the windows.
-        let mut layers: Vec<PlacedOverlay<'_>> = self.overlay.placed().into_iter().collect();
-        for (i, vo) in self.backend.outputs.iter().enumerate() {
-            if let Some(n) = self.notice.get(vo.spec.logical_size().0, vo.spec.scale) {
-                layers.push(PlacedOverlay {
-                    output: i,
-                    location: (vo.spec.x, vo.spec.y).into(),
-                    logical_size: n.logical,
-                    buffer_size: n.size,
-                    buffer: &n.buffer,
-                });
+        let drawn = {
+            // Front first: the dialog above everything, the notice above the windows.
+            let mut layers: Vec<pcp_plugin::PlacedOverlay<'_>> =
+                self.pcp.ui().placed().into_iter().collect();
+            for (i, vo) in self.backend.outputs.iter().enumerate() {
+                if let Some(n) = notice.get(vo.spec.logical_size().0, vo.spec.scale) {
+                    layers.push(pcp_plugin::PlacedOverlay {
+                        output: i,
+                        location: (vo.spec.x, vo.spec.y).into(),
+                        logical_size: n.logical,
+                        buffer_size: n.size,
+                        buffer: &n.buffer,
+                    });
+                }
             }
-        }
-        if let Err(e) = self.backend.render(&self.space, &layers, bg) {
+            self.backend.render(&self.space, &layers, bg)
+        };
+        if let Err(e) = drawn {
             // A frame that cannot be drawn cannot show a prompt: fail closed.
             tracing::error!("rendering failed: {e}");
-            if self.overlay.is_open() {
-                crate::intent::respond(
-                    self,
-                    pcp_gate::ModalityEvent::Lost(pcp_gate::Modality::Visual),
-                );
+            if let Some(prompt) = self.pcp.ui().shown() {
+                let lost = pcp_plugin::PromptEvent {
+                    prompt,
+                    event: pcp_gate::ModalityEvent::Lost(pcp_gate::Modality::Visual),
+                };
+                pcp_plugin::apply(self, vec![lost]);
             }
         }
-        let now = Duration::from_millis(self.clock.now_ms() as u64);
+        let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);
         for vo in &self.backend.outputs {
             for window in self.space.elements() {
                 window.send_frame(&vo.output, now, Some(Duration::ZERO), |_, _| {
@@ -464,7 +434,7 @@ impl State {
 
     /// The config file's modification time and length, to notice changes.
     fn config_stamp(&self) -> Option<(SystemTime, u64)> {
-        let meta = std::fs::metadata(self.config_path.as_ref()?).ok()?;
+        let meta = std::fs::metadata(self.settings.path.as_ref()?).ok()?;
         Some((meta.modified().ok()?, meta.len()))
     }
 
@@ -472,21 +442,14 @@ impl State {
     /// stays in use and a notice on every output says so (with the error) until a good one loads.
     /// Outputs are not re-created; the overlay's settings apply from the next prompt.
     pub fn reload_config(&mut self) {
-        let Some(path) = self.config_path.clone() else {
+        let Some(path) = self.settings.path.clone() else {
             return;
         };
         let refused = match crate::startup::load(Some(&path)) {
-            Ok(loaded) => match self.intents.gate_mut().reload(loaded.gate) {
+            Ok(loaded) => match self.pcp.gate_mut().reload(loaded.gate) {
                 Ok(()) => {
-                    self.config = loaded.compositor;
-                    if self.overlay.is_open() {
-                        tracing::info!("the overlay settings apply from the next prompt");
-                    } else {
-                        match OverlayUi::new(loaded.overlay) {
-                            Ok(o) => self.overlay = o,
-                            Err(e) => tracing::warn!("the overlay settings were not applied: {e}"),
-                        }
-                    }
+                    self.settings.config = loaded.compositor;
+                    self.pcp.ui_mut().set_overlay_config(loaded.overlay);
                     tracing::info!("reloaded {}", path.display());
                     None
                 }
@@ -497,70 +460,70 @@ impl State {
         if let Some(e) = &refused {
             tracing::warn!("config reload refused, keeping the previous config: {e}");
         }
-        let text = refused.map(|e| format!("{} {e}", self.config.reload_error_notice));
-        self.notice.set(text);
+        let text = refused.map(|e| format!("{} {e}", self.settings.config.reload_error_notice));
+        self.settings.notice.set(text);
         self.dirty = true;
-    }
-
-    /// Tells the gate which modalities the hardware allows now: an output while any is left
-    /// (none: the denying authorizer), input as set at start, microphone with model, and haptic
-    /// device, probed now.
-    pub fn refresh_availability(&mut self) {
-        let mut available = self.intents.gate().available();
-        available.output = !self.backend.outputs.is_empty();
-        available.input = self.input_available;
-        available.voice = self.voice.available();
-        available.haptic = self.haptic.available();
-        self.intents.gate_mut().set_available(available);
-    }
-
-    /// Starts or stops the voice listener and the haptic cue to match the shown prompt.
-    pub(crate) fn sync_devices(&mut self) {
-        self.sync_voice();
-        self.sync_haptic();
-    }
-
-    /// Re-arms the timer for the gate's next deadline.
-    pub(crate) fn schedule_deadline(&mut self) {
-        if let Some(token) = self.deadline_timer.take() {
-            self.loop_handle.remove(token);
-        }
-        let Some(at) = self.intents.next_deadline() else {
-            return;
-        };
-        let wait = (at - self.clock.now_ms()).max(0) as u64;
-        let result = self.loop_handle.insert_source(
-            Timer::from_duration(Duration::from_millis(wait)),
-            |_, _, state: &mut State| {
-                state.deadline_timer = None;
-                crate::intent::tick(state);
-                TimeoutAction::Drop
-            },
-        );
-        match result {
-            Ok(token) => self.deadline_timer = Some(token),
-            Err(e) => tracing::error!("cannot arm the prompt timer: {e}"),
-        }
+        pcp_plugin::refresh(self);
     }
 
     /// Sets the focal point from a source other than the pointer or touch (a spatial tracker,
-    /// or a test): the overlay moves to the output nearest it.
+    /// or a test): the dialog moves to the output nearest it.
     pub fn set_focus_hint(&mut self, x: f64, y: f64) {
-        self.set_focal_point(Point::from((x, y)));
+        self.focus = Point::from((x, y));
+        if self.pcp.ui().is_open() {
+            pcp_plugin::refresh(self);
+        }
     }
 
-    /// Where a new window goes: the output nearest the focal point, cascaded.
-    pub(crate) fn place_new_window(&mut self, window: Window) {
-        let index = self.backend.nearest_output(self.focus).unwrap_or(0);
-        let (x, y) = self
+    /// The dialog's outputs as the plugin sees them, and the focal point.
+    pub(crate) fn surroundings(&self) -> pcp_plugin::Surroundings {
+        pcp_plugin::Surroundings {
+            outputs: self.backend.overlay_outputs(),
+            focus: pcp_overlay::Point {
+                x: self.focus.x,
+                y: self.focus.y,
+            },
+        }
+    }
+}
+
+impl State {
+    /// Says where the dialog now is and where its controls are (global logical pixels), once
+    /// each time it appears or moves: what a person sees on which display, and what a scripted
+    /// session (`cargo xtask session-test`) aims its touches at.
+    fn log_placement(&mut self) {
+        let placed = self.pcp.ui().placement();
+        if placed == self.logged_placement {
+            return;
+        }
+        self.logged_placement = placed;
+        let Some(placed) = placed else {
+            return;
+        };
+        let name = self
             .backend
             .outputs
-            .get(index)
-            .map(|o| (o.spec.x, o.spec.y))
-            .unwrap_or((0, 0));
-        let step = 32 * (self.placed_windows % 8) as i32;
-        self.placed_windows += 1;
-        self.space.map_element(window, (x + step, y + step), true);
-        self.dirty = true;
+            .get(placed.output)
+            .map_or_else(String::new, |o| o.output.name());
+        let dialog = self.pcp.ui().dialog();
+        let global = |b: Option<[f64; 4]>| {
+            b.map_or_else(
+                || "none".to_string(),
+                |[x, y, w, h]| {
+                    let (x, y) = (f64::from(placed.rect.x) + x, f64::from(placed.rect.y) + y);
+                    format!("{x:.0},{y:.0} {w:.0}x{h:.0}")
+                },
+            )
+        };
+        let r = placed.rect;
+        tracing::info!(
+            "dialog placed on {name} at {},{} {}x{}; approve {}; deny {}",
+            r.x,
+            r.y,
+            r.w,
+            r.h,
+            global(dialog.control_bounds(pcp_overlay::Control::Approve)),
+            global(dialog.control_bounds(pcp_overlay::Control::Deny)),
+        );
     }
 }

@@ -43,12 +43,11 @@ impl State {
         self.key(code, pressed, self.event_time());
     }
 
-    /// Moves the compositor's clock forward by `ms` and lets the gate and the overlay see it:
-    /// timeouts happen with no test waiting for them.
+    /// Moves the compositor's clock forward by `ms` and runs what the plugin's timer runs when
+    /// it fires: timeouts, the guard and a press-and-hold happen with no test waiting for them.
     pub fn advance_clock(&mut self, ms: i64) {
         self.clock.advance(ms);
-        crate::intent::tick(self);
-        self.sync_overlay();
+        pcp_plugin::on_wakeup(self);
     }
 
     /// Unplugs output `index`, as a connector hotplug would: later outputs move down one index.
@@ -76,5 +75,20 @@ impl State {
 
     fn event_time(&self) -> u32 {
         (self.clock.now_ms() & 0xffff_ffff) as u32
+    }
+}
+
+impl State {
+    /// Replaces the speech engine (`None`: voice off), as a host would on a config change; the
+    /// harness shares one loaded model between compositors.
+    pub fn set_speech_engine(&mut self, engine: Option<pcp_speech::SpeechEngine>) {
+        self.pcp.ui_mut().set_speech_engine(engine);
+        pcp_plugin::refresh(self);
+    }
+
+    /// Replaces the haptic backend (the harness puts in a recording one).
+    pub fn set_haptics(&mut self, backend: Box<dyn pcp_haptics::Haptics>) {
+        self.pcp.ui_mut().set_haptics(backend);
+        pcp_plugin::refresh(self);
     }
 }

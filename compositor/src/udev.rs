@@ -25,8 +25,8 @@ use smithay::reexports::input::Libinput;
 use wayland_server::DisplayHandle;
 
 use crate::backend::{Backend, BackendError, Device, VirtualOutput};
-use crate::overlay_ui::PlacedOverlay;
 use crate::state::State;
+use pcp_plugin::PlacedOverlay;
 
 /// Why the udev backend could not start.
 #[derive(Debug, thiserror::Error)]

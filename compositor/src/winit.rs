@@ -5,6 +5,7 @@
 //! suppression of intercepted key releases apply).
 
 use calloop::LoopHandle;
+use pcp_plugin::PlacedOverlay;
 use smithay::backend::input::{
     AbsolutePositionEvent, ButtonState, Event, InputEvent, KeyState, KeyboardKeyEvent,
     PointerButtonEvent,
@@ -19,7 +20,6 @@ use wayland_server::DisplayHandle;
 
 use crate::backend::{Backend, BackendError, Device, VirtualOutput};
 use crate::config::OutputSpec;
-use crate::overlay_ui::PlacedOverlay;
 use crate::state::State;
 
 /// The host window and its GLES renderer.
@@ -125,7 +125,7 @@ fn handle_event(state: &mut State, event: WinitEvent) {
                 vo.set_spec(spec);
                 tracing::debug!("the nested window is now {}x{}", spec.width, spec.height);
             }
-            state.sync_overlay();
+            pcp_plugin::refresh(state);
             state.dirty = true;
         }
         WinitEvent::Redraw => state.dirty = true,

@@ -373,6 +373,13 @@ impl Store {
         writer.flush(records)
     }
 
+    /// When the buffered routine records are due for their group commit (Unix ms); `None`
+    /// when nothing waits. `flush_if_due` at that time commits them.
+    pub fn flush_due_at(&self) -> Option<i64> {
+        self.oldest_pending_ms
+            .map(|oldest| oldest.saturating_add(self.group.max_age_ms))
+    }
+
     /// Routine records waiting for their group commit.
     pub fn buffered(&self) -> usize {
         self.batch.len()

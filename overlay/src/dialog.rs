@@ -245,6 +245,14 @@ impl ConfirmDialog {
         (!v.live.armed).then(|| v.guard.ready_at()).flatten()
     }
 
+    /// While Approve is held down and the plan asks for a press-and-hold: when the hold
+    /// completes (`advance` at or after it returns `Approve`). `None` when nothing is held.
+    pub fn hold_done_at(&self) -> Option<u64> {
+        let v = self.visible.as_ref()?;
+        let press = v.press.filter(|p| p.control == Control::Approve)?;
+        needs_hold(&self.config, &v.content).then(|| press.at + self.config.hold_to_approve_ms)
+    }
+
     /// The control under a logical, surface-local point, as last rendered.
     pub fn control_at(&self, x: f64, y: f64) -> Option<Control> {
         let v = self.visible.as_ref()?;

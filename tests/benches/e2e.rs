@@ -31,9 +31,7 @@ impl Served {
             let mut fx = Fixture::new(&["1920x1080@0,0"]);
             tx.send(fx.socket_path()).unwrap();
             while !flag.load(Ordering::Relaxed) {
-                fx.compositor
-                    .dispatch(Some(Duration::from_millis(50)))
-                    .unwrap();
+                fx.dispatch(Duration::from_millis(50));
             }
         });
         Served {
@@ -78,10 +76,10 @@ fn identity_checks(c: &mut Criterion) {
     let pid = std::process::id();
     let mut group = c.benchmark_group("identity");
     group.bench_function("/proc/PID/exe", |b| {
-        b.iter(|| assert!(pcp_compositor::identity::executable_of(pid).is_some()))
+        b.iter(|| assert!(pcp_plugin::identity::executable_of(pid).is_some()))
     });
     group.bench_function("/proc/PID/stat start time", |b| {
-        b.iter(|| assert!(pcp_compositor::identity::start_time_of(pid).is_some()))
+        b.iter(|| assert!(pcp_plugin::identity::start_time_of(pid).is_some()))
     });
     group.finish();
 }
@@ -105,25 +103,20 @@ fn arrival_to_pixels(c: &mut Criterion) {
                     let h = client.submit(&privileged).unwrap();
                     // The request is on the socket: from here to the composited pixels.
                     let start = Instant::now();
-                    while !fx.state().overlay.is_open() {
-                        fx.compositor.dispatch(Some(Duration::ZERO)).unwrap();
+                    while !fx.dialog_open() {
+                        fx.dispatch(Duration::ZERO);
                     }
-                    fx.state().render();
+                    fx.render();
                     total += start.elapsed();
                     let (x, y) = {
-                        let p = fx.state().overlay.placement().unwrap();
-                        (p.rect.x + p.rect.w / 2, p.rect.y + 4)
+                        let r = fx.dialog_rect().unwrap();
+                        (r.x + r.w / 2, r.y + 4)
                     };
-                    let px = fx
-                        .state()
-                        .backend
-                        .capture(0)
-                        .unwrap()
-                        .pixel(x as u32, y as u32);
+                    let px = fx.capture(0).pixel(x as u32, y as u32);
                     assert!(!harness::is_background(px), "the dialog is in the buffer");
                     h.cancel();
                     loop {
-                        fx.compositor.dispatch(Some(Duration::ZERO)).unwrap();
+                        fx.dispatch(Duration::ZERO);
                         client.poll().unwrap();
                         if let Some(IntentEvent::Final { .. }) = client.take_event() {
                             break;

@@ -17,7 +17,6 @@ use std::process::{Child, ExitCode};
 use std::time::{Duration, Instant};
 
 use pcp_compositor::headless::Capture;
-use pcp_compositor::state::Clock;
 use pcp_gate::store::Store;
 use pcp_gate::{AuditRecord, Modality};
 use pcp_haptics::{FfKind, Recorded, RecordingHaptics};
@@ -157,13 +156,13 @@ impl Demo {
             Some(&out.join("state.sqlite3")),
         );
         // The real clock: every time in the table is wall time.
-        fx.state().clock = Clock::default();
+        fx.use_real_clock();
         let loaded = Instant::now();
-        while fx.state().voice.probe().is_err() {
+        while fx.voice_availability().is_err() {
             if loaded.elapsed() > Duration::from_secs(60) {
                 return Err(format!(
                     "voice is not available after 60 s: {:?}",
-                    fx.state().voice.probe()
+                    fx.voice_availability()
                 ));
             }
             fx.pump();
@@ -198,7 +197,7 @@ impl Demo {
         self.look_at(0);
         let mut child = self.fx.spawn(self.fx.command("weston-simple-shm"));
         let start = Instant::now();
-        while self.fx.state().space.elements().count() == 0 {
+        while self.fx.window_count() == 0 {
             if start.elapsed() > harness::WAIT {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -227,7 +226,7 @@ impl Demo {
                 d.expect_prompt(&c, "visual", &["visual"], 1);
                 // A click the instant the dialog appears is ignored (clickjacking guard).
                 d.fx.click(Control::Approve);
-                if !d.fx.state().overlay.is_open() {
+                if !d.fx.dialog_open() {
                     d.problem("a click before the guard was ready counted");
                 }
                 d.shoot("privileged-write");
@@ -264,8 +263,7 @@ impl Demo {
                 let c = d.submit(intent("session.logout", json!({})));
                 d.expect_prompt(&c, "voice+visual", &["voice", "visual"], 0);
                 d.fx.pump_until("the microphone to listen", |fx| {
-                    fx.state().overlay.dialog().live().map(|l| l.voice)
-                        == Some(pcp_overlay::VoiceState::Listening)
+                    fx.dialog_live().map(|l| l.voice) == Some(pcp_overlay::VoiceState::Listening)
                 });
                 d.shoot("system-unanswered");
                 c
@@ -312,22 +310,17 @@ impl Demo {
                 d.unplug_microphone();
                 let c = d.submit(intent("package.install", json!({"package": "htop"})));
                 d.expect_prompt(&c, "voice+visual", &["visual"], 0);
-                let hold =
-                    d.fx.state()
-                        .intents
-                        .gate()
-                        .active()
-                        .is_some_and(|p| p.plan.press_and_hold);
+                let hold = d.fx.gate().active().is_some_and(|p| p.plan.press_and_hold);
                 if !hold {
                     d.problem("the fallback plan does not ask for press-and-hold");
                 }
                 d.shoot("voice-unavailable-hold");
                 d.fx.wait(READ);
                 let (x, y) = d.fx.control_centre(Control::Approve);
-                d.fx.state().inject_pointer_motion(x, y);
-                d.fx.state().inject_pointer_button(true);
+                d.fx.inject_pointer_motion(x, y);
+                d.fx.inject_pointer_button(true);
                 d.fx.wait(Duration::from_millis(1000));
-                d.fx.state().inject_pointer_button(false);
+                d.fx.inject_pointer_button(false);
                 c
             },
         );
@@ -346,9 +339,9 @@ impl Demo {
                 d.fx.wait(cue + Duration::from_millis(100));
                 let (x, y) = (960.0, 700.0);
                 for _ in 0..2 {
-                    d.fx.state().inject_touch_down(x, y);
+                    d.fx.inject_touch_down(x, y);
                     d.fx.wait(Duration::from_millis(50));
-                    d.fx.state().inject_touch_up();
+                    d.fx.inject_touch_up();
                     d.fx.wait(Duration::from_millis(150));
                 }
                 let played = d
@@ -380,13 +373,12 @@ impl Demo {
                 let c = d.submit(move_window("HEADLESS-1"));
                 d.expect_prompt(&c, "visual", &["visual"], 1);
                 d.shoot("unplug-before");
-                let before = d.fx.state().intents.gate().active().map(|p| p.id);
-                if let Err(e) = d.fx.state().unplug_output(1) {
+                let before = d.fx.gate().active().map(|p| p.id);
+                if let Err(e) = d.fx.unplug_output(1) {
                     d.problem(&format!("cannot unplug the tablet: {e}"));
                 }
-                d.fx.state().sync_overlay();
-                let on = d.fx.state().overlay.placement().map(|p| p.output);
-                let after = d.fx.state().intents.gate().active().map(|p| p.id);
+                let on = d.fx.dialog_output();
+                let after = d.fx.gate().active().map(|p| p.id);
                 if on != Some(0) || after != before {
                     d.problem(&format!(
                         "after the unplug the dialog is on {on:?} showing {after:?}, expected \
@@ -452,8 +444,7 @@ impl Demo {
                  through {got_modalities:?}"
             ));
         }
-        self.fx.state().sync_overlay();
-        let on = self.fx.state().overlay.placement().map(|p| p.output);
+        let on = self.fx.dialog_output();
         if on != Some(output) {
             self.problem(&format!(
                 "expected the dialog on output {output}, it is on {on:?}"
@@ -463,10 +454,10 @@ impl Demo {
 
     /// Moves the pointer (the focal point) to the centre of output `index`.
     fn look_at(&mut self, index: usize) {
-        let spec = self.fx.state().backend.outputs[index].spec;
+        let spec = self.fx.output_spec(index);
         let (w, h) = spec.logical_size();
         let (x, y) = (spec.x, spec.y);
-        self.fx.state().inject_pointer_motion(
+        self.fx.inject_pointer_motion(
             f64::from(x) + f64::from(w) / 2.0,
             f64::from(y) + f64::from(h) / 2.0,
         );
@@ -507,7 +498,7 @@ impl Demo {
             self.problem(&format!("cannot unplug the microphone: {e}"));
         }
         self.fx.pump_until("voice to become unavailable", |fx| {
-            fx.state().voice.probe().is_err()
+            fx.voice_availability().is_err()
         });
     }
 
@@ -523,7 +514,7 @@ impl Demo {
     }
 
     fn shoot_numbered(&mut self, step: usize, name: &str) {
-        for index in 0..self.fx.state().backend.outputs.len() {
+        for index in 0..self.fx.output_count() {
             let path = self
                 .out
                 .join(format!("{step:02}-{name}-output-{index}.png"));

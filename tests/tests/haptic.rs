@@ -26,20 +26,15 @@ fn setting() -> pcp_protocol::client::Submission {
 }
 
 /// What the dialog's haptic row shows.
-fn haptic_shown(fx: &Fixture) -> Option<HapticState> {
-    fx.compositor
-        .state
-        .overlay
-        .dialog()
-        .live()
-        .map(|l| l.haptic)
+fn haptic_shown(fx: &mut Fixture) -> Option<HapticState> {
+    fx.dialog_live().map(|l| l.haptic)
 }
 
 /// One tap at (x, y): 50 ms down, then 150 ms before whatever comes next.
 fn tap(fx: &mut Fixture, (x, y): (f64, f64)) {
-    fx.state().inject_touch_down(x, y);
+    fx.inject_touch_down(x, y);
     fx.advance_clock(50);
-    fx.state().inject_touch_up();
+    fx.inject_touch_up();
     fx.advance_clock(150);
 }
 
@@ -66,10 +61,10 @@ fn a_double_tap_after_the_cue_approves_and_the_cue_is_erased() {
     fx.advance_clock(config.cue.duration().as_millis().max(1000) as i64 + 100);
     // Tapped where the dialog's deny button is: the taps are the haptic answer, never a click.
     let deny = fx.control_centre(Control::Deny);
-    assert_eq!(haptic_shown(&fx), Some(HapticState::Waiting));
+    assert_eq!(haptic_shown(&mut fx), Some(HapticState::Waiting));
     tap(&mut fx, deny);
     assert_eq!(
-        haptic_shown(&fx),
+        haptic_shown(&mut fx),
         Some(HapticState::FirstTap),
         "the dialog says one more tap"
     );
@@ -93,7 +88,7 @@ fn a_single_tap_does_not_approve_and_the_gate_times_it_out() {
     fx.pending(&c);
     fx.advance_clock(1000);
     tap(&mut fx, (100.0, 100.0));
-    assert_eq!(haptic_shown(&fx), Some(HapticState::FirstTap));
+    assert_eq!(haptic_shown(&mut fx), Some(HapticState::FirstTap));
     // Past the window for a second tap: the dialog stops asking for one.
     fx.advance_clock(i64::from(config.tap.max_interval_ms));
     fx.pump_until("the tap-again hint to go", |fx| {
@@ -137,13 +132,11 @@ fn a_haptic_device_unplugged_mid_prompt_falls_back_to_visual() {
     shared.0.borrow_mut().disconnect();
     // The compositor probes its devices on a timer while it runs.
     fx.pump_until("the fallback to visual", |fx| {
-        fx.state()
-            .intents
-            .gate()
+        fx.gate()
             .active()
             .is_some_and(|p| p.plan.modalities == [Modality::Visual])
     });
-    assert!(fx.state().overlay.is_open(), "the prompt is kept");
+    assert!(fx.dialog_open(), "the prompt is kept");
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     let d = fx.decision(&c);

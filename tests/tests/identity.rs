@@ -101,22 +101,14 @@ fn the_prompt_names_the_app_and_the_client_gets_no_input_while_it_is_up() {
         "the new toplevel gets the keyboard"
     );
     assert_eq!(next(&mut fx, &rx), Seen::Pending);
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
     assert_eq!(
         next(&mut fx, &rx),
         Seen::Leave,
         "the dialog takes the keyboard"
     );
 
-    let client = fx
-        .state()
-        .intents
-        .gate()
-        .active()
-        .unwrap()
-        .intent
-        .client
-        .clone();
+    let client = fx.gate().active().unwrap().intent.client.clone();
     assert_eq!(client.declared_app_id.as_deref(), Some("org.example.Agent"));
     assert_eq!(client.pid, Some(std::process::id()));
     assert_eq!(client.uid, Some(own_uid()));
@@ -130,10 +122,10 @@ fn the_prompt_names_the_app_and_the_client_gets_no_input_while_it_is_up() {
     assert_eq!(client.display_name(), exe.to_str().unwrap());
 
     // Keys while the dialog is up go to the dialog only.
-    fx.state().inject_key(KEY_A, true);
-    fx.state().inject_key(KEY_A, false);
+    fx.inject_key(KEY_A, true);
+    fx.inject_key(KEY_A, false);
     fx.advance_clock(1000);
-    fx.state().inject_key(KEY_ESC, true);
+    fx.inject_key(KEY_ESC, true);
     let seen = drain(&mut fx, &rx);
     assert!(
         seen.contains(&Seen::Denied("user_denied".into())),
@@ -143,12 +135,12 @@ fn the_prompt_names_the_app_and_the_client_gets_no_input_while_it_is_up() {
     // The dialog is gone: the client has the keyboard back...
     assert_eq!(seen.last(), Some(&Seen::Enter), "{seen:?}");
     // ...but never sees the release of the Escape that answered.
-    fx.state().inject_key(KEY_ESC, false);
-    fx.state().inject_key(KEY_A, true);
+    fx.inject_key(KEY_ESC, false);
+    fx.inject_key(KEY_A, true);
     let seen = drain(&mut fx, &rx);
     assert_eq!(seen, [Seen::Key(KEY_A, true)]);
 
-    let audit = fx.state().intents.gate().store().audit_since(0).unwrap();
+    let audit = fx.gate().store().audit_since(0).unwrap();
     let record = audit
         .iter()
         .rev()

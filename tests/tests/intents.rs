@@ -23,7 +23,7 @@ fn a_routine_write_runs_with_no_prompt_and_carries_a_token() {
         d.threshold.is_none(),
         "no pending event for a routine write"
     );
-    assert!(!fx.state().overlay.is_open());
+    assert!(!fx.dialog_open());
 }
 
 #[test]
@@ -45,12 +45,12 @@ fn a_privileged_write_waits_and_a_click_after_the_guard_approves_it() {
     let (threshold, modalities) = fx.pending(&c);
     assert_eq!(threshold, "visual");
     assert_eq!(modalities, ["visual"]);
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
 
     // Inside the 750 ms guard: the click does nothing.
     fx.click(Control::Approve);
     assert!(
-        fx.state().intents.gate().active().is_some(),
+        fx.gate().active().is_some(),
         "an early click must not count"
     );
 
@@ -61,7 +61,7 @@ fn a_privileged_write_waits_and_a_click_after_the_guard_approves_it() {
     assert_eq!(d.resolution, "user_approved");
     assert_eq!(d.threshold.as_deref(), Some("visual"));
     assert!(d.token.is_some());
-    assert!(!fx.state().overlay.is_open());
+    assert!(!fx.dialog_open());
 }
 
 #[test]
@@ -82,12 +82,12 @@ fn a_visual_timeout_denies_on_the_gate_clock() {
     let c = fx.submit(intent("settings.change", json!({"key": "a", "value": "b"})));
     fx.pending(&c);
     fx.advance_clock(29_000);
-    assert!(fx.state().overlay.is_open(), "still up before 30 s");
+    assert!(fx.dialog_open(), "still up before 30 s");
     fx.advance_clock(1_500);
     let d = fx.decision(&c);
     assert!(!d.approved);
     assert_eq!(d.resolution, "confirmation.timeout");
-    assert!(!fx.state().overlay.is_open());
+    assert!(!fx.dialog_open());
 }
 
 #[test]
@@ -100,33 +100,33 @@ fn keyboard_tab_then_enter_approves_after_the_guard_and_escape_denies() {
     fx.pending(&c);
     // Enter alone does nothing: there is no default button.
     fx.advance_clock(1000);
-    fx.state().inject_key(KEY_ENTER, true);
-    fx.state().inject_key(KEY_ENTER, false);
-    assert!(fx.state().overlay.is_open());
+    fx.inject_key(KEY_ENTER, true);
+    fx.inject_key(KEY_ENTER, false);
+    assert!(fx.dialog_open());
     // Tab goes to Deny first, Shift-less Tab again to Approve.
     for _ in 0..2 {
-        fx.state().inject_key(KEY_TAB, true);
-        fx.state().inject_key(KEY_TAB, false);
+        fx.inject_key(KEY_TAB, true);
+        fx.inject_key(KEY_TAB, false);
     }
-    fx.state().inject_key(KEY_ENTER, true);
-    fx.state().inject_key(KEY_ENTER, false);
+    fx.inject_key(KEY_ENTER, true);
+    fx.inject_key(KEY_ENTER, false);
     let d = fx.decision(&c);
     assert_eq!(d.resolution, "user_approved", "{d:?}");
     assert!(
-        fx.state().suppressed_keys.is_empty(),
+        fx.suppressed_keys().is_empty(),
         "every intercepted release was seen"
     );
 
     let c = fx.submit(intent("settings.change", json!({"key": "c", "value": "d"})));
     fx.pending(&c);
     fx.advance_clock(1000);
-    fx.state().inject_key(KEY_ESC, true);
+    fx.inject_key(KEY_ESC, true);
     let d = fx.decision(&c);
     assert_eq!(d.resolution, "user_denied");
     // The release arrives after the dialog is gone and is still kept from clients.
-    assert!(fx.state().suppressed_keys.contains(&KEY_ESC));
-    fx.state().inject_key(KEY_ESC, false);
-    assert!(fx.state().suppressed_keys.is_empty());
+    assert!(fx.suppressed_keys().contains(&KEY_ESC));
+    fx.inject_key(KEY_ESC, false);
+    assert!(fx.suppressed_keys().is_empty());
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn malformed_json_ends_only_that_client() {
     }
 
     // The compositor and the other client carry on.
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&waiting).resolution, "user_approved");
@@ -256,7 +256,7 @@ fn a_client_cannot_approve_its_own_intent_through_any_request() {
     }
     // Parameters the manifest does not declare are refused before anything else is looked at.
     assert_eq!(finals[0].resolution, "invalid_params", "{finals:?}");
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
     // Time passes with no seat input: still not approved, and then the deadline denies it.
     fx.advance_clock(31_000);
     let d = fx.decision(&c);
@@ -275,7 +275,7 @@ fn a_client_cannot_approve_its_own_intent_through_any_request() {
     let d = fx.decision(&c);
     assert!(!d.approved);
     assert_eq!(d.resolution, "cancelled");
-    assert!(!fx.state().overlay.is_open());
+    assert!(!fx.dialog_open());
 
     // Cancelling twice is a protocol error that ends only that client.
     let c = fx.client(|c| {
@@ -301,11 +301,9 @@ fn a_client_cannot_approve_its_own_intent_through_any_request() {
             Err(e) => panic!("{e}"),
         }
     }
-    assert!(!fx.state().overlay.is_open());
+    assert!(!fx.dialog_open());
     // The audit log holds no approval for settings.change.
     let approved = fx
-        .state()
-        .intents
         .gate()
         .store()
         .audit_since(0)
@@ -325,7 +323,7 @@ fn a_deny_rule_reaches_the_client_as_policy_deny_with_its_reason() {
     assert!(!d.approved);
     assert_eq!(d.resolution, "policy_deny");
     assert_eq!(d.reason.as_deref(), Some("never here"));
-    assert!(!fx.state().overlay.is_open());
+    assert!(!fx.dialog_open());
 }
 
 #[test]
@@ -340,12 +338,8 @@ fn two_clients_prompts_queue_and_the_second_is_shown_after_the_first() {
         json!({"path": "/p", "recipient": "bob"}),
     ));
     fx.pending(&b);
-    assert_eq!(fx.state().intents.gate().prompts().count(), 2);
-    assert_eq!(
-        fx.state().overlay.queued(),
-        1,
-        "the badge counts the waiting prompt"
-    );
+    assert_eq!(fx.gate().prompts().count(), 2);
+    assert_eq!(fx.queued(), 1, "the badge counts the waiting prompt");
     let after = fx.capture(0);
     assert_ne!(before, after, "the badge changed the dialog's pixels");
 
@@ -353,13 +347,10 @@ fn two_clients_prompts_queue_and_the_second_is_shown_after_the_first() {
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&a).resolution, "user_approved");
     // The second prompt is shown now, with its own guard.
-    assert!(fx.state().overlay.is_open());
-    assert_eq!(fx.state().overlay.queued(), 0);
+    assert!(fx.dialog_open());
+    assert_eq!(fx.queued(), 0);
     fx.click(Control::Deny);
-    assert!(
-        fx.state().overlay.is_open(),
-        "inside the new prompt's guard"
-    );
+    assert!(fx.dialog_open(), "inside the new prompt's guard");
     fx.advance_clock(1000);
     fx.click(Control::Deny);
     assert_eq!(fx.decision(&b).resolution, "user_denied");
@@ -374,17 +365,14 @@ fn built_in_capabilities_run_in_the_compositor_only_after_approval() {
     ));
     let (threshold, _) = fx.pending(&c);
     assert_eq!(threshold, "voice+visual");
-    assert!(
-        fx.state().performed.is_empty(),
-        "nothing runs before approval"
-    );
+    assert!(fx.performed().is_empty(), "nothing runs before approval");
     fx.advance_clock(1000);
     // System risk: approve is press-and-hold (voice is unavailable here).
     fx.hold(Control::Approve, 1000);
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
-    assert_eq!(fx.state().performed.len(), 1);
-    assert_eq!(fx.state().backend.outputs[1].spec.width, 1024);
+    assert_eq!(fx.performed().len(), 1);
+    assert_eq!(fx.output_spec(1).width, 1024);
 
     // An approved built-in that cannot run is reported as such.
     let c = fx.submit(intent("window.close", json!({"window": "nope"})));
@@ -400,11 +388,11 @@ fn interacting_with_the_dialog_restarts_the_inactivity_timeout() {
     let c = fx.submit(intent("settings.change", json!({"key": "t", "value": "u"})));
     fx.pending(&c);
     fx.advance_clock(20_000);
-    fx.state().inject_key(KEY_TAB, true);
-    fx.state().inject_key(KEY_TAB, false);
+    fx.inject_key(KEY_TAB, true);
+    fx.inject_key(KEY_TAB, false);
     fx.advance_clock(20_000);
     assert!(
-        fx.state().overlay.is_open(),
+        fx.dialog_open(),
         "40 s in, but 20 s since the last activity"
     );
     fx.advance_clock(11_000);
@@ -422,18 +410,10 @@ fn a_plan_that_asks_for_press_and_hold_gets_it_whatever_the_risk() {
         (threshold.as_str(), modalities),
         ("voice+visual", vec!["visual".to_string()])
     );
-    assert!(
-        fx.state()
-            .intents
-            .gate()
-            .active()
-            .unwrap()
-            .plan
-            .press_and_hold
-    );
+    assert!(fx.gate().active().unwrap().plan.press_and_hold);
     fx.advance_clock(1000);
     fx.click(Control::Approve);
-    assert!(fx.state().overlay.is_open(), "a click is not a hold");
+    assert!(fx.dialog_open(), "a click is not a hold");
     fx.hold(Control::Approve, 1000);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
 }

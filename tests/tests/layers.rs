@@ -178,9 +178,7 @@ fn the_dialog_is_above_a_fullscreen_window() {
         green(c.pixel(1, 1)) && green(c.pixel(638, 478))
     });
     assert!(harness::is_background(fx.capture(1).pixel(5, 5)));
-    fx.pump_until("the fullscreen app's prompt", |fx| {
-        fx.state().overlay.is_open()
-    });
+    fx.pump_until("the fullscreen app's prompt", |fx| fx.dialog_open());
     let png = fx.save_png(0, "fullscreen-and-dialog");
     let capture = fx.capture(0);
     let (ax, ay) = fx.control_centre(Control::Approve);
@@ -192,8 +190,8 @@ fn the_dialog_is_above_a_fullscreen_window() {
     assert!(green(capture.pixel(1, 1)));
     fx.advance_clock(1000);
     fx.click(Control::Approve);
-    assert!(!fx.state().overlay.is_open());
-    let audit = fx.state().intents.gate().store().audit_since(0).unwrap();
+    assert!(!fx.dialog_open());
+    let audit = fx.gate().store().audit_since(0).unwrap();
     let last = audit.last().unwrap();
     assert_eq!(last.resolution.as_str(), "user_approved");
     assert_eq!(

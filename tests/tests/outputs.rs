@@ -19,12 +19,8 @@ const TWO: &[&str] = &["1280x720@0,0", "1280x720@1280,0"];
 /// Pixels of output `index`'s capture inside the dialog's placed rect that are not the
 /// background (the output's origin and scale taken from the compositor).
 fn dialog_pixels_on(fx: &mut Fixture, index: usize) -> (usize, usize) {
-    let placement = fx
-        .state()
-        .overlay
-        .placement()
-        .expect("the dialog is placed");
-    let spec = fx.state().backend.outputs[index].spec;
+    let placement = fx.dialog_placement().expect("the dialog is placed");
+    let spec = fx.output_spec(index);
     let capture = fx.capture(index);
     let r = placement.rect;
     let to_px = |v: i32, origin: i32| (f64::from(v - origin) * spec.scale) as i64;
@@ -52,14 +48,14 @@ fn all_background(capture: &Capture) -> bool {
 
 /// The shown prompt's id and visual deadline.
 fn shown_prompt(fx: &mut Fixture) -> (IntentId, Option<i64>) {
-    let gate = fx.state().intents.gate();
+    let gate = fx.gate();
     let p = gate.active().expect("a prompt is shown");
     (p.id, p.deadline(Modality::Visual))
 }
 
 /// Whether the dialog's clickjacking guard has armed its controls.
 fn armed(fx: &mut Fixture) -> bool {
-    fx.state().overlay.dialog().live().is_some_and(|l| l.armed)
+    fx.dialog_live().is_some_and(|l| l.armed)
 }
 
 /// How many `wl_output` globals a new client sees.
@@ -73,7 +69,7 @@ fn wl_outputs_seen(fx: &mut Fixture) -> usize {
 
 /// The audit records with this resolution (group-committed records flushed first).
 fn audited(fx: &mut Fixture, resolution: Resolution) -> Vec<pcp_gate::AuditRecord> {
-    let gate = fx.state().intents.gate_mut();
+    let gate = fx.gate_mut();
     gate.flush().expect("audit flush");
     gate.store()
         .audit_since(0)
@@ -87,10 +83,10 @@ fn audited(fx: &mut Fixture, resolution: Resolution) -> Vec<pcp_gate::AuditRecor
 fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
     let mut fx = Fixture::new(TWO);
     assert_eq!(wl_outputs_seen(&mut fx), 2);
-    fx.state().set_focus_hint(1500.0, 300.0);
+    fx.set_focus_hint(1500.0, 300.0);
     let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "v"})));
     fx.pending(&c);
-    assert_eq!(fx.state().overlay.placement().unwrap().output, 1);
+    assert_eq!(fx.dialog_output().unwrap(), 1);
     let before = shown_prompt(&mut fx);
     assert!(before.1.is_some(), "the visual step has a deadline");
     fx.advance_clock(1000);
@@ -102,8 +98,8 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
         "output 0 shows nothing before the unplug"
     );
 
-    assert_eq!(fx.state().unplug_output(1).unwrap(), "HEADLESS-2");
-    assert_eq!(fx.state().backend.outputs.len(), 1);
+    assert_eq!(fx.unplug_output(1).unwrap(), "HEADLESS-2");
+    assert_eq!(fx.output_count(), 1);
     assert_eq!(
         wl_outputs_seen(&mut fx),
         1,
@@ -111,11 +107,7 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
     );
 
     // The dialog is on output 0 now, inside it, and drawn there.
-    let placement = fx
-        .state()
-        .overlay
-        .placement()
-        .expect("the dialog is still up");
+    let placement = fx.dialog_placement().expect("the dialog is still up");
     assert_eq!(placement.output, 0);
     let r = placement.rect;
     assert!(
@@ -131,7 +123,7 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
     );
     // The same prompt: same id, its timeout still running from when it was first shown.
     assert_eq!(shown_prompt(&mut fx), before);
-    assert_eq!(fx.state().intents.gate().prompts().count(), 1);
+    assert_eq!(fx.gate().prompts().count(), 1);
     assert_eq!(
         fx.seconds_left(),
         seconds_before,
@@ -141,10 +133,7 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
     // It moved: the guard starts again, then a click on Approve there approves.
     assert!(!armed(&mut fx));
     fx.click(Control::Approve);
-    assert!(
-        fx.state().overlay.is_open(),
-        "a click right after the move is ignored"
-    );
+    assert!(fx.dialog_open(), "a click right after the move is ignored");
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     let d = fx.decision(&c);
@@ -159,14 +148,14 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
 #[test]
 fn unplugging_another_output_leaves_the_dialog_and_its_guard_alone() {
     let mut fx = Fixture::new(TWO);
-    fx.state().set_focus_hint(1500.0, 300.0);
+    fx.set_focus_hint(1500.0, 300.0);
     let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "w"})));
     fx.pending(&c);
-    let rect = fx.state().overlay.placement().unwrap().rect;
+    let rect = fx.dialog_rect().unwrap();
     fx.advance_clock(1000);
     // Output 0 goes: the dialog's output becomes index 0 without moving.
-    fx.state().unplug_output(0).unwrap();
-    let placement = fx.state().overlay.placement().unwrap();
+    fx.unplug_output(0).unwrap();
+    let placement = fx.dialog_placement().unwrap();
     assert_eq!((placement.output, placement.rect), (0, rect));
     let (drawn, area) = dialog_pixels_on(&mut fx, 0);
     assert!(drawn > area / 2, "{drawn} of {area}");
@@ -178,24 +167,22 @@ fn unplugging_another_output_leaves_the_dialog_and_its_guard_alone() {
 #[test]
 fn windows_on_an_unplugged_output_move_onto_a_remaining_one() {
     let mut fx = Fixture::new(&["800x600@0,0", "800x600@800,0"]);
-    fx.state().set_focus_hint(1000.0, 100.0);
+    fx.set_focus_hint(1000.0, 100.0);
     let mut shm = fx.spawn(fx.command("weston-simple-shm"));
     fx.pump_until("weston-simple-shm's window", |fx| {
-        fx.state().space.elements().next().is_some()
-            && !is_background(fx.capture(1).pixel(100, 100))
+        fx.window_count() > 0 && !is_background(fx.capture(1).pixel(100, 100))
     });
-    let window = fx.state().space.elements().next().unwrap().clone();
-    assert_eq!(fx.state().space.element_location(&window).unwrap().x, 800);
-    fx.state().unplug_output(1).unwrap();
-    let loc = fx.state().space.element_location(&window).unwrap();
+    assert_eq!(fx.first_window_location().unwrap().0, 800);
+    fx.unplug_output(1).unwrap();
+    let loc = fx.first_window_location().unwrap();
     assert!(
-        (0..800).contains(&loc.x) && (0..600).contains(&loc.y),
+        (0..800).contains(&loc.0) && (0..600).contains(&loc.1),
         "{loc:?}"
     );
     let png = fx.save_png(0, "unplug-window-moved-to-output0");
     let capture = fx.capture(0);
     assert!(
-        !is_background(capture.pixel(loc.x as u32 + 100, loc.y as u32 + 100)),
+        !is_background(capture.pixel(loc.0 as u32 + 100, loc.1 as u32 + 100)),
         "the window is drawn on output 0 ({})",
         png.display()
     );
@@ -212,17 +199,17 @@ fn losing_the_last_output_denies_prompts_unavailable_until_one_is_plugged_back()
     fx.pending(&shown);
     let queued = fx.submit(intent("settings.change", json!({"key": "b", "value": "2"})));
     fx.pending(&queued);
-    assert_eq!(fx.state().intents.gate().prompts().count(), 2);
+    assert_eq!(fx.gate().prompts().count(), 2);
     assert!(audited(&mut fx, Resolution::ConfirmationUnavailable).is_empty());
 
-    fx.state().unplug_output(0).unwrap();
+    fx.unplug_output(0).unwrap();
     for c in [&shown, &queued] {
         let d = fx.decision(c);
         assert!(!d.approved);
         assert_eq!(d.resolution, "confirmation_unavailable");
     }
-    assert!(!fx.state().overlay.is_open());
-    assert_eq!(fx.state().intents.gate().prompts().count(), 0);
+    assert!(!fx.dialog_open());
+    assert_eq!(fx.gate().prompts().count(), 0);
     let records = audited(&mut fx, Resolution::ConfirmationUnavailable);
     let keys: Vec<_> = records
         .iter()
@@ -247,11 +234,11 @@ fn losing_the_last_output_denies_prompts_unavailable_until_one_is_plugged_back()
     assert_eq!(records[2].authorizer.as_deref(), Some("denying"));
 
     // An output comes back: prompts are shown and answered again.
-    assert_eq!(fx.state().plug_output("800x600@0,0").unwrap(), 0);
+    assert_eq!(fx.plug_output("800x600@0,0").unwrap(), 0);
     assert_eq!(wl_outputs_seen(&mut fx), 1);
     let c = fx.submit(intent("settings.change", json!({"key": "d", "value": "4"})));
     fx.pending(&c);
-    assert_eq!(fx.state().overlay.placement().unwrap().output, 0);
+    assert_eq!(fx.dialog_output().unwrap(), 0);
     let png = fx.save_png(0, "plugged-back-dialog");
     let (drawn, area) = dialog_pixels_on(&mut fx, 0);
     assert!(drawn > area / 2, "{drawn} of {area} ({})", png.display());
@@ -264,15 +251,15 @@ fn losing_the_last_output_denies_prompts_unavailable_until_one_is_plugged_back()
 fn a_plugged_output_nearer_the_focal_point_takes_the_dialog() {
     let mut fx = Fixture::new(&["1280x720@0,0"]);
     // The focal point is beyond output 0's right edge: nearest by distance is output 0.
-    fx.state().set_focus_hint(1600.0, 300.0);
+    fx.set_focus_hint(1600.0, 300.0);
     let c = fx.submit(intent("settings.change", json!({"key": "p", "value": "1"})));
     fx.pending(&c);
     let before = shown_prompt(&mut fx);
-    assert_eq!(fx.state().overlay.placement().unwrap().output, 0);
+    assert_eq!(fx.dialog_output().unwrap(), 0);
     fx.advance_clock(1000);
-    assert_eq!(fx.state().plug_output("1280x720@1280,0").unwrap(), 1);
-    assert_eq!(fx.state().backend.outputs[1].output.name(), "HEADLESS-2");
-    assert_eq!(fx.state().overlay.placement().unwrap().output, 1);
+    assert_eq!(fx.plug_output("1280x720@1280,0").unwrap(), 1);
+    assert_eq!(fx.output_name(1), "HEADLESS-2");
+    assert_eq!(fx.dialog_output().unwrap(), 1);
     let (drawn, area) = dialog_pixels_on(&mut fx, 1);
     assert!(drawn > area / 2, "{drawn} of {area}");
     assert!(
@@ -281,7 +268,7 @@ fn a_plugged_output_nearer_the_focal_point_takes_the_dialog() {
     );
     assert_eq!(shown_prompt(&mut fx), before);
     fx.click(Control::Deny);
-    assert!(fx.state().overlay.is_open(), "the guard started again");
+    assert!(fx.dialog_open(), "the guard started again");
     fx.advance_clock(1000);
     fx.click(Control::Deny);
     assert_eq!(fx.decision(&c).resolution, "user_denied");
@@ -290,13 +277,13 @@ fn a_plugged_output_nearer_the_focal_point_takes_the_dialog() {
 #[test]
 fn unplugging_a_missing_output_is_a_clear_error() {
     let mut fx = Fixture::new(TWO);
-    let e = fx.state().unplug_output(2).unwrap_err();
+    let e = fx.unplug_output(2).unwrap_err();
     assert_eq!(e.to_string(), "there is no output 2");
-    let e = fx.state().unplug_output_named("HDMI-A-1").unwrap_err();
+    let e = fx.unplug_output_named("HDMI-A-1").unwrap_err();
     assert_eq!(e.to_string(), "there is no output named `HDMI-A-1`");
-    let e = fx.state().plug_output("10x10").unwrap_err();
+    let e = fx.plug_output("10x10").unwrap_err();
     assert!(e.to_string().contains("10x10"), "{e}");
-    assert_eq!(fx.state().backend.outputs.len(), 2);
+    assert_eq!(fx.output_count(), 2);
 }
 
 #[test]
@@ -304,14 +291,14 @@ fn losing_every_input_device_denies_prompts_unavailable_until_one_returns() {
     let mut fx = Fixture::new(&["1024x768@0,0"]);
     let shown = fx.submit(intent("settings.change", json!({"key": "a", "value": "1"})));
     fx.pending(&shown);
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
 
     // The last keyboard, pointer or touch screen is unplugged: nobody can press the dialog.
-    fx.state().input_devices_changed(0);
+    fx.input_devices_changed(0);
     let d = fx.decision(&shown);
     assert!(!d.approved);
     assert_eq!(d.resolution, "confirmation_unavailable");
-    assert!(!fx.state().overlay.is_open());
+    assert!(!fx.dialog_open());
     assert_eq!(
         audited(&mut fx, Resolution::ConfirmationUnavailable).len(),
         1
@@ -326,10 +313,10 @@ fn losing_every_input_device_denies_prompts_unavailable_until_one_returns() {
     assert_eq!(fx.decision(&routine).resolution, "policy_allow");
 
     // A device is plugged back: prompts are shown and answered again.
-    fx.state().input_devices_changed(1);
+    fx.input_devices_changed(1);
     let c = fx.submit(intent("settings.change", json!({"key": "c", "value": "3"})));
     fx.pending(&c);
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&c).resolution, "user_approved");

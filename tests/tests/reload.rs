@@ -11,13 +11,8 @@ use harness::{Fixture, intent, is_background};
 fn a_bad_config_is_refused_on_screen_and_a_good_one_applies() {
     let mut fx = Fixture::new(&["800x600@0,0", "640x480*2@800,0"]);
     std::fs::write(fx.config_path(), "[safety]\nlevel = \"lax\"\n").unwrap();
-    fx.state().reload_config();
-    let notice = fx
-        .state()
-        .notice
-        .text()
-        .expect("a notice is up")
-        .to_string();
+    fx.reload_config();
+    let notice = fx.notice_text().expect("a notice is up").to_string();
     assert!(
         notice.starts_with("The changed config was refused"),
         "{notice}"
@@ -39,15 +34,15 @@ fn a_bad_config_is_refused_on_screen_and_a_good_one_applies() {
     let c = fx.submit(intent("settings.change", json!({"key": "a", "value": "b"})));
     fx.pending(&c);
     fx.advance_clock(10_000);
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
     fx.advance_clock(21_000);
     assert_eq!(fx.decision(&c).resolution, "confirmation.timeout");
 
     let good = format!("{}[timeouts]\nvisual_seconds = 5\n", fx.config_text());
     std::fs::write(fx.config_path(), good).unwrap();
-    fx.state().reload_config();
+    fx.reload_config();
     assert!(
-        fx.state().notice.text().is_none(),
+        fx.notice_text().is_none(),
         "the notice goes with a good config"
     );
     let c0 = fx.capture(0);

@@ -43,17 +43,13 @@ fn all_background(capture: &pcp_compositor::headless::Capture) -> bool {
 
 fn dialog_on_output(layout: &[&str], focus: (f64, f64), expect: usize, name: &str) {
     let mut fx = Fixture::new(layout);
-    fx.state().set_focus_hint(focus.0, focus.1);
+    fx.set_focus_hint(focus.0, focus.1);
     let c = fx.submit(intent(
         "settings.change",
         json!({"key": "theme", "value": "dark"}),
     ));
     fx.pending(&c);
-    let placement = fx
-        .state()
-        .overlay
-        .placement()
-        .expect("the dialog is placed");
+    let placement = fx.dialog_placement().expect("the dialog is placed");
     assert_eq!(
         placement.output, expect,
         "{name}: the dialog is on the nearest output"
@@ -61,7 +57,7 @@ fn dialog_on_output(layout: &[&str], focus: (f64, f64), expect: usize, name: &st
     for i in 0..layout.len() {
         let path = fx.save_png(i, &format!("{name}-output{i}"));
         let capture = fx.capture(i);
-        let spec = fx.state().backend.outputs[i].spec;
+        let spec = fx.output_spec(i);
         let r = placement.rect;
         if i == expect {
             let drawn =
@@ -123,7 +119,7 @@ fn dialog_on_output(layout: &[&str], focus: (f64, f64), expect: usize, name: &st
     }
     // The guard holds, then a click approves.
     fx.click(Control::Approve);
-    assert!(fx.state().overlay.is_open());
+    assert!(fx.dialog_open());
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
@@ -158,20 +154,17 @@ fn the_dialog_is_drawn_on_the_output_nearest_the_focal_point_stacked_with_a_gap(
 #[test]
 fn the_dialog_follows_the_focal_point_across_outputs_and_the_guard_rearms() {
     let mut fx = Fixture::new(&["1280x720@0,0", "1280x720@1280,0"]);
-    fx.state().set_focus_hint(100.0, 100.0);
+    fx.set_focus_hint(100.0, 100.0);
     let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "v"})));
     fx.pending(&c);
-    assert_eq!(fx.state().overlay.placement().unwrap().output, 0);
+    assert_eq!(fx.dialog_output().unwrap(), 0);
     fx.advance_clock(1000);
     // The pointer crosses to output 1: the dialog moves with it and must be unmoved for the
     // guard delay again before a click counts.
-    fx.state().inject_pointer_motion(1500.0, 300.0);
-    assert_eq!(fx.state().overlay.placement().unwrap().output, 1);
+    fx.inject_pointer_motion(1500.0, 300.0);
+    assert_eq!(fx.dialog_output().unwrap(), 1);
     fx.click(Control::Approve);
-    assert!(
-        fx.state().overlay.is_open(),
-        "a click right after the move is ignored"
-    );
+    assert!(fx.dialog_open(), "a click right after the move is ignored");
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
@@ -182,13 +175,13 @@ fn touch_moves_the_focal_point_and_a_tap_answers() {
     let mut fx = Fixture::new(&["800x480@0,0", "800x480@800,0"]);
     let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "w"})));
     fx.pending(&c);
-    fx.state().inject_touch_down(1000.0, 200.0);
-    fx.state().inject_touch_up();
-    assert_eq!(fx.state().overlay.placement().unwrap().output, 1);
+    fx.inject_touch_down(1000.0, 200.0);
+    fx.inject_touch_up();
+    assert_eq!(fx.dialog_output().unwrap(), 1);
     fx.advance_clock(1000);
     let (x, y) = fx.control_centre(Control::Deny);
-    fx.state().inject_touch_down(x, y);
-    fx.state().inject_touch_up();
+    fx.inject_touch_down(x, y);
+    fx.inject_touch_up();
     assert_eq!(fx.decision(&c).resolution, "user_denied");
 }
 
@@ -197,18 +190,16 @@ fn weston_simple_shm_pixels_show_beside_and_under_the_dialog() {
     let mut fx = Fixture::new(&["640x480@0,0"]);
     let mut shm = fx.spawn(fx.command("weston-simple-shm"));
     fx.pump_until("weston-simple-shm's window", |fx| {
-        fx.state().space.elements().next().is_some()
-            && !is_background(fx.capture(0).pixel(125, 125))
+        fx.window_count() > 0 && !is_background(fx.capture(0).pixel(125, 125))
     });
     let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "x"})));
     fx.pending(&c);
     let path = fx.save_png(0, "simple-shm-and-dialog");
     let capture = fx.capture(0);
-    let r = fx.state().overlay.placement().unwrap().rect;
-    let window = fx.state().space.elements().next().unwrap().clone();
-    let loc = fx.state().space.element_location(&window).unwrap();
+    let r = fx.dialog_rect().unwrap();
+    let loc = fx.first_window_location().unwrap();
     // Beside: a window pixel outside the dialog's rect still shows the client's picture.
-    let beside = (loc.x + 10, loc.y + 125);
+    let beside = (loc.0 + 10, loc.1 + 125);
     assert!(
         beside.0 < r.x,
         "the window's left edge is beside the dialog"
@@ -221,7 +212,7 @@ fn weston_simple_shm_pixels_show_beside_and_under_the_dialog() {
     // Under: where the window and the dialog overlap, the dialog is on top.
     let overlap = (r.x + 5, r.y + 5);
     assert!(
-        overlap.0 < loc.x + 250 && overlap.1 < loc.y + 250,
+        overlap.0 < loc.0 + 250 && overlap.1 < loc.1 + 250,
         "they overlap"
     );
     let mut under = fx.capture(0);
@@ -257,16 +248,12 @@ fn wayland_info_lists_the_manager_global() {
 fn built_in_window_actions_act_on_a_real_client_only_after_approval() {
     const APP: &str = "org.freedesktop.weston.simple-shm";
     let mut fx = Fixture::new(&["800x600@0,0", "800x600@800,0"]);
-    fx.state().set_focus_hint(100.0, 100.0);
+    fx.set_focus_hint(100.0, 100.0);
     let mut shm = fx.spawn(fx.command("weston-simple-shm"));
     fx.pump_until("weston-simple-shm's window", |fx| {
-        fx.state()
-            .space
-            .elements()
-            .any(|w| pcp_compositor::handlers::app_id(w).as_deref() == Some(APP))
+        fx.window_location_of(APP).is_some()
     });
-    let window = fx.state().space.elements().next().unwrap().clone();
-    assert_eq!(fx.state().space.element_location(&window).unwrap().x, 0);
+    assert_eq!(fx.window_location_of(APP).unwrap().0, 0);
 
     // window.move is privileged: nothing moves until the user approves.
     let c = fx.submit(intent(
@@ -274,11 +261,11 @@ fn built_in_window_actions_act_on_a_real_client_only_after_approval() {
         json!({"window": APP, "output": "HEADLESS-2"}),
     ));
     fx.pending(&c);
-    assert_eq!(fx.state().space.element_location(&window).unwrap().x, 0);
+    assert_eq!(fx.window_location_of(APP).unwrap().0, 0);
     fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
-    assert_eq!(fx.state().space.element_location(&window).unwrap().x, 800);
+    assert_eq!(fx.window_location_of(APP).unwrap().0, 800);
 
     // window.close is a routine write: it runs at once, and the client closes.
     let c = fx.submit(intent("window.close", json!({"window": APP})));
@@ -286,11 +273,7 @@ fn built_in_window_actions_act_on_a_real_client_only_after_approval() {
     fx.pump_until("weston-simple-shm to exit", |_| {
         matches!(shm.try_wait(), Ok(Some(_)))
     });
-    let names: Vec<&str> = fx
-        .state()
-        .performed
-        .iter()
-        .map(|(c, _)| c.as_str())
-        .collect();
+    let performed = fx.performed();
+    let names: Vec<&str> = performed.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(names, ["window.move", "window.close"]);
 }

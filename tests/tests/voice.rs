@@ -107,11 +107,8 @@ fn a_spoken_yes_and_a_click_approve() {
     assert_eq!(threshold, "voice+visual");
     assert_eq!(modalities, ["voice", "visual"]);
     fx.pump_until("the spoken answer", |fx| fx.answered(Modality::Voice));
-    assert_eq!(
-        fx.state().overlay.dialog().live().map(|l| l.voice),
-        Some(VoiceState::Heard)
-    );
-    assert!(fx.state().overlay.is_open(), "voice alone does not decide");
+    assert_eq!(fx.dialog_live().map(|l| l.voice), Some(VoiceState::Heard));
+    assert!(fx.dialog_open(), "voice alone does not decide");
     // The voice step is answered: what is left to time out is the overlay's 30 s.
     assert_eq!(fx.seconds_left(), Some(30));
     fx.advance_clock(1000);
@@ -144,7 +141,7 @@ fn silence_lets_the_gate_voice_timeout_deny() {
     let c = fx.submit(delete());
     fx.pending(&c);
     fx.pump_until("the listener to listen", |fx| {
-        fx.state().overlay.dialog().live().map(|l| l.voice) == Some(VoiceState::Listening)
+        fx.dialog_live().map(|l| l.voice) == Some(VoiceState::Listening)
     });
     // The spoken answer is due in 10 s: that is what the dialog counts down, not its own 30 s.
     assert_eq!(fx.seconds_left(), Some(10));
@@ -152,7 +149,7 @@ fn silence_lets_the_gate_voice_timeout_deny() {
     for _ in 0..50 {
         fx.pump();
     }
-    assert!(fx.state().intents.gate().active().is_some());
+    assert!(fx.gate().active().is_some());
     fx.advance_clock(10_500);
     let d = fx.decision(&c);
     assert!(!d.approved, "{d:?}");
@@ -201,18 +198,16 @@ fn losing_the_microphone_mid_prompt_falls_back_to_press_and_hold() {
     std::fs::write(&gone, "# the microphone was unplugged\n").unwrap();
     std::fs::rename(&gone, &conf).unwrap();
     fx.pump_until("the fallback to visual", |fx| {
-        fx.state()
-            .intents
-            .gate()
+        fx.gate()
             .active()
             .is_some_and(|p| p.plan.modalities == [Modality::Visual])
     });
-    let plan = fx.state().intents.gate().active().unwrap().plan.clone();
+    let plan = fx.gate().active().unwrap().plan.clone();
     assert!(plan.press_and_hold, "{plan:?}");
-    assert!(fx.state().overlay.is_open(), "the prompt is kept");
+    assert!(fx.dialog_open(), "the prompt is kept");
     fx.advance_clock(1000);
     fx.click(Control::Approve);
-    assert!(fx.state().overlay.is_open(), "a click is not a hold");
+    assert!(fx.dialog_open(), "a click is not a hold");
     fx.hold(Control::Approve, 1000);
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");

@@ -1,17 +1,21 @@
 //! `pcpctl submit` against a real headless compositor on this thread: the decision as JSON, the
-//! exit code by it, the identity from the socket, and a prompt answered through the plugin API
-//! (the path seat input takes), never through a request.
+//! exit code by it, the identity from the socket, and a prompt answered with the keyboard
+//! through the compositor's seat (its test-only injection), never through a request.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use pcp_compositor::intent::answer_visual;
 use pcp_compositor::startup;
 use pcp_compositor::state::{Compositor, Socket};
-use pcp_gate::Answer;
+use pcp_plugin::PcpHandler;
 use serde_json::Value;
+
+/// evdev key codes.
+const KEY_ESC: u32 = 1;
+const KEY_TAB: u32 = 15;
+const KEY_ENTER: u32 = 28;
 
 struct Setup {
     compositor: Compositor,
@@ -60,6 +64,17 @@ impl Setup {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
+    }
+
+    /// Presses and releases `keys` on the seat's keyboard once the dialog's click guard has
+    /// passed (Tab, Tab focuses Approve; Escape denies).
+    fn press(&mut self, keys: &[u32]) {
+        let state = &mut self.compositor.state;
+        state.advance_clock(1000);
+        for &key in keys {
+            state.inject_key(key, true);
+            state.inject_key(key, false);
+        }
     }
 
     fn pump_until(&mut self, mut done: impl FnMut(&mut Setup) -> bool) {
@@ -117,8 +132,8 @@ fn submit_waits_for_the_user_and_the_dialog_names_pcpctl_from_its_credentials() 
         "--target",
         "ignored-when-the-manifest-has-one",
     ]);
-    s.pump_until(|s| s.compositor.state.intents.gate().active().is_some());
-    let prompt = s.compositor.state.intents.gate().active().unwrap();
+    s.pump_until(|s| s.compositor.state.pcp().gate().active().is_some());
+    let prompt = s.compositor.state.pcp().gate().active().unwrap();
     let client = prompt.intent.client.clone();
     assert_eq!(
         client.executable.as_deref(),
@@ -131,7 +146,7 @@ fn submit_waits_for_the_user_and_the_dialog_names_pcpctl_from_its_credentials() 
         Some("a"),
         "the manifest's target wins"
     );
-    answer_visual(&mut s.compositor.state, Answer::Approve);
+    s.press(&[KEY_TAB, KEY_TAB, KEY_ENTER]);
     let (out, v) = s.finish(child);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(v["resolution"], "user_approved");
@@ -144,8 +159,8 @@ fn submit_waits_for_the_user_and_the_dialog_names_pcpctl_from_its_credentials() 
         "--params",
         r#"{"key":"c","value":"d"}"#,
     ]);
-    s.pump_until(|s| s.compositor.state.intents.gate().active().is_some());
-    answer_visual(&mut s.compositor.state, Answer::Deny);
+    s.pump_until(|s| s.compositor.state.pcp().gate().active().is_some());
+    s.press(&[KEY_ESC]);
     let (out, v) = s.finish(child);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(v["resolution"], "user_denied");

@@ -135,7 +135,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     )?;
     let mut compositor =
         Compositor::with_backend(options, kind).context("cannot start the compositor")?;
-    if let Some(name) = &compositor.state.socket_name {
+    if let Some(name) = &compositor.socket_name {
         tracing::info!("listening on WAYLAND_DISPLAY={name}");
     }
     if let Some(dir) = &cli.capture_dir {
@@ -169,7 +169,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     // Routine audit records are committed in groups: write out the last group before leaving.
-    if let Err(e) = compositor.state.intents.gate_mut().flush() {
+    if let Err(e) = compositor.state.pcp.gate_mut().flush() {
         tracing::error!("the last audit records could not be written: {e}");
     }
     if TERMINATE.load(Ordering::Relaxed) {

@@ -3,8 +3,9 @@
 //! tests): a real compositor (the `pcp-compositor` library with its
 //! headless pixman backend) on this thread, chosen outputs and focal point, a private 0700
 //! runtime folder and socket, real Wayland clients (our protocol client on threads,
-//! `weston-simple-shm`, `wayland-info`, `pcpctl` as processes), seat input injected through the
+//! `weston-simple-shm`, `wayland-info` as processes), seat input injected through the
 //! compositor's test-only API, the gate's clock advanced on demand, and PNG captures per output.
+//! Tests reach the compositor only through the [`Fixture`]'s methods, never its fields.
 
 // Each test uses a different part of the harness.
 #![allow(dead_code)]
@@ -18,10 +19,13 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use pcp_compositor::backend::BackendError;
+use pcp_compositor::config::OutputSpec;
 use pcp_compositor::headless::Capture;
 use pcp_compositor::startup;
-use pcp_compositor::state::{Compositor, Socket, State};
-use pcp_overlay::Control;
+use pcp_compositor::state::{Clock, Compositor, Socket, State};
+use pcp_gate::Gate;
+use pcp_overlay::{Control, LiveState};
 use pcp_protocol::client::{ClientError, Decision, IntentClient, IntentEvent, Submission};
 use serde_json::Value;
 
@@ -33,7 +37,7 @@ pub const BACKGROUND: [u8; 3] = [0x20, 0x20, 0x28];
 
 /// A running compositor and its private folder.
 pub struct Fixture {
-    pub compositor: Compositor,
+    compositor: Compositor,
     dir: tempfile::TempDir,
     socket: PathBuf,
     config_text: String,
@@ -108,23 +112,203 @@ impl Fixture {
         // Every harness compositor loading its own Vosk model would take seconds and gigabytes.
         options.speech.enabled = false;
         let mut compositor = Compositor::new(options).expect("compositor starts");
-        compositor.state.clock = pcp_compositor::state::Clock::frozen();
-        if speech.is_some() {
+        compositor.state.clock = Clock::frozen();
+        let voice = speech.is_some();
+        if voice {
             compositor.state.set_speech_engine(speech);
         }
         if let Some(h) = haptics {
             compositor.state.set_haptics(h);
         }
-        Fixture {
+        let mut fx = Fixture {
             compositor,
             dir,
             socket,
             config_text: text,
+        };
+        if voice {
+            // The probe thread's first look at the microphone: until then voice is not offered.
+            fx.pump_until("the first voice probe", |fx| {
+                fx.voice_availability() != Err(pcp_speech::Unavailable::ModelLoading)
+            });
         }
+        fx
     }
 
-    pub fn state(&mut self) -> &mut State {
+    fn state(&mut self) -> &mut State {
         &mut self.compositor.state
+    }
+
+    /// The compositor's clock runs on real time from now on (the demo's table is wall time).
+    pub fn use_real_clock(&mut self) {
+        self.state().clock = Clock::default();
+    }
+
+    /// Serves clients for one round of the event loop, waiting up to `timeout`.
+    pub fn dispatch(&mut self, timeout: Duration) {
+        self.compositor.dispatch(Some(timeout)).expect("event loop");
+    }
+
+    /// The gate: its prompts, its config, its audit log.
+    pub fn gate(&mut self) -> &Gate {
+        self.state().pcp.gate()
+    }
+
+    /// The gate, to flush its audit log.
+    pub fn gate_mut(&mut self) -> &mut Gate {
+        self.state().pcp.gate_mut()
+    }
+
+    /// Whether the dialog is up.
+    pub fn dialog_open(&mut self) -> bool {
+        self.state().pcp.ui().is_open()
+    }
+
+    /// The output the dialog is on.
+    pub fn dialog_output(&mut self) -> Option<usize> {
+        self.state().pcp.ui().placement().map(|p| p.output)
+    }
+
+    /// Where the dialog is: its output and its global logical rectangle.
+    pub fn dialog_placement(&mut self) -> Option<pcp_plugin::Placement> {
+        self.state().pcp.ui().placement()
+    }
+
+    /// The dialog's global logical rectangle.
+    pub fn dialog_rect(&mut self) -> Option<pcp_overlay::Rect> {
+        self.state().pcp.ui().placement().map(|p| p.rect)
+    }
+
+    /// What the dialog shows live (voice, haptic, armed, countdown).
+    pub fn dialog_live(&mut self) -> Option<LiveState> {
+        self.state().pcp.ui().dialog().live().cloned()
+    }
+
+    /// The number of waiting prompts the dialog's badge shows.
+    pub fn queued(&mut self) -> u32 {
+        self.state().pcp.ui().queued()
+    }
+
+    /// The keys whose release is being kept from clients.
+    pub fn suppressed_keys(&mut self) -> Vec<u32> {
+        self.state().pcp.ui().suppressed_keys().collect()
+    }
+
+    /// Voice as the compositor last learned it from its probe thread.
+    pub fn voice_availability(&mut self) -> pcp_speech::Availability {
+        self.state().pcp.ui().voice_availability().clone()
+    }
+
+    /// Built-in capabilities performed so far: (capability, params).
+    pub fn performed(&mut self) -> Vec<(String, Value)> {
+        self.state().performed.clone()
+    }
+
+    /// The text of the refused-reload notice on screen.
+    pub fn notice_text(&mut self) -> Option<String> {
+        self.state().settings.notice.text().map(str::to_string)
+    }
+
+    /// How many windows are mapped.
+    pub fn window_count(&mut self) -> usize {
+        self.state().space.elements().count()
+    }
+
+    /// The top-left corner of the first window mapped.
+    pub fn first_window_location(&mut self) -> Option<(i32, i32)> {
+        let state = self.state();
+        let window = state.space.elements().next()?;
+        let loc = state.space.element_location(window)?;
+        Some((loc.x, loc.y))
+    }
+
+    /// The top-left corner of the window whose (declared) app id is `app_id`.
+    pub fn window_location_of(&mut self, app_id: &str) -> Option<(i32, i32)> {
+        let state = self.state();
+        let window = state
+            .space
+            .elements()
+            .find(|w| pcp_compositor::handlers::xdg::app_id(w).as_deref() == Some(app_id))?;
+        let loc = state.space.element_location(window)?;
+        Some((loc.x, loc.y))
+    }
+
+    /// Draws every output now.
+    pub fn render(&mut self) {
+        self.state().render();
+    }
+
+    /// How many outputs there are.
+    pub fn output_count(&mut self) -> usize {
+        self.state().backend.outputs.len()
+    }
+
+    /// Output `index`'s size, scale and position.
+    pub fn output_spec(&mut self, index: usize) -> OutputSpec {
+        self.state().backend.outputs[index].spec
+    }
+
+    /// Output `index`'s name (`HEADLESS-n`).
+    pub fn output_name(&mut self, index: usize) -> String {
+        self.state().backend.outputs[index].output.name()
+    }
+
+    /// The focal point moves to (x, y) without the pointer (a tracker's hint).
+    pub fn set_focus_hint(&mut self, x: f64, y: f64) {
+        self.state().set_focus_hint(x, y);
+    }
+
+    /// The pointer moves to (x, y) in global logical coordinates.
+    pub fn inject_pointer_motion(&mut self, x: f64, y: f64) {
+        self.state().inject_pointer_motion(x, y);
+    }
+
+    /// The left button goes down or up where the pointer is.
+    pub fn inject_pointer_button(&mut self, pressed: bool) {
+        self.state().inject_pointer_button(pressed);
+    }
+
+    /// Moves the pointer to (x, y) and clicks there.
+    pub fn inject_click(&mut self, x: f64, y: f64) {
+        self.state().inject_click(x, y);
+    }
+
+    pub fn inject_touch_down(&mut self, x: f64, y: f64) {
+        self.state().inject_touch_down(x, y);
+    }
+
+    pub fn inject_touch_up(&mut self) {
+        self.state().inject_touch_up();
+    }
+
+    /// A key (evdev code) goes down or up.
+    pub fn inject_key(&mut self, code: u32, pressed: bool) {
+        self.state().inject_key(code, pressed);
+    }
+
+    /// Unplugs output `index`; later outputs move down one index. Returns its name.
+    pub fn unplug_output(&mut self, index: usize) -> Result<String, BackendError> {
+        self.state().unplug_output(index)
+    }
+
+    /// Unplugs the output named `name`.
+    pub fn unplug_output_named(&mut self, name: &str) -> Result<String, BackendError> {
+        self.state().unplug_output_named(name)
+    }
+
+    /// Plugs in a headless output of `spec`; returns its index.
+    pub fn plug_output(&mut self, spec: &str) -> Result<usize, BackendError> {
+        self.state().plug_output(spec)
+    }
+
+    /// The seat now has `answering` devices that can press the dialog's controls.
+    pub fn input_devices_changed(&mut self, answering: usize) {
+        self.state().input_devices_changed(answering);
+    }
+
+    /// Reads the config file again, as the compositor does when it changes.
+    pub fn reload_config(&mut self) {
+        self.state().reload_config();
     }
 
     /// The private runtime folder (`XDG_RUNTIME_DIR` for child processes).
@@ -255,7 +439,7 @@ impl Fixture {
 
     /// Draws every output now and returns output `index`'s pixels.
     pub fn capture(&mut self, index: usize) -> Capture {
-        self.state().sync_overlay();
+        pcp_plugin::refresh(self.state());
         self.state().render();
         self.compositor
             .state
@@ -276,11 +460,10 @@ impl Fixture {
 
     /// The centre of a dialog control in global logical coordinates, as last drawn.
     pub fn control_centre(&mut self, control: Control) -> (f64, f64) {
-        self.state().sync_overlay();
-        let state = &self.compositor.state;
-        let placement = state.overlay.placement().expect("the dialog is up");
-        let [x, y, w, h] = state
-            .overlay
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp.ui();
+        let placement = ui.placement().expect("the dialog is up");
+        let [x, y, w, h] = ui
             .dialog()
             .control_bounds(control)
             .expect("the control is drawn");
@@ -292,31 +475,18 @@ impl Fixture {
 
     /// The dialog's own pixels as drawn for its output (premultiplied RGBA, physical size).
     pub fn dialog_pixels(&mut self) -> (u32, u32, Vec<u8>) {
-        self.state().sync_overlay();
-        let state = &mut self.compositor.state;
-        let placement = state.overlay.placement().expect("the dialog is up");
-        let spec = state.backend.outputs[placement.output].spec;
-        let (w, h) = spec.logical_size();
-        let rendered = state
-            .overlay
-            .dialog_mut()
-            .render(placement.scale, (w as u32, h as u32))
-            .expect("the dialog renders");
-        (
-            rendered.pixmap.width(),
-            rendered.pixmap.height(),
-            rendered.pixmap.data().to_vec(),
-        )
+        pcp_plugin::refresh(self.state());
+        self.state()
+            .pcp
+            .ui_mut()
+            .pixels()
+            .expect("the dialog is up")
     }
 
     /// The seconds the dialog counts down from now (as last synced).
     pub fn seconds_left(&mut self) -> Option<u32> {
-        self.state().sync_overlay();
-        self.state()
-            .overlay
-            .dialog()
-            .live()
-            .and_then(|l| l.seconds_left)
+        pcp_plugin::refresh(self.state());
+        self.dialog_live().and_then(|l| l.seconds_left)
     }
 
     /// Clicks a dialog control with the injected pointer.
@@ -327,11 +497,7 @@ impl Fixture {
 
     /// Whether the shown prompt has an approving answer through `modality`.
     pub fn answered(&mut self, modality: pcp_gate::Modality) -> bool {
-        self.state()
-            .intents
-            .gate()
-            .active()
-            .is_some_and(|p| p.answered(modality))
+        self.gate().active().is_some_and(|p| p.answered(modality))
     }
 
     /// Holds a dialog control down with the injected pointer for `ms` on the compositor's clock,

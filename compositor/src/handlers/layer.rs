@@ -17,7 +17,7 @@ use crate::state::State;
 
 impl WlrLayerShellHandler for State {
     fn shell_state(&mut self) -> &mut WlrLayerShellState {
-        &mut self.layer_shell_state
+        &mut self.protocols.layer_shell
     }
 
     fn new_layer_surface(

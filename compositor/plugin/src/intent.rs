@@ -1,27 +1,25 @@
-//! The embeddable part: [`IntentManagerState`] (the pcp-intent-v1 global and the gate),
-//! [`IntentHandler`] (what the host compositor provides) and [`delegate_intent!`](crate::delegate_intent). Every request
-//! is decided here, at dispatch, before anything runs: built-in capabilities run in the host only
-//! after approval; other capabilities get a token their executor verifies.
+//! The pcp-intent-v1 server: the `pcp_intent_manager_v1` global, the wire object of each open
+//! intent (by intent id — the gate owns the prompts themselves), the dispatch of requests and
+//! the delivery of outcomes. Every request is decided here, at dispatch, before anything runs:
+//! malformed ones are protocol errors, the rest go to `Gate::submit`; built-in capabilities run
+//! in the host only after approval, other capabilities get a token their executor verifies.
 
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::sync::Mutex;
 
-use pcp_gate::{
-    Answer, Decision, Gate, Intent, IntentId, Modality, ModalityEvent, Outcome, Resolution, Step,
-    Threshold,
-};
+use pcp_gate::{Decision, Intent, IntentId, Modality, Outcome, Resolution, Step, Threshold};
+use pcp_protocol::generated::server::pcp_intent_manager_v1::{self, PcpIntentManagerV1};
+use pcp_protocol::generated::server::pcp_intent_v1::{self, PcpIntentV1};
+use pcp_protocol::wire::{self, MAX_INLINE_BYTES, ParamsError};
 use serde_json::Value;
 use wayland_server::backend::{ClientId, GlobalId};
 use wayland_server::{Client, DataInit, Dispatch, DisplayHandle, GlobalDispatch, New, Resource};
 
-use pcp_protocol::generated::server::pcp_intent_manager_v1::{self, PcpIntentManagerV1};
-use pcp_protocol::generated::server::pcp_intent_v1::{self, PcpIntentV1};
-use pcp_protocol::wire::{self as params, MAX_INLINE_BYTES, ParamsError};
-
 use crate::identity::client_identity;
+use crate::{PcpHandler, drive};
 
-/// The capabilities the compositor performs itself, only after approval.
+/// The capabilities the reference compositor performs itself, only after approval.
 pub const BUILTIN_CAPABILITIES: [&str; 4] = [
     "window.close",
     "window.move",
@@ -29,52 +27,30 @@ pub const BUILTIN_CAPABILITIES: [&str; 4] = [
     "session.logout",
 ];
 
-/// The protocol version this crate implements.
-pub const VERSION: u32 = pcp_protocol::VERSION;
-
-/// What the host compositor provides to the intent manager.
-pub trait IntentHandler {
-    /// The manager inside the host's state.
-    fn intent_state(&mut self) -> &mut IntentManagerState;
-
-    /// Now, in Unix milliseconds, from the compositor's clock (tests inject it).
-    fn now_ms(&self) -> i64;
-
-    /// The app id of the client's toplevel, when it has one (shown on the dialog, audited).
-    fn app_id_of(&self, _client: &Client) -> Option<String> {
-        None
-    }
-
-    /// Whether the host performs `capability` itself after approval.
-    fn is_builtin(&self, capability: &str) -> bool {
-        BUILTIN_CAPABILITIES.contains(&capability)
-    }
-
-    /// Performs an approved built-in capability. An error becomes `denied(execution_failed)`.
-    fn execute_builtin(&mut self, capability: &str, _params: &Value) -> Result<(), String> {
-        Err(format!("this compositor does not perform {capability}"))
-    }
-
-    /// The open prompts changed (one was shown, answered, timed out or queued): redraw the
-    /// overlay and re-arm the timer for [`IntentManagerState::next_deadline`].
-    fn prompts_changed(&mut self) {}
-
-    /// An intent is about to be decided: update the gate's availability (`set_available`) so
-    /// its plan uses only the hardware present now.
-    fn before_decision(&mut self) {}
+/// What a host state type must implement to serve pcp-intent-v1; [`delegate_pcp!`]
+/// implements the dispatch traits.
+///
+/// [`delegate_pcp!`]: crate::delegate_pcp
+pub trait IntentDispatch:
+    GlobalDispatch<PcpIntentManagerV1, ()>
+    + Dispatch<PcpIntentManagerV1, ()>
+    + Dispatch<PcpIntentV1, IntentData>
+    + PcpHandler
+{
 }
 
-/// The pcp-intent-v1 global, the gate that decides, and the intents still waiting.
+impl<D> IntentDispatch for D where
+    D: GlobalDispatch<PcpIntentManagerV1, ()>
+        + Dispatch<PcpIntentManagerV1, ()>
+        + Dispatch<PcpIntentV1, IntentData>
+        + PcpHandler
+{
+}
+
+/// The `pcp_intent_manager_v1` global and the wire objects of intents still open.
 pub struct IntentManagerState {
     global: GlobalId,
-    gate: Gate,
-    open: HashMap<IntentId, OpenIntent>,
-}
-
-struct OpenIntent {
-    object: PcpIntentV1,
-    capability: String,
-    params: Value,
+    objects: HashMap<IntentId, PcpIntentV1>,
 }
 
 /// The state of one `pcp_intent_v1` object, kept with it.
@@ -109,20 +85,12 @@ impl IntentData {
 }
 
 impl IntentManagerState {
-    /// Advertises the `pcp_intent_manager_v1` global and takes charge of `gate`.
-    pub fn new<D>(display: &DisplayHandle, gate: Gate) -> IntentManagerState
-    where
-        D: GlobalDispatch<PcpIntentManagerV1, ()>
-            + Dispatch<PcpIntentManagerV1, ()>
-            + Dispatch<PcpIntentV1, IntentData>
-            + IntentHandler
-            + 'static,
-    {
-        let global = display.create_global::<D, PcpIntentManagerV1, ()>(VERSION, ());
+    /// Advertises the `pcp_intent_manager_v1` global.
+    pub fn new<D: IntentDispatch>(display: &DisplayHandle) -> IntentManagerState {
+        let global = display.create_global::<D, PcpIntentManagerV1, ()>(pcp_protocol::VERSION, ());
         IntentManagerState {
             global,
-            gate,
-            open: HashMap::new(),
+            objects: HashMap::new(),
         }
     }
 
@@ -131,82 +99,40 @@ impl IntentManagerState {
         self.global.clone()
     }
 
-    pub fn gate(&self) -> &Gate {
-        &self.gate
-    }
-
-    /// The gate, for `set_available`, `reload` and reading prompts.
-    pub fn gate_mut(&mut self) -> &mut Gate {
-        &mut self.gate
-    }
-
-    /// When [`tick`] next has work to do (Unix ms).
-    pub fn next_deadline(&self) -> Option<i64> {
-        self.gate.next_deadline()
+    /// How many intents wait for their decision on the wire.
+    pub fn open(&self) -> usize {
+        self.objects.len()
     }
 }
 
-/// The user answered the shown prompt through the overlay (seat input only: no request of this
-/// protocol reaches here). `None` when no prompt is shown or more answers are needed.
-pub fn answer_visual<D: IntentHandler>(state: &mut D, answer: Answer) -> Option<Outcome> {
-    respond(state, ModalityEvent::Answer(Modality::Visual, answer))
+/// What an approved intent runs: its capability and parameters, taken from the gate's prompt
+/// before the answer that approves it (the gate keeps no prompt once it is decided).
+#[derive(Debug, Clone)]
+pub(crate) struct Approved {
+    pub capability: String,
+    pub params: Value,
 }
 
-/// Feeds one modality's event to the shown prompt and delivers the outcome if it decided it.
-pub fn respond<D: IntentHandler>(state: &mut D, event: ModalityEvent) -> Option<Outcome> {
-    let now = state.now_ms();
-    let id = state.intent_state().gate.active()?.id;
-    let result = state.intent_state().gate.respond(id, event, now);
-    let outcome = match result {
-        Ok(Some(outcome)) => outcome,
-        Ok(None) => {
-            state.prompts_changed();
-            return None;
-        }
-        Err(e) => {
-            tracing::warn!("an answer was not applied: {e}");
-            return None;
-        }
-    };
-    deliver(state, outcome.clone());
-    state.prompts_changed();
-    Some(outcome)
-}
-
-/// Advances the gate's clock: delivers every prompt that timed out. Call it at
-/// [`IntentManagerState::next_deadline`].
-pub fn tick<D: IntentHandler>(state: &mut D) -> Vec<Outcome> {
-    let now = state.now_ms();
-    let outcomes = state.intent_state().gate.tick(now);
-    for outcome in &outcomes {
-        deliver(state, outcome.clone());
-    }
-    if !outcomes.is_empty() {
-        state.prompts_changed();
-    }
-    outcomes
-}
-
-/// Sends an outcome to its intent object, performing a built-in capability first.
-fn deliver<D: IntentHandler>(state: &mut D, outcome: Outcome) {
-    let Some(open) = state.intent_state().open.remove(&outcome.id) else {
+/// Sends an outcome to its intent's wire object (performing a built-in capability first when
+/// `approved` names one). An outcome whose object is gone (its client left) is only audited.
+pub(crate) fn deliver<D: PcpHandler>(state: &mut D, outcome: Outcome, approved: Option<Approved>) {
+    let Some(object) = state.pcp().intents.objects.remove(&outcome.id) else {
         return;
     };
     // A cancelled object stays cancelled: a second cancel is still the protocol error.
-    if let Some(data) = open.object.data::<IntentData>()
+    if let Some(data) = object.data::<IntentData>()
         && data.get() != ObjectState::Cancelled
     {
         data.set(ObjectState::Finished);
     }
-    send_outcome(state, &open.object, &open.capability, &open.params, outcome);
+    send_outcome(state, &object, outcome, approved.as_ref());
 }
 
-fn send_outcome<D: IntentHandler>(
+fn send_outcome<D: PcpHandler>(
     state: &mut D,
     object: &PcpIntentV1,
-    capability: &str,
-    params: &Value,
     outcome: Outcome,
+    approved: Option<&Approved>,
 ) {
     if !outcome.approved {
         object.denied(
@@ -215,10 +141,11 @@ fn send_outcome<D: IntentHandler>(
         );
         return;
     }
-    if state.is_builtin(capability)
-        && let Err(e) = state.execute_builtin(capability, params)
+    if let Some(run) = approved
+        && state.is_builtin(&run.capability)
+        && let Err(e) = state.execute_builtin(&run.capability, &run.params)
     {
-        tracing::warn!("approved {capability} could not be performed: {e}");
+        tracing::warn!("approved {} could not be performed: {e}", run.capability);
         object.denied(
             pcp_intent_v1::Resolution::ExecutionFailed,
             format!("approved, but the compositor could not perform it: {e}"),
@@ -229,7 +156,7 @@ fn send_outcome<D: IntentHandler>(
     match outcome.token {
         // Tokens embed their params: a large one goes through a sealed memfd.
         Some(token) if token.len() > MAX_INLINE_BYTES => {
-            match params::sealed_bytes(token.as_bytes()) {
+            match wire::sealed_bytes(token.as_bytes()) {
                 Ok((fd, size)) => {
                     object.token_fd(fd.as_fd(), size);
                     object.approved(None, resolution);
@@ -286,14 +213,7 @@ fn modality_wire(m: Modality) -> u32 {
     }
 }
 
-impl<D> GlobalDispatch<PcpIntentManagerV1, (), D> for IntentManagerState
-where
-    D: GlobalDispatch<PcpIntentManagerV1, ()>
-        + Dispatch<PcpIntentManagerV1, ()>
-        + Dispatch<PcpIntentV1, IntentData>
-        + IntentHandler
-        + 'static,
-{
+impl<D: IntentDispatch> GlobalDispatch<PcpIntentManagerV1, (), D> for IntentManagerState {
     fn bind(
         _state: &mut D,
         _dh: &DisplayHandle,
@@ -310,16 +230,10 @@ where
 struct Submission {
     capability: String,
     target: Option<String>,
-    body: Result<(Value, Vec<params::Step>), ParamsError>,
+    body: Result<(Value, Vec<wire::Step>), ParamsError>,
 }
 
-impl<D> Dispatch<PcpIntentManagerV1, (), D> for IntentManagerState
-where
-    D: Dispatch<PcpIntentManagerV1, ()>
-        + Dispatch<PcpIntentV1, IntentData>
-        + IntentHandler
-        + 'static,
-{
+impl<D: IntentDispatch> Dispatch<PcpIntentManagerV1, (), D> for IntentManagerState {
     fn request(
         state: &mut D,
         client: &Client,
@@ -339,7 +253,7 @@ where
             } => (
                 id,
                 Submission {
-                    body: params::parse_inline(&params, steps.as_deref()),
+                    body: wire::parse_inline(&params, steps.as_deref()),
                     capability,
                     target,
                 },
@@ -353,7 +267,7 @@ where
             } => (
                 id,
                 Submission {
-                    body: params::read_fd(fd, size),
+                    body: wire::read_fd(fd, size),
                     capability,
                     target,
                 },
@@ -366,7 +280,7 @@ where
     }
 }
 
-fn submit<D: IntentHandler>(
+fn submit<D: PcpHandler>(
     state: &mut D,
     client: &Client,
     dh: &DisplayHandle,
@@ -375,7 +289,7 @@ fn submit<D: IntentHandler>(
     submission: Submission,
 ) {
     use pcp_intent_manager_v1::Error as E;
-    let checked = params::check_capability(&submission.capability).and(submission.body);
+    let checked = wire::check_capability(&submission.capability).and(submission.body);
     let (params, steps) = match checked {
         Ok(body) => body,
         Err(e) => {
@@ -392,30 +306,37 @@ fn submit<D: IntentHandler>(
         }
     };
     let identity = client_identity(dh, client, state.app_id_of(client));
-    let steps = steps
-        .into_iter()
-        .map(|s| Step {
-            capability: s.capability,
-            params: s.params,
-        })
-        .collect();
     let intent = Intent {
         capability: submission.capability.clone(),
         params: params.clone(),
         target: submission.target,
-        steps,
+        steps: steps
+            .into_iter()
+            .map(|s| Step {
+                capability: s.capability,
+                params: s.params,
+            })
+            .collect(),
         client: identity,
     };
-    state.before_decision();
     let now = state.now_ms();
-    let decision = state.intent_state().gate.submit(intent, now);
-    let capability = submission.capability;
+    // The availability the UI last learned (probes and hotplug): no device is touched here.
+    let pcp = state.pcp();
+    let available = pcp.ui.availability();
+    pcp.gate.set_available(available);
+    let decision = pcp.gate.submit(intent, now);
     match decision {
         Decision::Execute(outcome) | Decision::Deny(outcome) => {
             if let Some(data) = object.data::<IntentData>() {
                 data.set(ObjectState::Finished);
             }
-            send_outcome(state, &object, &capability, &params, outcome);
+            let approved = Approved {
+                capability: submission.capability,
+                params,
+            };
+            send_outcome(state, &object, outcome, Some(&approved));
+            // Routine records wait for their group commit: the timer may be due sooner now.
+            drive::refresh(state);
         }
         Decision::Confirm {
             id,
@@ -431,23 +352,13 @@ fn submit<D: IntentHandler>(
                 .flat_map(|m| modality_wire(*m).to_ne_bytes())
                 .collect();
             object.pending(threshold_wire(threshold), modalities);
-            state.intent_state().open.insert(
-                id,
-                OpenIntent {
-                    object,
-                    capability,
-                    params,
-                },
-            );
-            state.prompts_changed();
+            state.pcp().intents.objects.insert(id, object);
+            drive::refresh(state);
         }
     }
 }
 
-impl<D> Dispatch<PcpIntentV1, IntentData, D> for IntentManagerState
-where
-    D: Dispatch<PcpIntentV1, IntentData> + IntentHandler + 'static,
-{
+impl<D: IntentDispatch> Dispatch<PcpIntentV1, IntentData, D> for IntentManagerState {
     fn request(
         state: &mut D,
         _client: &Client,
@@ -462,7 +373,7 @@ where
             match data.get() {
                 ObjectState::Open(id) => {
                     data.set(ObjectState::Cancelled);
-                    cancel(state, id);
+                    drive::cancel(state, id);
                 }
                 ObjectState::Cancelled => object.post_error(
                     pcp_intent_v1::Error::AlreadyCancelled,
@@ -478,24 +389,15 @@ where
         // A destroyed or disconnected intent is withdrawn: its prompt must not stay on screen.
         if let ObjectState::Open(id) = data.get() {
             data.set(ObjectState::Cancelled);
-            cancel(state, id);
+            drive::cancel(state, id);
         }
     }
 }
 
-fn cancel<D: IntentHandler>(state: &mut D, id: IntentId) {
-    let now = state.now_ms();
-    let outcome = state.intent_state().gate.cancel(id, now);
-    if let Some(outcome) = outcome {
-        deliver(state, outcome);
-    }
-    state.prompts_changed();
-}
-
-/// Makes a compositor state type dispatch pcp-intent-v1 through [`IntentManagerState`]; the type
-/// must implement [`IntentHandler`].
+/// Makes a compositor state type serve pcp-intent-v1 through the plugin; the type must
+/// implement [`PcpHandler`](crate::PcpHandler).
 #[macro_export]
-macro_rules! delegate_intent {
+macro_rules! delegate_pcp {
     ($ty:ty) => {
         $crate::reexports::wayland_server::delegate_global_dispatch!($ty: [
             $crate::reexports::pcp_protocol::generated::server::pcp_intent_manager_v1::PcpIntentManagerV1: ()

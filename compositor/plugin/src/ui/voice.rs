@@ -1,0 +1,148 @@
+//! The voice step of the shown prompt: the listener started when its plan has an unanswered
+//! voice step (the engine speaks the question and listens on its own thread), its events turned
+//! into the dialog's "Listening…" state and level meter and into [`PromptEvent`]s. Timeouts are
+//! the gate's: a listener's own `Timeout` decides nothing here.
+
+use std::sync::Arc;
+
+use pcp_gate::{Answer, IntentId, Modality, ModalityEvent, Prompt};
+use pcp_overlay::{ConfirmDialog, VoiceState};
+use pcp_speech::{Listener, SpeechEngine, SpeechEvent, SpokenAnswer};
+
+use crate::PromptEvent;
+
+/// The speech engine (none when voice is disabled) and the prompt being listened for.
+pub(crate) struct VoiceStep {
+    engine: Option<Arc<SpeechEngine>>,
+    listening: Option<(IntentId, Listener)>,
+    /// The last prompt a question was asked for: a prompt is asked once, so a listener that
+    /// ended is not started again (the gate's own deadline decides).
+    asked: Option<IntentId>,
+}
+
+/// Whether `prompt` still waits for a spoken answer.
+pub(crate) fn wants_voice(prompt: &Prompt) -> bool {
+    prompt.plan.modalities.contains(&Modality::Voice) && !prompt.answered(Modality::Voice)
+}
+
+impl VoiceStep {
+    pub fn new(engine: Option<Arc<SpeechEngine>>) -> VoiceStep {
+        VoiceStep {
+            engine,
+            listening: None,
+            asked: None,
+        }
+    }
+
+    pub fn engine(&self) -> Option<&Arc<SpeechEngine>> {
+        self.engine.as_ref()
+    }
+
+    /// Whether a listener runs (its events are polled on the plugin's timer).
+    pub fn is_listening(&self) -> bool {
+        self.listening.is_some()
+    }
+
+    /// Stops listening (the microphone closes).
+    pub fn stop(&mut self) {
+        if let Some((id, mut listener)) = self.listening.take() {
+            tracing::debug!(?id, "voice listener stopped");
+            listener.cancel();
+        }
+    }
+
+    /// Starts listening when `prompt` waits for a spoken answer and no listener runs for it yet;
+    /// stops a listener whose prompt ended or no longer asks for voice. A voice step with no
+    /// engine is lost (the prompt falls back to press-and-hold).
+    pub fn sync(&mut self, prompt: Option<&Prompt>) -> Vec<PromptEvent> {
+        let want = prompt.filter(|p| wants_voice(p));
+        let current = self.listening.as_ref().map(|(id, _)| *id);
+        match (want, current) {
+            (Some(p), Some(id)) if p.id == id => {}
+            (Some(p), None) if self.asked == Some(p.id) => {}
+            (Some(p), _) => {
+                self.stop();
+                let Some(engine) = &self.engine else {
+                    tracing::warn!("voice was planned but there is no speech engine");
+                    return vec![lost(p.id)];
+                };
+                let question = engine.config().question(&p.description);
+                self.listening = Some((p.id, engine.ask(&question)));
+                self.asked = Some(p.id);
+            }
+            (None, Some(_)) => self.stop(),
+            (None, None) => {}
+        }
+        Vec::new()
+    }
+
+    /// Takes every event the listener has for the shown prompt `shown`, updating `dialog`.
+    pub fn poll(
+        &mut self,
+        shown: Option<IntentId>,
+        dialog: &mut ConfirmDialog,
+    ) -> Vec<PromptEvent> {
+        let mut events = Vec::new();
+        loop {
+            let Some((id, listener)) = self.listening.as_mut() else {
+                return events;
+            };
+            let id = *id;
+            let Some(event) = listener.poll() else {
+                return events;
+            };
+            if listener.is_done() {
+                self.listening = None;
+            }
+            if shown != Some(id) {
+                // The prompt ended between polls: nothing to feed.
+                self.stop();
+                return events;
+            }
+            match event {
+                SpeechEvent::Listening { level } => {
+                    if dialog.live().map(|l| l.voice) != Some(VoiceState::Listening) {
+                        tracing::info!("listening for a spoken answer");
+                    }
+                    dialog.set_voice(VoiceState::Listening, level);
+                }
+                SpeechEvent::Heard { answer, transcript } => {
+                    tracing::info!(?answer, transcript, "voice answer heard");
+                    dialog.set_voice(VoiceState::Heard, 0.0);
+                    // A spoken cancel withdraws consent: for the gate it is a deny.
+                    let answer = match answer {
+                        SpokenAnswer::Approve => Answer::Approve,
+                        SpokenAnswer::Deny | SpokenAnswer::Cancel => Answer::Deny,
+                    };
+                    events.push(PromptEvent {
+                        prompt: id,
+                        event: ModalityEvent::Answer(Modality::Voice, answer),
+                    });
+                }
+                // The gate's voice deadline decides; deciding here too could race it.
+                SpeechEvent::Timeout => {
+                    tracing::info!("the voice listener heard no answer; the gate's timeout decides")
+                }
+                SpeechEvent::Unavailable { reason } => {
+                    tracing::warn!("voice lost mid-prompt, falling back to visual: {reason}");
+                    dialog.set_voice(VoiceState::Unavailable, 0.0);
+                    events.push(lost(id));
+                }
+            }
+        }
+    }
+
+    /// The microphone or model went away while `prompt` waits for its spoken answer.
+    pub fn device_lost(&mut self, prompt: IntentId, dialog: &mut ConfirmDialog) -> PromptEvent {
+        self.stop();
+        dialog.set_voice(VoiceState::Unavailable, 0.0);
+        lost(prompt)
+    }
+}
+
+fn lost(prompt: IntentId) -> PromptEvent {
+    PromptEvent {
+        prompt,
+        event: ModalityEvent::Lost(Modality::Voice),
+    }
+}

@@ -1,0 +1,52 @@
+//! pcp-intent-v1 through the plugin: the [`PcpHandler`] the reference compositor implements —
+//! its clock, its outputs and focal point, the app ids of toplevels, the built-in capabilities
+//! it performs ([`builtins`](crate::builtins)), keyboard focus when the dialog comes and goes,
+//! and a frame when the dialog changes.
+
+use pcp_plugin::{Pcp, PcpHandler, Surroundings};
+use serde_json::Value;
+use wayland_server::{Client, Resource};
+
+use crate::handlers::xdg::app_id;
+use crate::state::State;
+
+impl PcpHandler for State {
+    fn pcp(&mut self) -> &mut Pcp {
+        &mut self.pcp
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    fn surroundings(&self) -> Surroundings {
+        State::surroundings(self)
+    }
+
+    fn app_id_of(&self, client: &Client) -> Option<String> {
+        self.space.elements().find_map(|w| {
+            let toplevel = w.toplevel()?;
+            let owner = toplevel.wl_surface().client()?;
+            (owner.id() == client.id()).then(|| app_id(w)).flatten()
+        })
+    }
+
+    fn execute_builtin(&mut self, capability: &str, params: &Value) -> Result<(), String> {
+        crate::builtins::execute(self, capability, params)
+    }
+
+    fn dialog_shown(&mut self, shown: bool) {
+        if shown {
+            self.take_keyboard_focus();
+        } else {
+            self.restore_keyboard_focus();
+        }
+        self.dirty = true;
+    }
+
+    fn dialog_damaged(&mut self) {
+        self.dirty = true;
+    }
+}
+
+pcp_plugin::delegate_pcp!(State);
