@@ -7,12 +7,16 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use pcp_overlay::{
-    Config, ConfirmDialog, DialogContent, Fonts, Modality, Risk, ThemeName, VoiceState,
+    Config, ConfirmDialog, DialogContent, Fonts, Modality, Requester, Risk, ThemeName, VoiceState,
 };
 
 fn content() -> DialogContent {
     DialogContent {
-        app: "Files".into(),
+        requester: Requester::Sandboxed {
+            engine: "flatpak".into(),
+            app_id: "org.gnome.Files".into(),
+        },
+        declared_app_id: Some("Files".into()),
         icon: None,
         action: "Delete report.pdf".into(),
         target: "/home/u/report.pdf".into(),
@@ -20,12 +24,15 @@ fn content() -> DialogContent {
             "Move report.pdf to the trash".into(),
             "Empty the trash".into(),
         ],
+        extra_params: vec![],
+        challenge: Some("바다".into()),
         risk: Risk::Destructive,
         modalities: vec![Modality::Visual, Modality::Voice],
         seconds_left: 27,
         timeout_seconds: 30,
         queued: 2,
         press_and_hold: false,
+        offer_session: false,
     }
 }
 

@@ -1,5 +1,6 @@
-//! The `[overlay]` section of the compositor config: theme choice and palettes, every string the
-//! dialog shows, the clickjacking-guard delays and the layout limits. The shipped default file is
+//! The `[overlay]` section of the compositor config: theme choice and palettes, accessibility
+//! settings (text scale, reduced motion, following the desktop's contrast), every string the
+//! dialog shows, the clickjacking-guard delays and the layout and text limits. The shipped default file is
 //! `assets/config/overlay.toml`; a test checks it parses to [`Config::default`].
 
 use std::fmt;
@@ -32,15 +33,27 @@ pub struct Config {
     pub min_target: u32,
     /// Base text size in logical pixels; headings and small print scale from it.
     pub font_size: f32,
+    /// Multiplies every text size (and the dialog's width with it) for readability.
+    pub text_scale: TextScale,
+    /// No animations: the voice level meter is not drawn moving and a press-and-hold shows its
+    /// progress in quarters.
+    pub reduced_motion: bool,
+    /// Use the high-contrast palette whenever the desktop asks for high contrast (the host
+    /// tells the dialog, e.g. from the appearance portal), whatever `theme` says.
+    pub follow_desktop_contrast: bool,
     /// Outputs at least this wide (logical pixels) get the dialog near the focal point instead of
     /// centred.
     pub large_output_width: u32,
-    /// Most lines of the action description before it is ellipsized.
-    pub max_action_lines: u32,
-    /// Most lines of the target before it is ellipsized (in the middle: paths keep both ends).
-    pub max_target_lines: u32,
     /// Most steps a multi-step intent may have; content with more is refused (fail closed).
     pub max_steps: u32,
+    /// Most extra parameters a prompt may list; content with more is refused (fail closed).
+    pub max_extra_params: u32,
+    /// Most characters of a client string (the action, the target, a step, a parameter value)
+    /// shown or spoken, counted after invisible characters are written out; the rest is cut with
+    /// the `cut` mark.
+    pub max_text_chars: u32,
+    /// The same for short client strings: the self-declared app id and parameter names.
+    pub max_name_chars: u32,
     /// Every string the dialog shows.
     pub text: Strings,
     /// The three palettes.
@@ -64,10 +77,14 @@ impl Default for Config {
             margin: 16,
             min_target: 48,
             font_size: 15.0,
+            text_scale: TextScale(1.0),
+            reduced_motion: false,
+            follow_desktop_contrast: true,
             large_output_width: 2560,
-            max_action_lines: 5,
-            max_target_lines: 2,
-            max_steps: 12,
+            max_steps: 32,
+            max_extra_params: 64,
+            max_text_chars: 2000,
+            max_name_chars: 64,
             text: Strings::default(),
             themes: Themes::default(),
             system_fonts: true,
@@ -81,18 +98,93 @@ impl Config {
     pub fn palette(&self) -> &Palette {
         self.themes.get(self.theme)
     }
+
+    /// A client string as the dialog shows it and the spoken question should say it: invisible
+    /// and direction-changing characters written out, capped at `max_text_chars` with the `cut`
+    /// mark (see [`crate::visible::visible_text`]).
+    pub fn visible_text(&self, text: &str) -> String {
+        crate::visible::visible_text(text, self.max_text_chars as usize, &self.text.cut)
+    }
+
+    /// The same for short strings (names), capped at `max_name_chars`.
+    pub fn visible_name(&self, text: &str) -> String {
+        crate::visible::visible_text(text, self.max_name_chars as usize, &self.text.cut)
+    }
+}
+
+/// The text scale factor, 0.5–3.0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct TextScale(f32);
+
+impl TextScale {
+    /// Smallest and largest factor accepted.
+    pub const RANGE: (f32, f32) = (0.5, 3.0);
+
+    /// The factor; `None` outside [`TextScale::RANGE`].
+    pub fn new(factor: f32) -> Option<TextScale> {
+        (Self::RANGE.0..=Self::RANGE.1)
+            .contains(&factor)
+            .then_some(TextScale(factor))
+    }
+
+    /// The factor.
+    pub fn get(self) -> f32 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for TextScale {
+    type Error = String;
+    fn try_from(v: f64) -> Result<Self, Self::Error> {
+        TextScale::new(v as f32).ok_or_else(|| {
+            format!(
+                "text_scale {v} is outside {}–{}",
+                TextScale::RANGE.0,
+                TextScale::RANGE.1
+            )
+        })
+    }
+}
+
+impl From<TextScale> for f64 {
+    fn from(s: TextScale) -> f64 {
+        f64::from(s.0)
+    }
 }
 
 /// Every user-visible string. `{n}` is replaced where noted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Strings {
-    /// Line under the app name.
+    /// Under a sandboxed requester's app id; `{engine}` is the sandbox (e.g. flatpak).
+    pub requester_sandboxed: String,
+    /// Stands for `{engine}` when the sandbox did not name itself.
+    pub unnamed_sandbox: String,
+    /// Under an unconfined requester's executable path; `{pid}` is its process id.
+    pub requester_unconfined: String,
+    /// Under a requester nothing verified is known about.
+    pub requester_unknown: String,
+    /// The app id a client declared about itself; `{id}` is that id.
+    pub declared_app_id: String,
+    /// Line under the requester.
     pub asks: String,
     pub target_label: String,
     pub steps_label: String,
+    /// Heading above the parameters the description does not show.
+    pub extra_params_label: String,
+    /// Above the challenge word of a spoken approval.
+    pub challenge: String,
     pub approve: String,
     pub deny: String,
+    /// The session-approval button.
+    pub allow_session: String,
+    /// Under the scrolling part while some of it is below the view.
+    pub more_below: String,
+    /// Under the scrolling part when the rest is above the view.
+    pub more_above: String,
+    /// Appended to a client string cut at its length cap; `{n}` is the characters not shown.
+    pub cut: String,
     pub risk_routine: String,
     pub risk_privileged: String,
     pub risk_destructive: String,
@@ -118,11 +210,22 @@ pub struct Strings {
 impl Default for Strings {
     fn default() -> Self {
         Strings {
+            requester_sandboxed: "Verified: {engine} sandbox".into(),
+            unnamed_sandbox: "an unnamed".into(),
+            requester_unconfined: "Not sandboxed · process {pid}".into(),
+            requester_unknown: "Not verified: unknown program".into(),
+            declared_app_id: "Calls itself “{id}”".into(),
             asks: "asks to:".into(),
             target_label: "Target".into(),
             steps_label: "Steps".into(),
+            extra_params_label: "Other parameters".into(),
+            challenge: "To approve by voice, say “yes” and this word:".into(),
             approve: "Approve".into(),
             deny: "Deny".into(),
+            allow_session: "Allow until logout".into(),
+            more_below: "▼ More below: scroll to read it all".into(),
+            more_above: "▲ More above".into(),
+            cut: " … [{n} more characters not shown]".into(),
             risk_routine: "Routine".into(),
             risk_privileged: "Needs privileges".into(),
             risk_destructive: "Destructive: cannot be undone".into(),
@@ -372,6 +475,19 @@ mod tests {
         let text = std::fs::read_to_string(path).unwrap();
         let file: File = toml::from_str(&text).unwrap();
         assert_eq!(file.overlay, Config::default());
+    }
+
+    #[test]
+    fn text_scale_is_range_checked_where_it_is_read() {
+        let c: Config = toml::from_str("text_scale = 1.5").unwrap();
+        assert_eq!(c.text_scale.get(), 1.5);
+        let err = toml::from_str::<Config>("reduced_motion = true\ntext_scale = 5.0")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("line 2") && err.contains("text_scale 5"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,16 +1,23 @@
 //! The confirmation dialog as the compositor drives it: show/hide, live updates (countdown,
-//! voice, haptic), input (pointer, touch, keyboard) through the clickjacking guard, and
-//! rendering with buffers cached per scale and damage reported per region.
+//! queue badge, voice, haptic), the keyboard focus the host gives and takes, and rendering with
+//! buffers cached per scale and damage reported per region. Input (pointer, touch, wheel,
+//! keys) is in [`input`].
 //!
 //! Input never has a default: nothing is focused when the dialog appears, Enter does nothing
-//! until Tab has put the focus on a control, and every activation waits for the guard.
+//! until Tab has put the focus on a control, and every activation waits for the guard. A change
+//! of content is a new prompt ([`ConfirmDialog::show`]): the guard re-arms and any press that
+//! began before is forgotten. A change of the queue count is not ([`ConfirmDialog::set_queued`]).
+
+mod input;
 
 use tiny_skia::Pixmap;
 
+use self::input::{Drag, Press};
+pub use self::input::{Key, KeyState};
 use crate::OverlayError;
-use crate::config::{Config, ThemeName};
+use crate::config::{Config, Palette, ThemeName};
 use crate::content::{Control, DialogContent, HapticState, LiveState, VoiceState};
-use crate::draw::{Region, Scene, draw_full, draw_region};
+use crate::draw::{Region, Scene, draw_full, draw_region, shown_progress};
 use crate::guard::ClickGuard;
 use crate::layout::{IRect, Layout, Row};
 use crate::placement::{Output, Point, Rect, nearest_output, place_dialog};
@@ -23,29 +30,9 @@ const MAX_CACHED: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
     Approve,
+    /// "Allow until logout": approve this one and the same ask for the rest of the session.
+    ApproveForSession,
     Deny,
-}
-
-/// The keys the dialog reacts to; the compositor maps keysyms to these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
-    /// Tab, or Shift-Tab with `shift`.
-    Tab {
-        shift: bool,
-    },
-    Enter,
-    Space,
-    Escape,
-    Other,
-}
-
-/// Whether a key event is a press, an auto-repeat or a release.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyState {
-    Pressed,
-    /// Auto-repeat: never activates anything.
-    Repeated,
-    Released,
 }
 
 /// A rendered dialog: the pixels and what changed since the previous render.
@@ -59,19 +46,6 @@ pub struct RenderedDialog<'a> {
     pub damage: Vec<IRect>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PressSource {
-    Pointer,
-    Key,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Press {
-    control: Control,
-    source: PressSource,
-    at: u64,
-}
-
 struct Cached {
     scale: f64,
     output: (u32, u32),
@@ -79,6 +53,8 @@ struct Cached {
     pixmap: Pixmap,
     full: bool,
     regions: Vec<Region>,
+    /// Whether this layout's body has been on screen down to its end.
+    read_all: bool,
 }
 
 struct Visible {
@@ -86,6 +62,7 @@ struct Visible {
     live: LiveState,
     guard: ClickGuard,
     press: Option<Press>,
+    drag: Option<Drag>,
     answered: bool,
     cache: Vec<Cached>,
     /// Index in `cache` of the last rendered buffer: the one on screen, used for hit-testing.
@@ -97,6 +74,11 @@ pub struct ConfirmDialog {
     config: Config,
     fonts: Fonts,
     visible: Option<Box<Visible>>,
+    /// The host gave the dialog the keyboard (a click or tap on it, a shortcut, or a modal
+    /// prompt). Keys act only then.
+    keyboard: bool,
+    /// The desktop asks for high contrast.
+    desktop_high_contrast: bool,
 }
 
 impl ConfirmDialog {
@@ -106,13 +88,22 @@ impl ConfirmDialog {
             config,
             fonts,
             visible: None,
+            keyboard: false,
+            desktop_high_contrast: false,
         }
     }
 
-    /// Shows `content` (replacing any prompt on screen) at `now` ms; the guard starts counting.
-    /// Invalid content is refused and nothing is shown.
+    /// The configuration it draws with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Shows `content` as a new prompt (replacing any prompt on screen) at `now` ms: the guard
+    /// starts counting, nothing is focused, the body is at its top, and a press that began
+    /// before does nothing. Invalid content is refused and nothing is shown (the prompt that
+    /// was on screen stays).
     pub fn show(&mut self, content: DialogContent, now: u64) -> Result<(), OverlayError> {
-        content.validate(self.config.max_steps)?;
+        content.validate(&self.config)?;
         let mut guard = ClickGuard::new(
             self.config.guard_delay_ms,
             self.config.guard_early_press_extension_ms,
@@ -121,6 +112,7 @@ impl ConfirmDialog {
         guard.rearm(now);
         let live = LiveState {
             armed: false,
+            keyboard: self.keyboard,
             ..LiveState::default()
         };
         self.visible = Some(Box::new(Visible {
@@ -128,6 +120,7 @@ impl ConfirmDialog {
             live,
             guard,
             press: None,
+            drag: None,
             answered: false,
             cache: Vec::new(),
             current: None,
@@ -135,13 +128,19 @@ impl ConfirmDialog {
         Ok(())
     }
 
-    /// Hides the dialog and drops its buffers.
+    /// Hides the dialog, drops its buffers and gives up the keyboard.
     pub fn hide(&mut self) {
         self.visible = None;
+        self.keyboard = false;
     }
 
     pub fn is_open(&self) -> bool {
         self.visible.is_some()
+    }
+
+    /// The prompt on screen.
+    pub fn content(&self) -> Option<&DialogContent> {
+        self.visible.as_ref().map(|v| &v.content)
     }
 
     /// The live state (what the next render shows).
@@ -151,11 +150,37 @@ impl ConfirmDialog {
 
     /// The dialog moved (or went to another output) at `now`: the guard starts again.
     pub fn moved(&mut self, now: u64) {
+        let config = &self.config;
         if let Some(v) = &mut self.visible {
             v.guard.rearm(now);
-            v.press = None;
-            v.live.hold_progress = 0.0;
+            cancel(config, v);
+            v.drag = None;
             set_armed(v, false);
+        }
+    }
+
+    /// Whether keys act on the dialog: the host gave it the keyboard.
+    pub fn has_keyboard_focus(&self) -> bool {
+        self.keyboard
+    }
+
+    /// The host gives the dialog the keyboard (a click or tap on it, its shortcut, or a modal
+    /// prompt: call it right after [`ConfirmDialog::show`] to keep the dialog modal) or takes it
+    /// back. Taking it back drops the focus ring and any key held on a control; giving it puts
+    /// the focus nowhere, so Enter still does nothing before Tab.
+    pub fn set_keyboard_focus(&mut self, focused: bool) {
+        if self.keyboard == focused {
+            return;
+        }
+        self.keyboard = focused;
+        let config = &self.config;
+        if let Some(v) = &mut self.visible {
+            if v.press.is_some_and(|p| p.source == input::PressSource::Key) {
+                cancel(config, v);
+            }
+            v.live.focus = None;
+            v.live.keyboard = focused;
+            full(v);
         }
     }
 
@@ -164,8 +189,28 @@ impl ConfirmDialog {
         if self.config.theme != theme {
             self.config.theme = theme;
             if let Some(v) = &mut self.visible {
-                v.cache.iter_mut().for_each(|c| c.full = true);
+                full(v);
             }
+        }
+    }
+
+    /// The desktop asks (or stops asking) for high contrast: with `follow_desktop_contrast`,
+    /// the high-contrast palette replaces the configured theme while it does.
+    pub fn set_desktop_high_contrast(&mut self, high: bool) {
+        if self.desktop_high_contrast != high {
+            self.desktop_high_contrast = high;
+            if let Some(v) = &mut self.visible {
+                full(v);
+            }
+        }
+    }
+
+    /// The palette drawn with now.
+    pub fn palette(&self) -> &Palette {
+        if self.config.follow_desktop_contrast && self.desktop_high_contrast {
+            &self.config.themes.high_contrast
+        } else {
+            self.config.palette()
         }
     }
 
@@ -176,6 +221,17 @@ impl ConfirmDialog {
         {
             v.live.seconds_left = Some(seconds);
             mark(v, Region::Countdown);
+        }
+    }
+
+    /// Updates the queue badge: `n` other prompts wait. Only the badge is redrawn; the guard,
+    /// focus, presses and scrolling of the prompt on screen are untouched.
+    pub fn set_queued(&mut self, n: u32) {
+        if let Some(v) = &mut self.visible
+            && v.live.queued.unwrap_or(v.content.queued) != n
+        {
+            v.live.queued = Some(n);
+            mark(v, Region::Badge);
         }
     }
 
@@ -196,7 +252,9 @@ impl ConfirmDialog {
                 }
             } else if v.live.voice_level != level {
                 v.live.voice_level = level;
-                mark(v, Region::Meter);
+                if !self.config.reduced_motion {
+                    mark(v, Region::Meter);
+                }
             }
         }
     }
@@ -211,182 +269,6 @@ impl ConfirmDialog {
                 mark(v, Region::Row(i));
             }
         }
-    }
-
-    /// Advances time to `now`: enables the controls once the guard is ready, moves a
-    /// press-and-hold along, and returns `Approve` when a hold completes. Call it on each frame
-    /// (or at [`ConfirmDialog::next_deadline`]).
-    pub fn advance(&mut self, now: u64) -> Option<Choice> {
-        let hold_ms = self.config.hold_to_approve_ms;
-        let v = self.visible.as_mut()?;
-        if v.answered {
-            return None;
-        }
-        let ready = v.guard.is_ready(now);
-        set_armed(v, ready);
-        let press = v.press?;
-        if press.control != Control::Approve || !needs_hold(&self.config, &v.content) {
-            return None;
-        }
-        let progress = (now.saturating_sub(press.at) as f64 / hold_ms.max(1) as f64).min(1.0);
-        set_hold(v, progress as f32);
-        if progress >= 1.0 {
-            v.press = None;
-            v.answered = true;
-            return Some(Choice::Approve);
-        }
-        None
-    }
-
-    /// When `advance` next has something to do: the guard arming (or `None` if nothing pends;
-    /// during a hold, call `advance` every frame).
-    pub fn next_deadline(&self) -> Option<u64> {
-        let v = self.visible.as_ref()?;
-        (!v.live.armed).then(|| v.guard.ready_at()).flatten()
-    }
-
-    /// While Approve is held down and the plan asks for a press-and-hold: when the hold
-    /// completes (`advance` at or after it returns `Approve`). `None` when nothing is held.
-    pub fn hold_done_at(&self) -> Option<u64> {
-        let v = self.visible.as_ref()?;
-        let press = v.press.filter(|p| p.control == Control::Approve)?;
-        needs_hold(&self.config, &v.content).then(|| press.at + self.config.hold_to_approve_ms)
-    }
-
-    /// The control under a logical, surface-local point, as last rendered.
-    pub fn control_at(&self, x: f64, y: f64) -> Option<Control> {
-        let v = self.visible.as_ref()?;
-        let c = v.cache.get(v.current?)?;
-        c.layout.control_at(x * c.scale, y * c.scale)
-    }
-
-    /// A control's bounds as last rendered, in logical surface-local pixels (x, y, w, h).
-    pub fn control_bounds(&self, control: Control) -> Option<[f64; 4]> {
-        let v = self.visible.as_ref()?;
-        let c = v.cache.get(v.current?)?;
-        let r = match control {
-            Control::Approve => c.layout.approve,
-            Control::Deny => c.layout.deny,
-        };
-        let s = c.scale;
-        Some([
-            f64::from(r.x) / s,
-            f64::from(r.y) / s,
-            f64::from(r.w) / s,
-            f64::from(r.h) / s,
-        ])
-    }
-
-    /// A pointer button or touch went down at a logical, surface-local point.
-    pub fn pointer_down(&mut self, x: f64, y: f64, now: u64) -> Option<Choice> {
-        let control = self.control_at(x, y)?;
-        self.press(control, PressSource::Pointer, now)
-    }
-
-    /// The pointer moved; leaving the pressed control cancels the press.
-    pub fn pointer_motion(&mut self, x: f64, y: f64) {
-        let under = self.control_at(x, y);
-        if let Some(v) = &mut self.visible
-            && let Some(p) = v.press
-            && p.source == PressSource::Pointer
-            && under != Some(p.control)
-        {
-            cancel(v);
-        }
-    }
-
-    /// A pointer button or touch went up: a click completes if it started on the same control.
-    pub fn pointer_up(&mut self, x: f64, y: f64, now: u64) -> Option<Choice> {
-        let under = self.control_at(x, y);
-        self.release(PressSource::Pointer, under, now)
-    }
-
-    /// A key event at `now`.
-    pub fn key(&mut self, key: Key, state: KeyState, now: u64) -> Option<Choice> {
-        let v = self.visible.as_mut()?;
-        match (key, state) {
-            (_, KeyState::Repeated) | (Key::Other, _) => None,
-            (Key::Tab { shift }, KeyState::Pressed) => {
-                let next = match (v.live.focus, shift) {
-                    (None, false) | (Some(Control::Approve), false) => Control::Deny,
-                    (Some(Control::Deny), false) | (None, true) => Control::Approve,
-                    (Some(Control::Approve), true) => Control::Deny,
-                    (Some(Control::Deny), true) => Control::Approve,
-                };
-                if let Some(old) = v.live.focus {
-                    mark(v, Region::Button(old));
-                }
-                if v.press.is_some_and(|p| p.source == PressSource::Key) {
-                    cancel(v);
-                }
-                v.live.focus = Some(next);
-                mark(v, Region::Button(next));
-                None
-            }
-            (Key::Tab { .. }, KeyState::Released) => None,
-            (Key::Escape, KeyState::Pressed) => self.press(Control::Deny, PressSource::Key, now),
-            (Key::Escape, KeyState::Released) => None,
-            (Key::Enter | Key::Space, KeyState::Pressed) => {
-                let focus = v.live.focus?;
-                self.press(focus, PressSource::Key, now)
-            }
-            (Key::Enter | Key::Space, KeyState::Released) => {
-                let focus = v.live.focus;
-                self.release(PressSource::Key, focus, now)
-            }
-        }
-    }
-
-    /// Starts a press; Deny by key and Approve without a hold answer at once, pointer presses
-    /// wait for the release.
-    fn press(&mut self, control: Control, source: PressSource, now: u64) -> Option<Choice> {
-        let hold = needs_hold(&self.config, &self.visible.as_ref()?.content);
-        let v = self.visible.as_mut()?;
-        if v.answered {
-            return None;
-        }
-        // Escape (a key-sourced Deny) wins over a hold in progress; anything else waits for it.
-        let escape = source == PressSource::Key && control == Control::Deny;
-        if v.press.is_some() && !escape {
-            return None;
-        }
-        if !v.guard.press(now) {
-            tracing::debug!(?control, "input before the guard delay ignored");
-            return None;
-        }
-        set_armed(v, true);
-        if escape {
-            cancel(v);
-        }
-        if source == PressSource::Key && !(control == Control::Approve && hold) {
-            v.answered = true;
-            return Some(to_choice(control));
-        }
-        v.press = Some(Press {
-            control,
-            source,
-            at: now,
-        });
-        if control == Control::Approve && hold {
-            set_hold(v, 0.0);
-        }
-        None
-    }
-
-    fn release(&mut self, source: PressSource, under: Option<Control>, now: u64) -> Option<Choice> {
-        let hold = needs_hold(&self.config, &self.visible.as_ref()?.content);
-        let hold_ms = self.config.hold_to_approve_ms;
-        let v = self.visible.as_mut()?;
-        let p = v.press.filter(|p| p.source == source)?;
-        cancel(v);
-        if v.answered || under != Some(p.control) {
-            return None;
-        }
-        if p.control == Control::Approve && hold && now.saturating_sub(p.at) < hold_ms {
-            return None;
-        }
-        v.answered = true;
-        Some(to_choice(p.control))
     }
 
     /// The dialog's size in logical pixels on an output of `output` logical pixels at `scale`
@@ -459,24 +341,34 @@ impl ConfirmDialog {
             pixmap,
             full: true,
             regions: Vec::new(),
+            read_all: false,
         });
         Ok(v.cache.len() - 1)
     }
 
     /// Renders for an output of `output` logical pixels at `scale`: a full render when the
-    /// content, theme, scale or output size changed, else only the changed regions.
+    /// content, theme, scale, output size or keyboard focus changed, else only the changed
+    /// regions.
     pub fn render(
         &mut self,
         scale: f64,
         output: (u32, u32),
     ) -> Result<RenderedDialog<'_>, OverlayError> {
         let i = self.entry(scale, output)?;
-        let palette = self.config.palette().clone();
+        let palette = self.palette().clone();
         let v = self
             .visible
             .as_mut()
             .ok_or_else(|| OverlayError::Layout("the dialog is hidden".into()))?;
         v.current = Some(i);
+        // The body counts as read once this layout has shown its end.
+        let c = &mut v.cache[i];
+        c.read_all |= !c.layout.scrolls() || c.layout.at_end(v.live.scroll);
+        if v.live.read_all != c.read_all {
+            v.live.read_all = c.read_all;
+            mark(v, Region::Button(Control::Approve));
+            mark(v, Region::Button(Control::Session));
+        }
         let scene = Scene {
             config: &self.config,
             palette: &palette,
@@ -504,17 +396,21 @@ impl ConfirmDialog {
             damage,
         })
     }
+
+    /// The layout on screen.
+    fn current(&self) -> Option<&Cached> {
+        let v = self.visible.as_ref()?;
+        v.cache.get(v.current?)
+    }
+
+    /// The layout on screen, for tests and tools that check where things went.
+    pub fn layout(&self) -> Option<&Layout> {
+        self.current().map(|c| &c.layout)
+    }
 }
 
 fn needs_hold(config: &Config, content: &DialogContent) -> bool {
     content.needs_hold(config)
-}
-
-fn to_choice(c: Control) -> Choice {
-    match c {
-        Control::Approve => Choice::Approve,
-        Control::Deny => Choice::Deny,
-    }
 }
 
 /// Queues a region for the next render of every cached buffer.
@@ -524,6 +420,11 @@ fn mark(v: &mut Visible, region: Region) {
             c.regions.push(region);
         }
     }
+}
+
+/// The next render of every cached buffer is a full one.
+fn full(v: &mut Visible) {
+    v.cache.iter_mut().for_each(|c| c.full = true);
 }
 
 fn row_index(v: &Visible, row: Row) -> Option<usize> {
@@ -536,25 +437,33 @@ fn row_index(v: &Visible, row: Row) -> Option<usize> {
 fn set_armed(v: &mut Visible, armed: bool) {
     if v.live.armed != armed {
         v.live.armed = armed;
-        mark(v, Region::Button(Control::Deny));
-        mark(v, Region::Button(Control::Approve));
+        for c in [Control::Deny, Control::Approve, Control::Session] {
+            mark(v, Region::Button(c));
+        }
     }
 }
 
-fn set_hold(v: &mut Visible, progress: f32) {
-    if v.live.hold_progress != progress {
-        v.live.hold_progress = progress;
-        mark(v, Region::Button(Control::Approve));
+fn set_hold(config: &Config, v: &mut Visible, control: Control, progress: f32) {
+    let before = (v.live.held, shown_progress(config, v.live.hold_progress));
+    v.live.held = control;
+    v.live.hold_progress = progress;
+    let after = (control, shown_progress(config, progress));
+    if before != after {
+        mark(v, Region::Button(before.0));
+        mark(v, Region::Button(control));
     }
 }
 
-fn cancel(v: &mut Visible) {
+/// Forgets the press in progress (and its hold progress).
+fn cancel(config: &Config, v: &mut Visible) {
     v.press = None;
-    set_hold(v, 0.0);
+    let held = v.live.held;
+    set_hold(config, v, held, 0.0);
 }
 
 /// Renders one state of a dialog from scratch (no guard, no cache): what the renderer binary
-/// and the golden tests use. `live` is drawn as given, `armed` included.
+/// and the golden tests use. `live` is drawn as given, `armed` included; the body counts as read
+/// when `live.read_all` says so, when it fits or when its end is in view.
 pub fn render_state(
     fonts: &mut Fonts,
     config: &Config,
@@ -563,8 +472,7 @@ pub fn render_state(
     scale: f64,
     output: (u32, u32),
 ) -> Result<Pixmap, OverlayError> {
-    content.validate(config.max_steps)?;
-    let layout = Layout::compute(fonts, config, content, scale, output)?;
+    let layout = layout_state(fonts, config, content, scale, output)?;
     let (w, h) = (layout.size.0 as u32, layout.size.1 as u32);
     let mut pixmap = Pixmap::new(w, h).ok_or(OverlayError::Buffer {
         width: w,
@@ -578,4 +486,16 @@ pub fn render_state(
     };
     draw_full(fonts, &layout, &scene, &mut pixmap);
     Ok(pixmap)
+}
+
+/// The layout [`render_state`] draws, after validating the content.
+pub fn layout_state(
+    fonts: &mut Fonts,
+    config: &Config,
+    content: &DialogContent,
+    scale: f64,
+    output: (u32, u32),
+) -> Result<Layout, OverlayError> {
+    content.validate(config)?;
+    Layout::compute(fonts, config, content, scale, output)
 }

@@ -1,7 +1,8 @@
 //! Drawing: pure functions from a [`Layout`], the content and the live state to pixels in a
 //! premultiplied RGBA pixmap. [`draw_full`] paints everything; [`draw_region`] repaints one live
-//! region (a row, the level meter, the countdown, a button) and returns its damage, producing
-//! exactly the pixels a full render of the same state would.
+//! region (a row, the level meter, the countdown, the badge, the scrolled body, a button) and
+//! returns its damage, producing exactly the pixels a full render of the same state would.
+//! Every text is drawn clipped to its own box (and the body's texts to the body's view too).
 
 use tiny_skia::{
     FillRule, FilterQuality, Paint, Path, PathBuilder, Pixmap, PixmapPaint, Stroke, Transform,
@@ -21,6 +22,10 @@ pub enum Region {
     Meter,
     /// The countdown text and bar.
     Countdown,
+    /// The queue badge.
+    Badge,
+    /// The scrolling body, its scroll bar and the more-above/below hint.
+    Body,
     /// A button with its focus ring.
     Button(Control),
 }
@@ -36,6 +41,30 @@ pub struct Scene<'a> {
 impl Scene<'_> {
     fn seconds_left(&self) -> u32 {
         self.live.seconds_left.unwrap_or(self.content.seconds_left)
+    }
+
+    fn queued(&self) -> u32 {
+        self.live.queued.unwrap_or(self.content.queued)
+    }
+}
+
+/// Whether the body has been read to its end: it fits, its end is in view, or it has been.
+pub fn read_all(layout: &Layout, live: &LiveState) -> bool {
+    live.read_all || !layout.scrolls() || layout.at_end(live.scroll)
+}
+
+/// Whether `control` takes input now: after the guard, and for the approving controls only
+/// once the body has been read to its end.
+pub fn enabled(layout: &Layout, live: &LiveState, control: Control) -> bool {
+    live.armed && (control == Control::Deny || read_all(layout, live))
+}
+
+/// A hold's progress as drawn: in quarters with reduced motion, so it does not animate.
+pub fn shown_progress(config: &Config, progress: f32) -> f32 {
+    if config.reduced_motion {
+        (progress * 4.0).floor() / 4.0
+    } else {
+        progress
     }
 }
 
@@ -53,6 +82,20 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
     let s = layout.stripe as f32;
     if let Some(rect) = tiny_skia::Rect::from_xywh(s, b, w - s - b, h - 2.0 * b) {
         fill_path(pixmap, rounded(rect, (layout.radius - b).max(0.0)), p.card);
+        if scene.live.keyboard {
+            // The dialog has the keyboard: an inner outline in the focus colour says so.
+            let width = (2.0 * layout.ks).max(1.0);
+            let inset = width / 2.0 + b;
+            if let Some(inner) = tiny_skia::Rect::from_xywh(
+                rect.x() + inset,
+                rect.y() + inset,
+                rect.width() - 2.0 * inset,
+                rect.height() - 2.0 * inset,
+            ) {
+                let r = (layout.radius - b - inset).max(0.0);
+                stroke_path(pixmap, rounded(inner, r), p.focus, width);
+            }
+        }
     }
 
     match &scene.content.icon {
@@ -74,7 +117,7 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
         }
         None => {
             if let Some(r) = layout.icon.to_skia() {
-                fill_path(pixmap, rounded(r, 8.0 * layout.k), p.button);
+                fill_path(pixmap, rounded(r, 8.0 * layout.ks), p.button);
                 let bw = layout.border as f32;
                 if let Some(inner) = tiny_skia::Rect::from_xywh(
                     r.x() + bw / 2.0,
@@ -84,7 +127,7 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
                 ) {
                     stroke_path(
                         pixmap,
-                        rounded(inner, 8.0 * layout.k - bw / 2.0),
+                        rounded(inner, 8.0 * layout.ks - bw / 2.0),
                         p.border,
                         bw,
                     );
@@ -92,39 +135,50 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
             }
         }
     }
-    if let Some(badge) = layout.badge.and_then(IRect::to_skia) {
-        fill_path(pixmap, rounded(badge, badge.height() / 2.0), p.badge);
-    }
     if let Some(dot) = layout.risk_dot.to_skia() {
         fill_path(pixmap, PathBuilder::from_oval(dot), risk);
     }
+    if let Some(r) = layout.challenge_box.and_then(IRect::to_skia) {
+        let width = (2.0 * layout.ks).max(1.0);
+        fill_path(pixmap, rounded(r, 8.0 * layout.ks), p.button);
+        if let Some(inner) = tiny_skia::Rect::from_xywh(
+            r.x() + width / 2.0,
+            r.y() + width / 2.0,
+            r.width() - width,
+            r.height() - width,
+        ) {
+            stroke_path(
+                pixmap,
+                rounded(inner, 8.0 * layout.ks - width / 2.0),
+                risk,
+                width,
+            );
+        }
+    }
     fill_rect(pixmap, layout.separator, p.border);
 
-    let all = IRect::new(0, 0, layout.size.0, layout.size.1);
     for t in &layout.texts {
         let color = match t.role {
             Role::Text => p.text,
             Role::Muted => p.muted,
             Role::Risk => risk,
-            Role::Badge => p.badge_text,
+            Role::Verified => p.routine,
+            Role::Unverified => p.privileged,
             Role::Monogram if scene.content.icon.is_some() => continue,
             Role::Monogram => p.button_text,
         };
-        fonts.draw(&t.text, pixmap, t.x, t.y, color, all);
+        fonts.draw(&t.text, pixmap, t.x, t.y, color, t.bounds());
     }
 
+    draw_region(fonts, layout, scene, Region::Body, pixmap);
     for i in 0..layout.rows.len() {
         draw_region(fonts, layout, scene, Region::Row(i), pixmap);
     }
     draw_region(fonts, layout, scene, Region::Countdown, pixmap);
-    draw_region(fonts, layout, scene, Region::Button(Control::Deny), pixmap);
-    draw_region(
-        fonts,
-        layout,
-        scene,
-        Region::Button(Control::Approve),
-        pixmap,
-    );
+    draw_region(fonts, layout, scene, Region::Badge, pixmap);
+    for control in [Control::Deny, Control::Approve, Control::Session] {
+        draw_region(fonts, layout, scene, Region::Button(control), pixmap);
+    }
 }
 
 /// Repaints one live region and returns the damaged rectangle (physical pixels).
@@ -136,8 +190,8 @@ pub fn draw_region(
     pixmap: &mut Pixmap,
 ) -> IRect {
     let p = scene.palette;
-    let k = layout.k;
-    let px = |v: f32| (v * k).round() as i32;
+    let ks = layout.ks;
+    let px = |v: f32| (v * ks).round() as i32;
     let live = scene.live;
     let text = &scene.config.text;
     match region {
@@ -166,15 +220,10 @@ pub fn draw_region(
                 (Row::Voice, Some(m)) => m.w + px(8.0),
                 _ => 0,
             };
-            let t = fonts.shape(label, &layout.small, (r.w - px(18.0) - meter_w) as f32);
-            fonts.draw(
-                &t,
-                pixmap,
-                r.x + px(18.0),
-                r.y + (r.h - t.height) / 2,
-                p.text,
-                r,
-            );
+            let label_box = IRect::new(r.x + px(18.0), r.y, r.w - px(18.0) - meter_w, r.h);
+            let t = fonts.shape(label, &layout.small, label_box.w.max(1) as f32);
+            let ty = r.y + (r.h - t.height) / 2;
+            fonts.draw(&t, pixmap, label_box.x, ty, p.text, label_box);
             if row == Row::Voice {
                 draw_region(fonts, layout, scene, Region::Meter, pixmap);
             }
@@ -196,28 +245,69 @@ pub fn draw_region(
             let secs = scene.seconds_left();
             let label = text.seconds_left.replace("{n}", &secs.to_string());
             let bar = layout.countdown_bar;
-            let t = fonts.shape(&label, &layout.small, (bar.x - r.x - px(8.0)) as f32);
-            fonts.draw(&t, pixmap, r.x, r.y + (r.h - t.height) / 2, p.muted, r);
+            let label_box = IRect::new(r.x, r.y, bar.x - r.x - px(8.0), r.h);
+            let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
+            fonts.draw(
+                &t,
+                pixmap,
+                r.x,
+                r.y + (r.h - t.height) / 2,
+                p.muted,
+                label_box,
+            );
             let frac = secs as f32 / scene.content.timeout_seconds.max(1) as f32;
-            draw_bar(pixmap, bar, frac, p.track, p.muted);
+            if bar.w > 0 {
+                draw_bar(pixmap, bar, frac, p.track, p.muted);
+            }
             r
         }
+        Region::Badge => {
+            let r = layout.badge;
+            fill_rect(pixmap, r, p.card);
+            let n = scene.queued();
+            if n > 0 {
+                let label = crate::layout::queued_label(scene.config, n);
+                let t = fonts.shape(&label, &layout.badge_style, 1e6);
+                let pill_w = (t.width + px(20.0)).min(r.w);
+                let pill_h = (t.height + px(6.0)).min(r.h);
+                let pill = IRect::new(r.right() - pill_w, r.y + (r.h - pill_h) / 2, pill_w, pill_h);
+                if let Some(pr) = pill.to_skia() {
+                    fill_path(pixmap, rounded(pr, pr.height() / 2.0), p.badge);
+                }
+                let t = fonts.shape(&label, &layout.badge_style, pill.w as f32);
+                let ty = pill.y + (pill.h - t.height) / 2;
+                fonts.draw(&t, pixmap, pill.x, ty, p.badge_text, pill);
+            }
+            r
+        }
+        Region::Body => {
+            draw_body(fonts, layout, scene, pixmap);
+            layout.body_region
+        }
         Region::Button(control) => {
-            let (b, label) = match control {
-                Control::Deny => (layout.deny, &layout.deny_label),
-                Control::Approve => (layout.approve, &layout.approve_label),
+            let Some(b) = layout.control_rect(control) else {
+                return IRect::default();
+            };
+            let label = match control {
+                Control::Deny => &layout.deny_label,
+                Control::Approve => &layout.approve_label,
+                Control::Session => match &layout.session_label {
+                    Some(l) => l,
+                    None => return IRect::default(),
+                },
             };
             // One pixel more than the ring's reach takes its anti-aliased fringe.
             let area = b.inflate(layout.ring_reach + 1);
             fill_rect(pixmap, area, p.card);
-            let radius = 8.0 * k;
+            let radius = 8.0 * ks;
+            let risk = p.risk(scene.content.risk);
             if let Some(r) = b.to_skia() {
                 fill_path(pixmap, rounded(r, radius), p.button);
-                // Approve is outlined in the risk colour; Deny in the neutral border colour.
-                // Neither is filled as a default would be.
+                // The approving controls are outlined in the risk colour; Deny in the neutral
+                // border colour. None is filled as a default would be.
                 let (edge, width) = match control {
-                    Control::Approve => (p.risk(scene.content.risk), (2.0 * k).max(1.0)),
-                    Control::Deny => (p.border, k.max(1.0)),
+                    Control::Approve | Control::Session => (risk, (2.0 * ks).max(1.0)),
+                    Control::Deny => (p.border, ks.max(1.0)),
                 };
                 let inset = width / 2.0;
                 if let Some(er) = tiny_skia::Rect::from_xywh(
@@ -229,35 +319,30 @@ pub fn draw_region(
                     stroke_path(pixmap, rounded(er, radius - inset), edge, width);
                 }
             }
-            if control == Control::Approve && live.hold_progress > 0.0 {
+            let progress = shown_progress(scene.config, live.hold_progress);
+            if live.held == control && progress > 0.0 {
                 let bh = px(4.0).max(2);
                 let inner =
                     IRect::new(b.x + px(6.0), b.bottom() - bh - px(5.0), b.w - px(12.0), bh);
-                draw_bar(
-                    pixmap,
-                    inner,
-                    live.hold_progress,
-                    p.track,
-                    p.risk(scene.content.risk),
-                );
+                draw_bar(pixmap, inner, progress, p.track, risk);
             }
-            let color = if live.armed {
+            let color = if enabled(layout, live, control) {
                 p.button_text
             } else {
                 p.disabled_text
             };
-            let tx = b.x;
+            let label_box = IRect::new(b.x + px(4.0), b.y, b.w - px(8.0), b.h);
             let ty = b.y + (b.h - label.height) / 2;
-            fonts.draw(label, pixmap, tx, ty, color, b);
-            if live.focus == Some(control) {
-                let reach = (RING_GAP + RING_W / 2.0) * k;
+            fonts.draw(label, pixmap, label_box.x, ty, color, label_box);
+            if live.focus == Some(control) && live.keyboard {
+                let reach = (RING_GAP + RING_W / 2.0) * ks;
                 if let Some(rr) = tiny_skia::Rect::from_xywh(
                     b.x as f32 - reach,
                     b.y as f32 - reach,
                     b.w as f32 + 2.0 * reach,
                     b.h as f32 + 2.0 * reach,
                 ) {
-                    stroke_path(pixmap, rounded(rr, radius + reach), p.focus, RING_W * k);
+                    stroke_path(pixmap, rounded(rr, radius + reach), p.focus, RING_W * ks);
                 }
             }
             area
@@ -265,9 +350,65 @@ pub fn draw_region(
     }
 }
 
+/// The body at its scroll offset, its scroll bar, and the hint that more is above or below.
+fn draw_body(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
+    let live = scene.live;
+    fill_rect(pixmap, layout.body_region, p.card);
+    let view = layout.body;
+    let offset = layout.scroll_px(live.scroll);
+    let top = view.y - offset;
+    for t in &layout.body_texts {
+        // Its own box, then only what the view shows of it.
+        let clip = t.bounds().shifted(top).intersect(&view);
+        if clip.is_empty() {
+            continue;
+        }
+        let color = match t.role {
+            Role::Muted => p.muted,
+            _ => p.text,
+        };
+        fonts.draw(&t.text, pixmap, t.x, t.y + top, color, clip);
+    }
+    if let Some(track) = layout.scrollbar {
+        if let Some(r) = track.to_skia() {
+            fill_path(pixmap, rounded(r, r.width() / 2.0), p.track);
+        }
+        let max = layout.max_scroll().max(1);
+        let thumb_h = ((i64::from(track.h) * i64::from(view.h)
+            / i64::from(layout.body_height.max(1))) as i32)
+            .clamp(track.w.max(1), track.h.max(1));
+        let thumb_y =
+            track.y + ((i64::from(track.h - thumb_h) * i64::from(offset) / i64::from(max)) as i32);
+        let thumb = IRect::new(track.x, thumb_y, track.w, thumb_h);
+        if let Some(r) = thumb.to_skia() {
+            fill_path(pixmap, rounded(r, r.width() / 2.0), p.muted);
+        }
+    }
+    if let Some(hint) = layout.scroll_hint {
+        let text = &scene.config.text;
+        let (label, color) = if !layout.at_end(live.scroll) {
+            (text.more_below.as_str(), p.focus)
+        } else if offset > 0 {
+            (text.more_above.as_str(), p.muted)
+        } else {
+            ("", p.muted)
+        };
+        let t = fonts.shape(label, &layout.small, hint.w.max(1) as f32);
+        fonts.draw(
+            &t,
+            pixmap,
+            hint.x,
+            hint.y + (hint.h - t.height) / 2,
+            color,
+            hint,
+        );
+    }
+}
+
 /// A track with `frac` (clamped to 0–1) of it filled from the leading edge.
 fn draw_bar(pixmap: &mut Pixmap, r: IRect, frac: f32, track: Rgba, fill: Rgba) {
-    let radius = r.h as f32 / 2.0;
+    let radius = (r.h.min(r.w)) as f32 / 2.0;
     if let Some(t) = r.to_skia() {
         fill_path(pixmap, rounded(t, radius), track);
     }

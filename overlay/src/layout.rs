@@ -1,32 +1,30 @@
 //! Layout: where every element of the dialog goes, in physical pixels with integer edges, for a
-//! given content, scale and output size. Long content degrades step by step (fewer lines per
-//! step, then a smaller zoom) until the dialog fits the output; if it cannot, layout fails and
+//! given content, scale and output size.
+//!
+//! Nothing an action does is hidden: the requester, the action, the target, every step and every
+//! extra parameter wrap in full, never ellipsized. The requester sits in the fixed header, so no
+//! client text can push it off the dialog; the action, target, steps and parameters form the
+//! *body*, which scrolls when it does not fit. Long content first shrinks a little (zoom ≥
+//! [`MIN_UNSCROLLED_ZOOM`]), then scrolls; if even the fixed part cannot fit, layout fails and
 //! the compositor denies (fail closed). Touch targets never shrink below `min_target`.
 
-use cosmic_text::Align;
+mod build;
+
+pub(crate) use build::queued_label;
 
 use crate::OverlayError;
 use crate::config::Config;
-use crate::content::{DialogContent, Modality};
+use crate::content::{Control, DialogContent};
 use crate::text::{Fonts, Shaped, TextStyle};
 
 /// Zoom factors tried in order when the content does not fit at full size.
 const ZOOMS: [f32; 6] = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5];
+/// Below this zoom, scrolling the body is preferred to shrinking the text further.
+pub const MIN_UNSCROLLED_ZOOM: f32 = 0.8;
 /// Smallest output area (logical, after margins) the dialog will try to fit.
 const MIN_AREA: (u32, u32) = (240, 200);
 /// Scales accepted; beyond them something upstream is wrong.
 const SCALE_RANGE: (f64, f64) = (0.5, 4.0);
-/// Logical sizes before zoom.
-const PAD: f32 = 20.0;
-const PAD_COMPACT: f32 = 14.0;
-const GAP: f32 = 12.0;
-const GAP_COMPACT: f32 = 7.0;
-const ICON: f32 = 40.0;
-const STRIPE: f32 = 6.0;
-const BUTTON_GAP: f32 = 16.0;
-const METER_W: f32 = 120.0;
-const BAR_H: f32 = 4.0;
-const LINE_HEIGHT: f32 = 1.3;
 /// Width of the keyboard focus ring, in logical pixels.
 pub const RING_W: f32 = 2.0;
 /// Gap between the focus ring and its button, in logical pixels.
@@ -62,13 +60,42 @@ impl IRect {
         let b = self.bottom().min(o.bottom());
         IRect::new(x, y, (r - x).max(0), (b - y).max(0))
     }
+    /// The smallest rectangle covering both (an empty one counts as nothing).
+    pub fn union(&self, o: &IRect) -> IRect {
+        if self.is_empty() {
+            return *o;
+        }
+        if o.is_empty() {
+            return *self;
+        }
+        let x = self.x.min(o.x);
+        let y = self.y.min(o.y);
+        IRect::new(
+            x,
+            y,
+            self.right().max(o.right()) - x,
+            self.bottom().max(o.bottom()) - y,
+        )
+    }
     /// Grown by `d` on every side.
     pub fn inflate(&self, d: i32) -> IRect {
         IRect::new(self.x - d, self.y - d, self.w + 2 * d, self.h + 2 * d)
     }
+    /// Moved down by `dy`.
+    pub fn shifted(&self, dy: i32) -> IRect {
+        IRect::new(self.x, self.y + dy, self.w, self.h)
+    }
     /// Whether it covers no pixel.
     pub fn is_empty(&self) -> bool {
         self.w <= 0 || self.h <= 0
+    }
+    /// Whether `inner` lies entirely inside (an empty `inner` always does).
+    pub fn contains_rect(&self, inner: &IRect) -> bool {
+        inner.is_empty()
+            || (inner.x >= self.x
+                && inner.y >= self.y
+                && inner.right() <= self.right()
+                && inner.bottom() <= self.bottom())
     }
     /// Whether the physical point lies inside.
     pub fn contains(&self, x: f64, y: f64) -> bool {
@@ -89,20 +116,33 @@ pub enum Role {
     Text,
     Muted,
     Risk,
-    Badge,
     Monogram,
+    /// The requester's verification line, for a sandboxed (verified) app.
+    Verified,
+    /// The requester's verification line, for an unconfined or unknown one.
+    Unverified,
 }
 
-/// A shaped text at its place.
+/// A shaped text in its own box: it is drawn clipped to that box, so nothing in it (a long
+/// glyph, a stack of marks) paints over anything else.
 #[derive(Debug)]
 pub struct Placed {
     pub text: Shaped,
     pub x: i32,
     pub y: i32,
+    /// The width it was shaped for: the box's width.
+    pub w: i32,
     pub role: Role,
 }
 
-/// A live row under the steps: one per modality other than visual, plus the hold hint.
+impl Placed {
+    /// The box it is drawn in.
+    pub fn bounds(&self) -> IRect {
+        IRect::new(self.x, self.y, self.w, self.text.height)
+    }
+}
+
+/// A live row under the separator: one per modality other than visual, plus the hold hint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
     Voice,
@@ -114,8 +154,11 @@ pub enum Row {
 #[derive(Debug)]
 pub struct Layout {
     pub scale: f64,
-    /// The factor from logical design sizes to physical pixels (`scale × zoom`).
+    /// The factor from logical design sizes of text to physical pixels
+    /// (`scale × zoom × text scale`).
     pub k: f32,
+    /// The same for spacing, strokes and bars (`scale × zoom`).
+    pub ks: f32,
     /// Size in logical pixels (what the compositor places).
     pub logical_size: (i32, i32),
     /// Size of the pixel buffer.
@@ -124,22 +167,45 @@ pub struct Layout {
     pub stripe: i32,
     pub border: i32,
     pub icon: IRect,
-    pub badge: Option<IRect>,
     pub risk_dot: IRect,
+    /// The framed box of the challenge word, when there is one.
+    pub challenge_box: Option<IRect>,
     pub separator: IRect,
+    /// Texts that never move (header, risk, challenge).
     pub texts: Vec<Placed>,
+    /// The part of the dialog the body is seen through.
+    pub body: IRect,
+    /// The body's texts; `y` counts from the top of the body's content, before scrolling.
+    pub body_texts: Vec<Placed>,
+    /// Height of the body's content; more than `body.h` when it scrolls.
+    pub body_height: i32,
+    /// Everything [`crate::draw::Region::Body`] repaints: the body, its scroll bar and the hint.
+    pub body_region: IRect,
+    /// The scroll bar's track, right of the body, when the body scrolls.
+    pub scrollbar: Option<IRect>,
+    /// The row saying that more is above or below, when the body scrolls.
+    pub scroll_hint: Option<IRect>,
+    /// One body line, in physical pixels (a keyboard scroll step).
+    pub line: i32,
     pub rows: Vec<(Row, IRect)>,
-    /// The voice level meter, inside the voice row.
+    /// The voice level meter, inside the voice row (none with reduced motion).
     pub meter: Option<IRect>,
     /// The countdown row (text and bar).
     pub countdown: IRect,
     pub countdown_bar: IRect,
+    /// Where the queue badge goes when prompts wait (reserved whatever the count).
+    pub badge: IRect,
     pub deny: IRect,
     pub approve: IRect,
+    /// "Allow until logout", when offered.
+    pub session: Option<IRect>,
     pub deny_label: Shaped,
     pub approve_label: Shaped,
-    /// Style of the live texts (rows, countdown).
+    pub session_label: Option<Shaped>,
+    /// Style of the live texts (rows, countdown, scroll hint).
     pub small: TextStyle,
+    /// Style of the badge's text.
+    pub badge_style: TextStyle,
     /// How far the focus ring reaches outside a button.
     pub ring_reach: i32,
 }
@@ -159,6 +225,12 @@ impl Layout {
                 SCALE_RANGE.0, SCALE_RANGE.1
             )));
         }
+        if !(config.font_size.is_finite() && (4.0..=64.0).contains(&config.font_size)) {
+            return Err(OverlayError::Layout(format!(
+                "font_size {} is outside 4–64",
+                config.font_size
+            )));
+        }
         let avail_w = output.0.saturating_sub(2 * config.margin);
         let avail_h = output.1.saturating_sub(2 * config.margin);
         if avail_w < MIN_AREA.0 || avail_h < MIN_AREA.1 {
@@ -170,329 +242,161 @@ impl Layout {
                 MIN_AREA.1 + 2 * config.margin
             )));
         }
+        let texts = build::Texts::new(config, content);
+        // Larger text gets a wider dialog before it wraps more.
+        let wanted = (config.max_width as f32 * config.text_scale.get()).round() as u32;
+        let width = avail_w.min(wanted.max(MIN_AREA.0)) as i32;
         // Before shrinking text, a short output may use its whole width (a touch panel).
-        let width = avail_w.min(config.max_width) as i32;
         let full = avail_w as i32;
         let widths: &[i32] = if full > width {
             &[width, full]
         } else {
             &[width]
         };
-        for zoom in ZOOMS {
+        let max_h = (f64::from(avail_h) * scale).floor() as i32;
+        let unscrolled = ZOOMS.iter().filter(|&&z| z >= MIN_UNSCROLLED_ZOOM);
+        let attempts = unscrolled
+            .map(|&z| (z, false))
+            .chain(ZOOMS.iter().map(|&z| (z, true)));
+        for (zoom, scroll) in attempts {
             for &w in widths {
                 for compact in [false, true] {
-                    let layout = build(fonts, config, content, scale, zoom, compact, w);
-                    if layout.logical_size.1 <= avail_h as i32 {
+                    let frame = build::Frame {
+                        scale,
+                        zoom,
+                        compact,
+                        width: w,
+                        max_h,
+                        scroll,
+                    };
+                    if let Some(layout) = build::build(fonts, config, content, &texts, frame) {
                         return Ok(layout);
                     }
                 }
             }
         }
         Err(OverlayError::Layout(format!(
-            "the content does not fit on a {}x{} output even at the smallest zoom",
+            "the fixed part of the dialog does not fit on a {}x{} output even at the smallest \
+             zoom",
             output.0, output.1
         )))
     }
 
-    /// The control under a physical point.
-    pub fn control_at(&self, x: f64, y: f64) -> Option<crate::content::Control> {
-        use crate::content::Control;
-        if self.approve.contains(x, y) {
-            Some(Control::Approve)
-        } else if self.deny.contains(x, y) {
-            Some(Control::Deny)
+    /// Whether the body is taller than its view.
+    pub fn scrolls(&self) -> bool {
+        self.body_height > self.body.h
+    }
+
+    /// The furthest the body can scroll, in physical pixels.
+    pub fn max_scroll(&self) -> i32 {
+        (self.body_height - self.body.h).max(0)
+    }
+
+    /// A logical scroll offset as this layout's physical one, clamped to what it can scroll.
+    pub fn scroll_px(&self, logical: f32) -> i32 {
+        let px = (f64::from(logical) * self.scale).round();
+        if px.is_finite() {
+            (px.max(0.0) as i64).min(i64::from(self.max_scroll())) as i32
         } else {
-            None
+            0
         }
     }
-}
 
-fn build(
-    fonts: &mut Fonts,
-    config: &Config,
-    content: &DialogContent,
-    scale: f64,
-    zoom: f32,
-    compact: bool,
-    width: i32,
-) -> Layout {
-    let k = scale as f32 * zoom;
-    let px = |v: f32| (v * k).round() as i32;
-    // Targets and the outer size follow the output's scale only: zoom shrinks text, not hands.
-    let phys = |v: f32| (f64::from(v) * scale).round() as i32;
-    let fs = config.font_size * k;
-    let style = |size: f32, bold: bool, max_lines: usize| TextStyle {
-        size,
-        line_height: LINE_HEIGHT,
-        bold,
-        max_lines,
-        middle_ellipsis: false,
-        align: None,
-    };
-    let w = phys(width as f32);
-    let border = px(1.0).max(1);
-    let stripe = px(STRIPE).max(2);
-    let pad = px(if compact { PAD_COMPACT } else { PAD });
-    let gap = px(if compact { GAP_COMPACT } else { GAP });
-    let left = stripe + pad;
-    let inner_w = w - left - pad;
-    let mut texts = Vec::new();
-    let mut y = pad;
-
-    // Header: icon, app name, "asks to", queue badge.
-    let icon = IRect::new(left, y, px(ICON), px(ICON));
-    let initial: String = content.app.trim().chars().take(1).collect();
-    let mut centred = style(fs * 1.3, true, 1);
-    centred.align = Some(Align::Center);
-    let mono = fonts.shape(&initial, &centred, icon.w as f32);
-    texts.push(Placed {
-        x: icon.x,
-        y: icon.y + (icon.h - mono.height) / 2,
-        text: mono,
-        role: Role::Monogram,
-    });
-    let mut badge = None;
-    let mut name_w = inner_w - icon.w - gap;
-    if content.queued > 0 {
-        let label = config
-            .text
-            .queued
-            .replace("{n}", &content.queued.to_string());
-        let t = fonts.shape(&label, &style(fs * 0.8, true, 1), (inner_w / 2) as f32);
-        let b = IRect::new(
-            w - pad - t.width - px(20.0),
-            y,
-            t.width + px(20.0),
-            t.height + px(8.0),
-        );
-        texts.push(Placed {
-            x: b.x + px(10.0),
-            y: b.y + px(4.0),
-            text: t,
-            role: Role::Badge,
-        });
-        name_w = b.x - gap - (icon.right() + gap);
-        badge = Some(b);
-    }
-    // The name sits against the icon whatever its script's direction.
-    let mut name_style = style(fs * 1.15, true, 1);
-    name_style.align = Some(Align::Left);
-    let name = fonts.shape(&content.app, &name_style, name_w as f32);
-    let asks = fonts.shape(&config.text.asks, &style(fs * 0.9, false, 1), name_w as f32);
-    let tx = icon.right() + gap;
-    let head_h = icon.h.max(name.height + asks.height);
-    let name_y = y + (head_h - name.height - asks.height) / 2;
-    texts.push(Placed {
-        x: tx,
-        y: name_y + name.height,
-        text: asks,
-        role: Role::Muted,
-    });
-    texts.push(Placed {
-        x: tx,
-        y: name_y,
-        text: name,
-        role: Role::Text,
-    });
-    y += head_h + gap;
-
-    // Risk class: a dot and the wording, both in the risk colour.
-    let risk = fonts.shape(
-        config.text.risk(content.risk),
-        &style(fs * 0.95, true, 2),
-        (inner_w - px(18.0)) as f32,
-    );
-    let dot = px(10.0);
-    let risk_line = (fs * 0.95 * LINE_HEIGHT).round() as i32;
-    let risk_dot = IRect::new(left, y + (risk_line - dot) / 2, dot, dot);
-    let risk_h = risk.height;
-    texts.push(Placed {
-        x: left + px(18.0),
-        y,
-        text: risk,
-        role: Role::Risk,
-    });
-    y += risk_h + gap;
-
-    // The action, then the target.
-    let action_lines = if compact {
-        config.max_action_lines.min(3)
-    } else {
-        config.max_action_lines
-    } as usize;
-    let action = fonts.shape(
-        &content.action,
-        &style(fs * 1.2, true, action_lines),
-        inner_w as f32,
-    );
-    let action_h = action.height;
-    texts.push(Placed {
-        x: left,
-        y,
-        text: action,
-        role: Role::Text,
-    });
-    y += action_h + gap;
-    if !content.target.trim().is_empty() {
-        let label = fonts.shape(
-            &config.text.target_label,
-            &style(fs * 0.8, true, 1),
-            inner_w as f32,
-        );
-        let lh = label.height;
-        texts.push(Placed {
-            x: left,
-            y,
-            text: label,
-            role: Role::Muted,
-        });
-        y += lh;
-        let lines = if compact { 1 } else { config.max_target_lines } as usize;
-        let mut st = style(fs, false, lines);
-        st.middle_ellipsis = true;
-        let target = fonts.shape(&content.target, &st, inner_w as f32);
-        let th = target.height;
-        texts.push(Placed {
-            x: left,
-            y,
-            text: target,
-            role: Role::Text,
-        });
-        y += th + gap;
+    /// Whether the view shows the end of the body at this logical scroll offset.
+    pub fn at_end(&self, logical_scroll: f32) -> bool {
+        self.scroll_px(logical_scroll) >= self.max_scroll()
     }
 
-    // Every step, numbered.
-    if !content.steps.is_empty() {
-        let label = fonts.shape(
-            &config.text.steps_label,
-            &style(fs * 0.8, true, 1),
-            inner_w as f32,
-        );
-        let lh = label.height;
-        texts.push(Placed {
-            x: left,
-            y,
-            text: label,
-            role: Role::Muted,
-        });
-        y += lh;
-        let step_size = if compact { fs * 0.9 } else { fs };
-        // The number column fits the widest number ("10.") plus a gap.
-        let widest = fonts.shape(
-            &format!("{}.", content.steps.len()),
-            &style(step_size, true, 1),
-            inner_w as f32,
-        );
-        let num_w = px(24.0).max(widest.width + px(8.0));
-        for (i, step) in content.steps.iter().enumerate() {
-            let num = fonts.shape(
-                &format!("{}.", i + 1),
-                &style(step_size, true, 1),
-                inner_w as f32,
-            );
-            let t = fonts.shape(
-                step,
-                &style(step_size, false, if compact { 1 } else { 2 }),
-                (inner_w - num_w) as f32,
-            );
-            let h = t.height.max(num.height);
-            texts.push(Placed {
-                x: left,
-                y,
-                text: num,
-                role: Role::Muted,
-            });
-            texts.push(Placed {
-                x: left + num_w,
-                y,
-                text: t,
-                role: Role::Text,
-            });
-            y += h + px(2.0);
+    /// A control's rectangle, if the dialog has it.
+    pub fn control_rect(&self, control: Control) -> Option<IRect> {
+        match control {
+            Control::Approve => Some(self.approve),
+            Control::Deny => Some(self.deny),
+            Control::Session => self.session,
         }
-        y += gap;
     }
 
-    let separator = IRect::new(left, y, inner_w, border);
-    y += border + gap;
+    /// The control under a physical point.
+    pub fn control_at(&self, x: f64, y: f64) -> Option<Control> {
+        [Control::Approve, Control::Deny, Control::Session]
+            .into_iter()
+            .find(|&c| self.control_rect(c).is_some_and(|r| r.contains(x, y)))
+    }
 
-    // Live rows.
-    let small = style(fs * 0.9, false, 1);
-    let row_h = (small.size * LINE_HEIGHT).round() as i32 + px(4.0);
-    let mut rows = Vec::new();
-    let mut meter = None;
-    for m in &content.modalities {
-        let row = match m {
-            Modality::Voice => Row::Voice,
-            Modality::Haptic => Row::Haptic,
-            Modality::Visual => continue,
+    /// Checks that everything lies where it must: every box inside the card's inner area, the
+    /// body's texts inside the body's width, nothing overlapping the controls, the controls
+    /// apart. `Err` lists what is wrong (a bug: tests and the fuzzer call this).
+    pub fn check_inside(&self) -> Result<(), String> {
+        let (w, h) = self.size;
+        let inner = IRect::new(
+            self.stripe,
+            self.border,
+            w - self.stripe - self.border,
+            h - 2 * self.border,
+        );
+        let mut wrong = Vec::new();
+        let mut check = |what: &str, r: IRect| {
+            if !inner.contains_rect(&r) {
+                wrong.push(format!("{what} {r:?} leaves the card {inner:?}"));
+            }
         };
-        let r = IRect::new(left, y, inner_w, row_h);
-        if row == Row::Voice {
-            let mw = px(METER_W).min(inner_w / 3);
-            meter = Some(IRect::new(
-                r.right() - mw,
-                r.y + (row_h - px(8.0)) / 2,
-                mw,
-                px(8.0),
-            ));
+        for t in &self.texts {
+            check("text", t.bounds());
         }
-        rows.push((row, r));
-        y += row_h + px(2.0);
-    }
-    if content.needs_hold(config) {
-        rows.push((Row::Hold, IRect::new(left, y, inner_w, row_h)));
-        y += row_h + px(2.0);
-    }
-
-    let countdown = IRect::new(left, y, inner_w, row_h);
-    let bar_x = left + inner_w / 3;
-    let countdown_bar = IRect::new(
-        bar_x,
-        y + (row_h - px(BAR_H)) / 2,
-        countdown.right() - bar_x,
-        px(BAR_H).max(1),
-    );
-    let ring_reach = px(RING_W + RING_GAP).max(2);
-    // The buttons' repaint area (ring reach + 1) must not reach the countdown.
-    y += row_h + gap.max(ring_reach + 2);
-
-    // Buttons: equal width, Deny first; neither is a default.
-    let bh = phys(config.min_target as f32);
-    let bgap = px(BUTTON_GAP).max(2 * ring_reach + 4);
-    let bw = (inner_w - bgap) / 2;
-    let deny = IRect::new(left, y, bw, bh);
-    let approve = IRect::new(left + inner_w - bw, y, bw, bh);
-    // Centred in the whole button width, whatever the label's direction.
-    let mut label_style = style(fs * 1.05, true, 1);
-    label_style.align = Some(Align::Center);
-    let deny_label = fonts.shape(&config.text.deny, &label_style, bw as f32);
-    let approve_label = fonts.shape(&config.text.approve, &label_style, bw as f32);
-    y += bh + pad.max(ring_reach + border + 2);
-
-    let logical_h = (f64::from(y) / scale).ceil() as i32;
-    Layout {
-        scale,
-        k,
-        logical_size: (width, logical_h),
-        size: (w, phys(logical_h as f32)),
-        radius: 12.0 * k,
-        stripe,
-        border,
-        icon,
-        badge,
-        risk_dot,
-        separator,
-        texts,
-        rows,
-        meter,
-        countdown,
-        countdown_bar,
-        deny,
-        approve,
-        deny_label,
-        approve_label,
-        small,
-        ring_reach,
+        check("body", self.body_region);
+        check("icon", self.icon);
+        check("separator", self.separator);
+        check("countdown", self.countdown);
+        check("badge", self.badge);
+        for (_, r) in &self.rows {
+            check("row", *r);
+        }
+        let controls: Vec<IRect> = [Control::Deny, Control::Approve, Control::Session]
+            .into_iter()
+            .filter_map(|c| self.control_rect(c))
+            .collect();
+        for c in &controls {
+            check("control", c.inflate(self.ring_reach));
+        }
+        if !self.body_region.contains_rect(&self.body) {
+            wrong.push(format!("body {:?} leaves its region", self.body));
+        }
+        for t in &self.body_texts {
+            let b = t.bounds();
+            if b.x < self.body.x || b.right() > self.body.right() || b.y < 0 {
+                wrong.push(format!("body text {b:?} leaves the body {:?}", self.body));
+            }
+            if b.bottom() > self.body_height {
+                wrong.push(format!(
+                    "body text {b:?} ends below the body's height {}",
+                    self.body_height
+                ));
+            }
+        }
+        let above_controls = self
+            .texts
+            .iter()
+            .map(Placed::bounds)
+            .chain([self.body_region, self.countdown, self.badge])
+            .chain(self.rows.iter().map(|(_, r)| *r));
+        for r in above_controls {
+            for c in &controls {
+                if !r.intersect(&c.inflate(self.ring_reach + 1)).is_empty() {
+                    wrong.push(format!("{r:?} overlaps the control at {c:?}"));
+                }
+            }
+        }
+        for (i, a) in controls.iter().enumerate() {
+            for b in &controls[i + 1..] {
+                if !a.inflate(self.ring_reach + 1).intersect(b).is_empty() {
+                    wrong.push(format!("controls {a:?} and {b:?} touch"));
+                }
+            }
+        }
+        if wrong.is_empty() {
+            Ok(())
+        } else {
+            Err(wrong.join("; "))
+        }
     }
 }

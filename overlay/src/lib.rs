@@ -1,7 +1,8 @@
 //! The confirmation dialog: layout, drawing into a premultiplied RGBA buffer, hit-testing, the
-//! clickjacking guard, the countdown and the choice of output. Knows nothing of Smithay: the
-//! compositor fills a [`DialogContent`], feeds input and clock readings to a [`ConfirmDialog`],
-//! and puts the returned pixels on screen.
+//! clickjacking guard, scrolling, the countdown and the choice of output, and client text made
+//! visible and bounded before it is shown or spoken. Knows nothing of Smithay: the compositor
+//! fills a [`DialogContent`], feeds input and clock readings to a [`ConfirmDialog`], and puts
+//! the returned pixels on screen.
 //!
 //! Coordinates: *logical* values are compositor logical pixels (surface-local for input);
 //! *physical* values are buffer pixels (`logical × scale`, rounded so every edge is crisp).
@@ -14,13 +15,14 @@ pub mod guard;
 pub mod layout;
 pub mod placement;
 pub mod text;
+pub mod visible;
 
 use std::path::PathBuf;
 
-pub use config::{Config, Palette, Rgba, ThemeName};
+pub use config::{Config, Palette, Rgba, TextScale, ThemeName};
 pub use content::{
-    Control, DialogContent, HapticState, LiveState, Modality, Risk, VoiceState, load_content,
-    load_state,
+    Control, DialogContent, HapticState, LiveState, Modality, Requester, Risk, VoiceState,
+    load_content, load_state,
 };
 pub use dialog::{Choice, ConfirmDialog, Key, KeyState, RenderedDialog};
 pub use guard::ClickGuard;

@@ -73,7 +73,9 @@ impl Fonts {
         let mut buffer = Buffer::new(&mut self.system, metrics);
         buffer.set_wrap(Wrap::WordOrGlyph);
         let limit = EllipsizeHeightLimit::Lines(style.max_lines.max(1));
-        buffer.set_ellipsize(if style.middle_ellipsis {
+        buffer.set_ellipsize(if style.max_lines == TextStyle::UNLIMITED {
+            Ellipsize::None
+        } else if style.middle_ellipsis {
             Ellipsize::Middle(limit)
         } else {
             Ellipsize::End(limit)
@@ -100,7 +102,9 @@ impl Fonts {
         }
     }
 
-    /// Draws `shaped` with its top-left at (`x`, `y`) in `color`, touching only pixels in `clip`.
+    /// Draws `shaped` with its top-left at (`x`, `y`) in `color`, touching only pixels in `clip`,
+    /// and each line only within its own line box: a stack of marks cannot paint over the
+    /// lines around it.
     pub fn draw(
         &mut self,
         shaped: &Shaped,
@@ -120,6 +124,12 @@ impl Fonts {
         let data = pixmap.data_mut();
         for run in shaped.buffer.layout_runs() {
             let shift = leading_space(&run);
+            let top = y + run.line_top.floor() as i32;
+            let bottom = y + (run.line_top + run.line_height).ceil() as i32;
+            let clip = clip.intersect(&IRect::new(clip.x, top, clip.w, bottom - top));
+            if clip.is_empty() {
+                continue;
+            }
             for glyph in run.glyphs {
                 let phys = glyph.physical((x as f32 - shift, y as f32 + run.line_y), 1.0);
                 let Some(image) = self.cache.get_image(&mut self.system, phys.cache_key) else {
@@ -178,12 +188,17 @@ pub struct TextStyle {
     /// Line height as a multiple of the size.
     pub line_height: f32,
     pub bold: bool,
-    /// Lines before the text is ellipsized.
+    /// Lines before the text is ellipsized; [`TextStyle::UNLIMITED`] wraps it in full.
     pub max_lines: usize,
     /// Ellipsize in the middle (paths) instead of the end.
     pub middle_ellipsis: bool,
     /// `None`: start-aligned by the paragraph's direction (right for RTL text).
     pub align: Option<Align>,
+}
+
+impl TextStyle {
+    /// `max_lines` for text that is never ellipsized: it wraps onto as many lines as it needs.
+    pub const UNLIMITED: usize = usize::MAX;
 }
 
 /// Shaped text and its measured size in physical pixels.
@@ -196,9 +211,48 @@ pub struct Shaped {
     buffer: Buffer,
 }
 
-/// `text` made safe to show: control characters (newlines included) become spaces so a
-/// client cannot fake extra lines, and bidi embedding/override/isolate controls become U+FFFD so
-/// a name like `report\u{202e}fdp.exe` cannot disguise its real order.
+impl Shaped {
+    /// The text that was shaped (after [`display_text`]).
+    pub fn text(&self) -> String {
+        self.buffer
+            .lines
+            .iter()
+            .map(|l| l.text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Whether every character but white space got a glyph on some line: nothing was
+    /// ellipsized away.
+    pub fn is_whole(&self) -> bool {
+        let mut covered: Vec<Vec<bool>> = self
+            .buffer
+            .lines
+            .iter()
+            .map(|l| vec![false; l.text().len()])
+            .collect();
+        for run in self.buffer.layout_runs() {
+            let Some(line) = covered.get_mut(run.line_i) else {
+                continue;
+            };
+            for g in run.glyphs {
+                for b in line.iter_mut().take(g.end).skip(g.start) {
+                    *b = true;
+                }
+            }
+        }
+        self.buffer.lines.iter().zip(&covered).all(|(l, cov)| {
+            l.text()
+                .char_indices()
+                .all(|(i, c)| c.is_whitespace() || cov.get(i).copied().unwrap_or(false))
+        })
+    }
+}
+
+/// `text` made safe to shape: control characters (newlines included) become spaces so no text
+/// can fake extra lines, and bidi embedding/override/isolate controls become U+FFFD so none can
+/// disguise its real order. The last line of defence for any string: client strings are made
+/// visible before they get here ([`crate::visible`]), so they keep every character on screen.
 pub fn display_text(text: &str) -> String {
     text.chars()
         .map(|c| match c {
@@ -330,6 +384,89 @@ mod tests {
         assert_eq!(px, [128, 0, 127, 255]);
         assert_eq!(mul(255, 255), 255);
         assert_eq!(mul(0, 255), 0);
+    }
+
+    #[test]
+    fn unlimited_text_is_never_ellipsized() {
+        let mut f = Fonts::with_files::<&str>(&[]).unwrap();
+        let long = format!("{}; rm -rf ~", "word ".repeat(200));
+        let cut = f.shape(&long, &style(3), 300.0);
+        assert!(!cut.is_whole());
+        let whole = f.shape(&long, &style(TextStyle::UNLIMITED), 300.0);
+        assert!(whole.is_whole());
+        assert!(whole.lines > 20, "{}", whole.lines);
+        assert!(whole.text().ends_with("; rm -rf ~"));
+    }
+
+    #[test]
+    fn a_stack_of_marks_paints_only_inside_its_line_and_box() {
+        let mut f = Fonts::with_files::<&str>(&[]).unwrap();
+        // Made visible, a stack is cut to a few marks; drawn raw, 40 of them would tower over
+        // the lines above. The line box keeps them in.
+        let text = format!("Z{}", "\u{301}".repeat(40));
+        let shaped = f.shape(&text, &style(1), 200.0);
+        let mut pixmap = tiny_skia::Pixmap::new(200, 300).unwrap();
+        let (x, y) = (10, 200);
+        let clip = IRect::new(x, y, 100, shaped.height);
+        f.draw(&shaped, &mut pixmap, x, y, Rgba::BLACK, clip);
+        let inked = |r: std::ops::Range<u32>| {
+            r.flat_map(|py| (0..200).map(move |px| (px, py)))
+                .filter(|&(px, py)| pixmap.pixel(px, py).unwrap().alpha() > 0)
+                .count()
+        };
+        assert!(inked(y as u32..(y + shaped.height) as u32) > 0, "drawn");
+        assert_eq!(inked(0..y as u32), 0, "nothing above the line");
+        assert_eq!(inked((y + shaped.height) as u32..300), 0, "nothing below");
+        // Unclipped, the same text would have painted above (the test can fail).
+        let mut free = tiny_skia::Pixmap::new(200, 300).unwrap();
+        let mut probe = Fonts::with_files::<&str>(&[]).unwrap();
+        let all = IRect::new(0, 0, 200, 300);
+        let s = probe.shape(&text, &style(1), 200.0);
+        draw_unclipped_lines(&mut probe, &s, &mut free, x, y, all);
+        let above = (0..y as u32)
+            .flat_map(|py| (0..200).map(move |px| (px, py)))
+            .filter(|&(px, py)| free.pixel(px, py).unwrap().alpha() > 0)
+            .count();
+        assert!(
+            above > 0,
+            "40 marks reach above their line when not clipped"
+        );
+    }
+
+    /// Draws every glyph with only `clip`, as the drawing did before lines had their own box.
+    fn draw_unclipped_lines(
+        f: &mut Fonts,
+        shaped: &Shaped,
+        pixmap: &mut tiny_skia::Pixmap,
+        x: i32,
+        y: i32,
+        clip: IRect,
+    ) {
+        for run in shaped.buffer.layout_runs() {
+            for glyph in run.glyphs {
+                let phys = glyph.physical((x as f32, y as f32 + run.line_y), 1.0);
+                let Some(image) = f.cache.get_image(&mut f.system, phys.cache_key) else {
+                    continue;
+                };
+                let left = phys.x + image.placement.left;
+                let top = phys.y - image.placement.top;
+                for gy in 0..image.placement.height as i32 {
+                    for gx in 0..image.placement.width as i32 {
+                        let (px, py) = (left + gx, top + gy);
+                        let i = (gy * image.placement.width as i32 + gx) as usize;
+                        if clip.contains(f64::from(px), f64::from(py))
+                            && image.content == SwashContent::Mask
+                            && image.data[i] > 0
+                        {
+                            let c = tiny_skia::PremultipliedColorU8::from_rgba(0, 0, 0, 255);
+                            if let Some(c) = c {
+                                pixmap.pixels_mut()[(py * 200 + px) as usize] = c;
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -6,18 +6,24 @@ use pcp_overlay::content::Icon;
 use pcp_overlay::dialog::render_state;
 use pcp_overlay::{
     Choice, Config, ConfirmDialog, Control, DialogContent, Fonts, HapticState, Key, KeyState,
-    Layout, LiveState, Modality, Risk, VoiceState,
+    Layout, LiveState, Modality, Requester, Risk, VoiceState,
 };
 
 const SCALES: [f64; 5] = [1.0, 1.25, 1.5, 2.0, 3.0];
 
 fn content(risk: Risk) -> DialogContent {
     DialogContent {
-        app: "Files".into(),
+        requester: Requester::Sandboxed {
+            engine: "flatpak".into(),
+            app_id: "org.gnome.Nautilus".into(),
+        },
+        declared_app_id: Some("Files".into()),
         icon: None,
         action: "Delete report.pdf".into(),
         target: "/home/u/report.pdf".into(),
         steps: vec![],
+        extra_params: vec![],
+        challenge: None,
         risk,
         modalities: vec![Modality::Visual, Modality::Voice, Modality::Haptic],
         seconds_left: 27,
@@ -25,6 +31,7 @@ fn content(risk: Risk) -> DialogContent {
         queued: 2,
         // As the gate asks when voice is unavailable: these tests exercise the hold.
         press_and_hold: matches!(risk, Risk::Destructive | Risk::System),
+        offer_session: false,
     }
 }
 
@@ -32,10 +39,11 @@ fn dialog(config: Config) -> ConfirmDialog {
     ConfirmDialog::new(config, Fonts::with_files::<&str>(&[]).unwrap())
 }
 
-/// A shown and rendered dialog whose guard is ready at t = 1000.
+/// A shown and rendered dialog with the keyboard, whose guard is ready at t = 1000.
 fn ready(risk: Risk, scale: f64) -> ConfirmDialog {
     let mut d = dialog(Config::default());
     d.show(content(risk), 0).unwrap();
+    d.set_keyboard_focus(true);
     d.render(scale, (1920, 1080)).unwrap();
     assert_eq!(d.advance(1000), None);
     d
@@ -140,20 +148,25 @@ fn moving_the_dialog_rearms_the_guard() {
 fn keyboard_has_no_default_and_tab_moves_focus() {
     let mut d = ready(Risk::Privileged, 1.0);
     assert_eq!(d.live().unwrap().focus, None);
-    assert_eq!(d.key(Key::Enter, KeyState::Pressed, 1000), None);
-    assert_eq!(d.key(Key::Space, KeyState::Pressed, 1000), None);
-    d.key(Key::Tab { shift: false }, KeyState::Pressed, 1000);
+    for key in [Key::Enter, Key::Space] {
+        assert_eq!(d.key(key, KeyState::Pressed, 1000), None);
+        assert_eq!(d.key(key, KeyState::Released, 1010), None);
+    }
+    let tab = |d: &mut ConfirmDialog, shift| d.key(Key::Tab { shift }, KeyState::Pressed, 1000);
+    tab(&mut d, false);
     assert_eq!(d.live().unwrap().focus, Some(Control::Deny));
-    d.key(Key::Tab { shift: false }, KeyState::Pressed, 1000);
+    tab(&mut d, false);
     assert_eq!(d.live().unwrap().focus, Some(Control::Approve));
-    d.key(Key::Tab { shift: true }, KeyState::Pressed, 1000);
+    tab(&mut d, true);
     assert_eq!(d.live().unwrap().focus, Some(Control::Deny));
-    d.key(Key::Tab { shift: true }, KeyState::Pressed, 1000);
+    tab(&mut d, true);
     assert_eq!(d.live().unwrap().focus, Some(Control::Approve));
     // Auto-repeat never activates, even when the guard is ready.
     assert_eq!(d.key(Key::Enter, KeyState::Repeated, 1100), None);
+    // A press alone does not answer: the release on the same control does.
+    assert_eq!(d.key(Key::Space, KeyState::Pressed, 1200), None);
     assert_eq!(
-        d.key(Key::Space, KeyState::Pressed, 1200),
+        d.key(Key::Space, KeyState::Released, 1250),
         Some(Choice::Approve)
     );
 }
@@ -164,8 +177,9 @@ fn shift_tab_from_nothing_goes_to_approve_and_enter_on_deny_denies() {
     d.key(Key::Tab { shift: true }, KeyState::Pressed, 1000);
     assert_eq!(d.live().unwrap().focus, Some(Control::Approve));
     d.key(Key::Tab { shift: true }, KeyState::Pressed, 1000);
+    assert_eq!(d.key(Key::Enter, KeyState::Pressed, 1000), None);
     assert_eq!(
-        d.key(Key::Enter, KeyState::Pressed, 1000),
+        d.key(Key::Enter, KeyState::Released, 1020),
         Some(Choice::Deny)
     );
 }
@@ -174,12 +188,53 @@ fn shift_tab_from_nothing_goes_to_approve_and_enter_on_deny_denies() {
 fn escape_denies_but_only_after_the_guard() {
     let mut d = dialog(Config::default());
     d.show(content(Risk::Routine), 0).unwrap();
+    d.set_keyboard_focus(true);
     d.render(1.0, (800, 480)).unwrap();
     assert_eq!(d.key(Key::Escape, KeyState::Pressed, 10), None);
+    // The early key pushed the guard to 10 + 500 < 750: it is ready at 750.
     assert_eq!(
         d.key(Key::Escape, KeyState::Pressed, 750),
         Some(Choice::Deny)
     );
+}
+
+#[test]
+fn keys_do_nothing_unless_the_dialog_has_the_keyboard() {
+    let mut d = dialog(Config::default());
+    d.show(content(Risk::Routine), 0).unwrap();
+    d.render(1.0, (1920, 1080)).unwrap();
+    d.advance(1000);
+    assert!(!d.has_keyboard_focus());
+    for key in [Key::Tab { shift: false }, Key::Escape, Key::Enter] {
+        assert_eq!(d.key(key, KeyState::Pressed, 1000), None);
+        assert_eq!(d.key(key, KeyState::Released, 1010), None);
+    }
+    assert_eq!(d.live().unwrap().focus, None);
+    assert!(d.is_open());
+    // Given the keyboard (a click on the dialog, a shortcut), the keyboard flow applies.
+    d.set_keyboard_focus(true);
+    assert!(d.live().unwrap().keyboard);
+    d.key(Key::Tab { shift: false }, KeyState::Pressed, 1100);
+    assert_eq!(d.live().unwrap().focus, Some(Control::Deny));
+    // Taken back: the focus ring goes, a key held on a control is dropped.
+    d.key(Key::Enter, KeyState::Pressed, 1200);
+    d.set_keyboard_focus(false);
+    assert_eq!(d.live().unwrap().focus, None);
+    d.set_keyboard_focus(true);
+    assert_eq!(d.key(Key::Enter, KeyState::Released, 1300), None);
+    // Hiding gives the keyboard up.
+    d.hide();
+    assert!(!d.has_keyboard_focus());
+}
+
+#[test]
+fn a_click_on_the_dialog_is_inside_it() {
+    let d = ready(Risk::Routine, 2.0);
+    let (w, h) = d.layout().unwrap().logical_size;
+    assert!(d.contains(1.0, 1.0));
+    assert!(d.contains(f64::from(w) - 0.5, f64::from(h) - 0.5));
+    assert!(!d.contains(f64::from(w), 1.0));
+    assert!(!d.contains(-0.5, 1.0));
 }
 
 #[test]
@@ -206,8 +261,11 @@ fn destructive_approve_must_be_held() {
     assert_eq!(d.key(Key::Enter, KeyState::Released, 1600), None);
     assert_eq!(d.advance(2000), None);
     assert_eq!(d.key(Key::Enter, KeyState::Pressed, 2000), None);
+    // A key hold completes only at the release: a key press alone never approves.
+    assert_eq!(d.advance(2900), None);
+    assert_eq!(d.live().unwrap().hold_progress, 1.0);
     assert_eq!(
-        d.key(Key::Enter, KeyState::Released, 2800),
+        d.key(Key::Enter, KeyState::Released, 3000),
         Some(Choice::Approve)
     );
     // Deny never needs a hold, and Escape wins over a hold in progress.
@@ -291,13 +349,20 @@ fn long_content_stays_inside_the_dialog_and_the_output() {
     let config = Config::default();
     let long = "Replace the quarterly planning figures with the merged regional drafts. ".repeat(8);
     let mut c = content(Risk::System);
-    c.app = "An Assistant With An Extremely Long Application Name For Testing".into();
+    c.requester = Requester::Unconfined {
+        executable: format!("/home/u/{}/an-assistant", "tools/".repeat(12)),
+        pid: 4_194_304,
+    };
+    c.declared_app_id = Some("An Assistant With An Extremely Long Application Name".repeat(3));
     c.action = long.chars().take(500).collect();
     c.target = format!("/home/u/{}/file.ods", "deep/".repeat(40));
     c.steps = (1..=10)
         .map(|i| format!("Step {i}: open draft {i} and copy every regional total into the merged sheet, checking each formula twice"))
         .collect();
+    c.extra_params = vec![("mode".into(), "merge".into())];
+    c.challenge = Some("harbor".into());
     c.queued = 99;
+    c.offer_session = true;
     c.icon = Some(Icon {
         pixels: tiny_skia::Pixmap::new(64, 64).unwrap(),
     });
@@ -309,27 +374,24 @@ fn long_content_stays_inside_the_dialog_and_the_output() {
                 lw <= output.0 as i32 - 32 && lh <= output.1 as i32 - 32,
                 "{output:?}@{scale}: {lw}x{lh}"
             );
-            let (w, h) = l.size;
-            let inner = |x: i32, y: i32, tw: i32, th: i32| {
-                x >= l.stripe && y >= 0 && x + tw <= w - l.border && y + th <= h - l.border
-            };
-            for t in &l.texts {
-                assert!(
-                    inner(t.x, t.y, t.text.width, t.text.height),
-                    "{output:?}@{scale}: text at ({}, {}) {}x{} leaves {w}x{h}",
-                    t.x,
-                    t.y,
-                    t.text.width,
-                    t.text.height
-                );
-                // Nothing overlaps the buttons.
-                assert!(t.y + t.text.height <= l.countdown.y, "{output:?}@{scale}");
-            }
-            assert!(inner(l.approve.x, l.approve.y, l.approve.w, l.approve.h));
-            // Every step is listed (number and text), after the 9 other texts.
-            assert_eq!(l.texts.len(), 9 + 2 * c.steps.len(), "{output:?}@{scale}");
+            l.check_inside()
+                .unwrap_or_else(|e| panic!("{output:?}@{scale}: {e}"));
+            // The header holds the monogram, the identity, how it is verified, the declared
+            // id, "asks to", the risk, the challenge label and word.
+            assert_eq!(l.texts.len(), 8, "{output:?}@{scale}");
+            // The body lists everything: the action, the target (label and text), the steps
+            // (label, then number and text each), the parameters (label and one entry).
+            assert_eq!(
+                l.body_texts.len(),
+                1 + 2 + 1 + 2 * c.steps.len() + 2,
+                "{output:?}@{scale}"
+            );
+            // None is cut: every one has all the lines it needs.
             assert!(
-                l.texts.iter().all(|t| t.text.lines >= 1),
+                l.texts
+                    .iter()
+                    .chain(&l.body_texts)
+                    .all(|t| t.text.lines >= 1),
                 "{output:?}@{scale}"
             );
         }
@@ -347,7 +409,9 @@ fn too_small_outputs_and_bad_scales_fail_closed() {
     assert!(Layout::compute(&mut fonts, &config, &c, f64::NAN, (800, 480)).is_err());
     let mut d = dialog(config);
     let mut bad = c.clone();
-    bad.app = String::new();
+    bad.requester = Requester::Unknown {
+        connection: String::new(),
+    };
     assert!(d.show(bad, 0).is_err());
     assert!(!d.is_open());
     assert!(d.render(1.0, (800, 480)).is_err());
@@ -371,6 +435,8 @@ fn every_live_state_renders_at_every_scale() {
                 focus: Some(Control::Deny),
                 armed: false,
                 seconds_left: Some(3),
+                keyboard: true,
+                ..LiveState::default()
             };
             let p = render_state(
                 &mut fonts,

@@ -26,6 +26,18 @@ struct Case {
     scale: f64,
     output: (u32, u32),
     cjk: bool,
+    /// Settings beyond the theme.
+    tweak: fn(&mut Config),
+}
+
+fn defaults(_: &mut Config) {}
+
+fn text_scale_1_5(c: &mut Config) {
+    c.text_scale = pcp_overlay::TextScale::new(1.5).unwrap();
+}
+
+fn reduced_motion(c: &mut Config) {
+    c.reduced_motion = true;
 }
 
 const CASES: &[Case] = &[
@@ -37,6 +49,7 @@ const CASES: &[Case] = &[
         scale: 1.0,
         output: (1920, 1080),
         cjk: false,
+        tweak: defaults,
     },
     Case {
         name: "delete_dark_listening",
@@ -46,6 +59,7 @@ const CASES: &[Case] = &[
         scale: 2.0,
         output: (1920, 1080),
         cjk: false,
+        tweak: defaults,
     },
     Case {
         name: "multistep_light_focus",
@@ -55,6 +69,7 @@ const CASES: &[Case] = &[
         scale: 1.0,
         output: (1280, 720),
         cjk: false,
+        tweak: defaults,
     },
     Case {
         name: "multistep_light_focus",
@@ -64,6 +79,7 @@ const CASES: &[Case] = &[
         scale: 2.0,
         output: (1280, 720),
         cjk: false,
+        tweak: defaults,
     },
     Case {
         name: "system_high_contrast_guarded",
@@ -73,6 +89,7 @@ const CASES: &[Case] = &[
         scale: 1.0,
         output: (1920, 1080),
         cjk: false,
+        tweak: defaults,
     },
     Case {
         name: "system_high_contrast_guarded",
@@ -82,6 +99,7 @@ const CASES: &[Case] = &[
         scale: 2.0,
         output: (1920, 1080),
         cjk: false,
+        tweak: defaults,
     },
     Case {
         name: "long_panel_800x480",
@@ -91,6 +109,7 @@ const CASES: &[Case] = &[
         scale: 1.0,
         output: (800, 480),
         cjk: false,
+        tweak: defaults,
     },
     Case {
         name: "cjk_light",
@@ -100,6 +119,7 @@ const CASES: &[Case] = &[
         scale: 1.0,
         output: (1920, 1080),
         cjk: true,
+        tweak: defaults,
     },
     Case {
         name: "rtl_dark",
@@ -109,6 +129,59 @@ const CASES: &[Case] = &[
         scale: 1.0,
         output: (1920, 1080),
         cjk: false,
+        tweak: defaults,
+    },
+    // Attack 4: NBSP padding, RLM, zero-width and an override in the target, a stack of marks.
+    Case {
+        name: "hidden_tail_dark",
+        content: "hidden_tail.json",
+        state: None,
+        theme: ThemeName::Dark,
+        scale: 1.0,
+        output: (1920, 1080),
+        cjk: false,
+        tweak: defaults,
+    },
+    // A 300-character self-declared app id on a small panel: the verified identity in full.
+    Case {
+        name: "declared_300_panel_800x480",
+        content: "declared_300.json",
+        state: None,
+        theme: ThemeName::Dark,
+        scale: 1.0,
+        output: (800, 480),
+        cjk: false,
+        tweak: defaults,
+    },
+    Case {
+        name: "session_light_keyboard",
+        content: "session.json",
+        state: Some("keyboard_session.json"),
+        theme: ThemeName::Light,
+        scale: 1.0,
+        output: (1280, 720),
+        cjk: false,
+        tweak: defaults,
+    },
+    Case {
+        name: "delete_light_text_scale_1.5",
+        content: "delete.json",
+        state: Some("listening.json"),
+        theme: ThemeName::Light,
+        scale: 1.0,
+        output: (1920, 1080),
+        cjk: false,
+        tweak: text_scale_1_5,
+    },
+    Case {
+        name: "delete_dark_reduced_motion",
+        content: "delete.json",
+        state: Some("listening.json"),
+        theme: ThemeName::Dark,
+        scale: 1.0,
+        output: (1920, 1080),
+        cjk: false,
+        tweak: reduced_motion,
     },
 ];
 
@@ -131,11 +204,12 @@ fn fonts(cjk: bool) -> Fonts {
 }
 
 fn render(case: &Case, theme: ThemeName) -> Pixmap {
-    let config = Config {
+    let mut config = Config {
         theme,
         ..Config::default()
     };
-    let content = load_content(&dir("fixtures").join(case.content), config.max_steps).unwrap();
+    (case.tweak)(&mut config);
+    let content = load_content(&dir("fixtures").join(case.content), &config).unwrap();
     let live = match case.state {
         Some(s) => load_state(&dir("fixtures").join(s)).unwrap(),
         None => LiveState::default(),
@@ -229,7 +303,7 @@ fn the_comparison_catches_a_real_change() {
     let mut live = load_state(&dir("fixtures").join("listening.json")).unwrap();
     live.seconds_left = Some(26);
     let config = Config::default();
-    let content = load_content(&dir("fixtures").join(case.content), 12).unwrap();
+    let content = load_content(&dir("fixtures").join(case.content), &config).unwrap();
     let got = render_state(
         &mut fonts(false),
         &config,

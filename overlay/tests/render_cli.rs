@@ -36,7 +36,8 @@ fn renders_the_issue_example_at_scale_2() {
     let content = tmp("issue.json");
     std::fs::write(
         &content,
-        r#"{"app": "Files", "action": "Delete report.pdf", "target": "/home/u/report.pdf",
+        r#"{"requester": {"sandboxed": {"engine": "flatpak", "app_id": "org.gnome.Nautilus"}},
+            "declared_app_id": "Files", "action": "Delete report.pdf", "target": "/home/u/report.pdf",
             "steps": ["Move report.pdf to the trash", "Empty the trash"], "risk": "destructive",
             "modalities": ["visual", "voice", "haptic"], "seconds_left": 27, "queued": 2}"#,
     )
@@ -154,7 +155,8 @@ fn bad_arguments_and_files_are_named() {
     let bad = tmp("unknown.json");
     std::fs::write(
         &bad,
-        "{\"app\": \"A\", \"action\": \"x\", \"risk\": \"routine\",\n\"icon_url\": 1}",
+        "{\"requester\": {\"unknown\": {\"connection\": \"c1\"}}, \"action\": \"x\", \
+         \"risk\": \"routine\",\n\"icon_url\": 1}",
     )
     .unwrap();
     let (ok, text) = run(&[

@@ -118,6 +118,12 @@ fn dialog_key(sym: u32, shift: bool) -> pcp_overlay::Key {
         keysyms::KEY_Return | keysyms::KEY_KP_Enter => Key::Enter,
         keysyms::KEY_space => Key::Space,
         keysyms::KEY_Escape => Key::Escape,
+        keysyms::KEY_Up | keysyms::KEY_KP_Up => Key::Up,
+        keysyms::KEY_Down | keysyms::KEY_KP_Down => Key::Down,
+        keysyms::KEY_Page_Up | keysyms::KEY_KP_Page_Up => Key::PageUp,
+        keysyms::KEY_Page_Down | keysyms::KEY_KP_Page_Down => Key::PageDown,
+        keysyms::KEY_Home | keysyms::KEY_KP_Home => Key::Home,
+        keysyms::KEY_End | keysyms::KEY_KP_End => Key::End,
         _ => Key::Other,
     }
 }

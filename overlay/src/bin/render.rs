@@ -12,7 +12,8 @@ use pcp_overlay::{Config, Fonts, LiveState, ThemeName, load_content, load_state}
 #[derive(Debug, Parser)]
 #[command(name = "pcp-overlay-render", version)]
 struct Args {
-    /// Content JSON (app, action, target, steps, risk, modalities, seconds_left, queued…).
+    /// Content JSON (requester, declared_app_id, action, target, steps, extra_params, challenge,
+    /// risk, modalities, seconds_left, queued, offer_session…).
     #[arg(long)]
     content: PathBuf,
     /// Output size in logical pixels, WxH.
@@ -24,7 +25,8 @@ struct Args {
     /// Theme: dark, light or high-contrast (default: the config's).
     #[arg(long, value_parser = parse_theme)]
     theme: Option<ThemeName>,
-    /// Live state JSON (seconds_left, voice, voice_level, haptic, hold_progress, focus, armed).
+    /// Live state JSON (seconds_left, queued, voice, voice_level, haptic, hold_progress, held,
+    /// focus, armed, scroll, read_all, keyboard).
     #[arg(long)]
     state: Option<PathBuf>,
     /// A config file with an `[overlay]` section (default: built-in defaults).
@@ -89,7 +91,7 @@ fn main() -> Result<()> {
     if let Some(theme) = args.theme {
         config.theme = theme;
     }
-    let content = load_content(&args.content, config.max_steps)?;
+    let content = load_content(&args.content, &config)?;
     let state = match &args.state {
         Some(path) => load_state(path)?,
         None => LiveState::default(),

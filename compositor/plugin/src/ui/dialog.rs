@@ -3,8 +3,8 @@
 //! A prompt that cannot be shown yields the losses that end it (fail closed), never an answer.
 
 use pcp_gate::config::TimeoutConfig;
-use pcp_gate::{Authorizer, IntentId, Modality, Plan, Prompt, RiskClass};
-use pcp_overlay::{ConfirmDialog, DialogContent, Fonts, OverlayError, Risk};
+use pcp_gate::{Authorizer, IdentityKind, IntentId, Modality, Plan, Prompt, RiskClass};
+use pcp_overlay::{ConfirmDialog, DialogContent, Fonts, OverlayError, Requester, Risk};
 use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::element::memory::MemoryRenderBuffer;
 use smithay::utils::Transform;
@@ -33,14 +33,24 @@ impl Placement {
     }
 }
 
-/// What is shown: the prompt, how many wait behind it, and its plan (a fallback mid-prompt
-/// changes the plan, and the dialog is shown again with it).
-#[derive(Debug, Clone, PartialEq)]
+/// What is shown: the prompt and its plan (a fallback mid-prompt changes the plan, and the
+/// dialog is shown again with it), and how many wait behind it (a change there only updates
+/// the badge: it neither shows the dialog again nor re-arms its guard).
+#[derive(Debug, Clone)]
 struct Shown {
     id: IntentId,
     queued: u32,
     modalities: Vec<Modality>,
     press_and_hold: bool,
+}
+
+impl Shown {
+    /// Whether `other` is the same prompt with the same plan (the queue behind it aside).
+    fn same_prompt(&self, other: &Shown) -> bool {
+        self.id == other.id
+            && self.modalities == other.modalities
+            && self.press_and_hold == other.press_and_hold
+    }
 }
 
 /// The dialog and what is on screen.
@@ -167,7 +177,7 @@ impl DialogView {
         };
         let mut first = false;
         let mut damaged = false;
-        if self.shown.as_ref() != Some(&wanted) {
+        if !self.shown.as_ref().is_some_and(|s| s.same_prompt(&wanted)) {
             first = self.shown.is_none();
             let content = content_of(prompt, queued, left, total);
             if let Err(e) = self.dialog.show(content, now_u) {
@@ -175,10 +185,14 @@ impl DialogView {
                 self.hide();
                 return DialogSync::Unshowable(losses_to_end(&prompt.plan, |m| prompt.answered(m)));
             }
-            self.shown = Some(wanted);
+            // Modal: the dialog has the keyboard while it is up.
+            self.dialog.set_keyboard_focus(true);
             self.placement = None;
             self.buffer = None;
         }
+        // Another prompt joining or leaving the queue redraws the badge and nothing else.
+        self.dialog.set_queued(queued);
+        self.shown = Some(wanted);
         self.dialog.set_seconds_left(left);
         let placed = match self.dialog.place(focus, outputs) {
             Ok((i, rect)) => Placement {
@@ -235,17 +249,43 @@ fn risk_of(r: RiskClass) -> Risk {
     }
 }
 
+/// Who asks, as the kernel and the sandbox know it. What the client calls itself goes to the
+/// dialog's secondary text only.
+fn requester_of(c: &pcp_gate::ClientIdentity) -> Requester {
+    let unknown = || Requester::Unknown {
+        connection: c.id.clone(),
+    };
+    match c.kind() {
+        IdentityKind::Sandboxed => Requester::Sandboxed {
+            engine: c
+                .sandbox
+                .as_ref()
+                .and_then(|s| s.engine.clone())
+                .unwrap_or_default(),
+            app_id: c.display_name().to_string(),
+        },
+        IdentityKind::Unconfined => match c.pid {
+            Some(pid) => Requester::Unconfined {
+                executable: c.display_name().to_string(),
+                pid,
+            },
+            None => unknown(),
+        },
+        IdentityKind::Unknown => unknown(),
+    }
+}
+
 fn content_of(prompt: &Prompt, queued: u32, seconds_left: u32, timeout: u32) -> DialogContent {
     let c = &prompt.intent.client;
-    // The verified identity only: what the client calls itself (`declared_app_id`) is
-    // unverified and is left to the dialog's secondary text.
-    let app = c.to_string();
     DialogContent {
-        app,
+        requester: requester_of(c),
+        declared_app_id: c.declared_app_id.clone(),
         icon: None,
         action: prompt.description.clone(),
         target: prompt.target.clone().unwrap_or_default(),
         steps: prompt.steps.clone(),
+        extra_params: prompt.extra.clone(),
+        challenge: None,
         risk: risk_of(prompt.risk),
         modalities: prompt
             .plan
@@ -261,6 +301,7 @@ fn content_of(prompt: &Prompt, queued: u32, seconds_left: u32, timeout: u32) -> 
         timeout_seconds: timeout,
         queued,
         press_and_hold: prompt.plan.press_and_hold,
+        offer_session: prompt.offers_session(),
     }
 }
 

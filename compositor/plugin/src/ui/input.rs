@@ -63,19 +63,18 @@ impl ConfirmUi {
         }]
     }
 
-    fn answered(&mut self, choice: Choice) -> Vec<PromptEvent> {
+    pub(super) fn answered(&mut self, choice: Choice) -> Vec<PromptEvent> {
         self.changes.damaged = true;
         let Some(prompt) = self.dialog.shown() else {
             return Vec::new();
         };
-        let answer = match choice {
-            Choice::Approve => Answer::Approve,
-            Choice::Deny => Answer::Deny,
+        let event = match choice {
+            Choice::Approve => ModalityEvent::Answer(Modality::Visual, Answer::Approve),
+            Choice::Deny => ModalityEvent::Answer(Modality::Visual, Answer::Deny),
+            // Offered only when the prompt allows it; the gate checks that again.
+            Choice::ApproveForSession => ModalityEvent::ApproveForSession,
         };
-        vec![PromptEvent {
-            prompt,
-            event: ModalityEvent::Answer(Modality::Visual, answer),
-        }]
+        vec![PromptEvent { prompt, event }]
     }
 
     /// The pointer moved to `p` (global logical).
@@ -187,14 +186,20 @@ impl ConfirmUi {
     /// up the key is the dialog's, and its release is kept from clients even if the dialog has
     /// gone by then.
     pub fn key(&mut self, code: u32, pressed: bool, key: Key, now: i64) -> Routed {
-        if !pressed && self.input.suppressed_keys.remove(&code) {
-            return Routed::Taken(Vec::new());
-        }
+        let released_ours = !pressed && self.input.suppressed_keys.remove(&code);
         if !self.dialog.is_open() {
-            return Routed::Clients;
+            return if released_ours {
+                Routed::Taken(Vec::new())
+            } else {
+                Routed::Clients
+            };
         }
         if pressed {
             self.input.suppressed_keys.insert(code);
+        } else if !released_ours {
+            // Its press went to a client before the dialog came up: the client gets its
+            // release, and the dialog never sees half a key.
+            return Routed::Clients;
         }
         let state = if pressed {
             KeyState::Pressed

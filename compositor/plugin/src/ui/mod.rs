@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use calloop::LoopHandle;
 use calloop::ping::{PingSource, make_ping};
 use pcp_gate::config::TimeoutConfig;
-use pcp_gate::{Answer, Availability, Gate, IntentId, Modality, ModalityEvent, Prompt};
+use pcp_gate::{Availability, Gate, IntentId, Modality, ModalityEvent, Prompt};
 use pcp_haptics::Haptics;
-use pcp_overlay::{Choice, ConfirmDialog, OverlayError};
+use pcp_overlay::{ConfirmDialog, OverlayError};
 use pcp_speech::{SpeechEngine, Unavailable};
 use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
 use smithay::backend::renderer::{ImportMem, Renderer, Texture};
@@ -401,15 +401,13 @@ impl ConfirmUi {
     /// completion, the one approval that comes from a timer (the hold timer) rather than an
     /// input event — and the haptic "tap again" hint going once its window has passed.
     pub(crate) fn timers(&mut self, now: i64) -> Vec<PromptEvent> {
-        let Some(id) = self.dialog.shown() else {
+        if self.dialog.shown().is_none() {
             return Vec::new();
-        };
+        }
         let mut events = Vec::new();
-        if let Some(Choice::Approve) = self.dialog.dialog_mut().advance(now.max(0) as u64) {
-            events.push(PromptEvent {
-                prompt: id,
-                event: ModalityEvent::Answer(Modality::Visual, Answer::Approve),
-            });
+        // A completed pointer or touch hold on Approve (or on "Allow until logout").
+        if let Some(choice) = self.dialog.dialog_mut().advance(now.max(0) as u64) {
+            events.extend(self.answered(choice));
         }
         self.haptic.show_progress(self.dialog.dialog_mut(), now);
         events
