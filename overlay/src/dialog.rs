@@ -98,6 +98,20 @@ impl ConfirmDialog {
         &self.config
     }
 
+    /// Replaces the configuration (a reload), keeping the fonts. A prompt on screen is laid out
+    /// again at its next render; until then no control is hit (fail closed), and the body
+    /// counts as unread in the new layout.
+    pub fn set_config(&mut self, config: Config) {
+        self.config = config;
+        if let Some(v) = &mut self.visible {
+            v.cache.clear();
+            v.current = None;
+            v.press = None;
+            v.drag = None;
+            v.live.hold_progress = 0.0;
+        }
+    }
+
     /// Shows `content` as a new prompt (replacing any prompt on screen) at `now` ms: the guard
     /// starts counting, nothing is focused, the body is at its top, and a press that began
     /// before does nothing. Invalid content is refused and nothing is shown (the prompt that

@@ -1,7 +1,9 @@
 //! `cargo xtask`: the project's commands. `setup` installs what a fresh Debian machine lacks,
-//! `test` is what CI runs, `demo` shows the product, `bench` runs the criterion benches,
-//! `session-test` plays the desktop session on a real kernel in a virtual machine.
+//! `test` is what CI runs, `demo` shows the product, `bench` runs the criterion benches, `fuzz`
+//! runs the cargo-fuzz targets, `session-test` plays the desktop session on a real kernel in a
+//! virtual machine.
 
+mod fuzz;
 mod session_test;
 mod setup;
 
@@ -10,9 +12,11 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|session-test>
-  setup   install the Debian packages, libvosk and the Vosk model this project needs
-  test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite and the demo
+const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test>
+  setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
+          fuzzing tools (nightly, cargo-fuzz)
+  test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, every fuzz
+          target for 15 s and the demo
   demo    setup, then play the scripted session on the headless compositor (two virtual
           outputs); PNGs and the audit log go to target/demo/
   run     setup, then start a session with the best backend here (udev on a virtual terminal,
@@ -20,11 +24,16 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|session-test>
           (--config FILE, else $XDG_CONFIG_HOME/pcp/config.toml); extra arguments go to
           pcp-compositor
   bench   run the criterion benchmarks (release)
+  fuzz    [--seconds N] [TARGET...] run the fuzz targets (all by default) for N seconds each
+          (default 60), one after the other; a table of executions and crashes at the end
   session-test
           setup, then boot Debian's kernel in QEMU with pcp-compositor --backend udev on two
           virtio-gpu heads and play the scripted session there (touch, voice through
           snd-aloop, force feedback, a GPU unplugged, VT switching); PNGs of every head and
           the logs go to target/session-test/ (--nice N runs QEMU at a lower priority)";
+
+/// Seconds each fuzz target runs in `cargo xtask test` (7 targets: under 2 minutes).
+const TEST_FUZZ_SECONDS: u64 = 15;
 
 fn main() {
     if let Err(e) = run() {
@@ -36,12 +45,21 @@ fn main() {
 fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("setup") => setup::setup().map(|_| ()),
+        Some("setup") => {
+            setup::setup()?;
+            setup::fuzz_tools()
+        }
         Some("test") => test(),
         Some("demo") => demo(),
         Some("run") => run_session(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("session-test") => session_test::run(&args[1..]),
+        Some("fuzz") => {
+            let (seconds, targets) = fuzz::parse(&args[1..])?;
+            let cache = setup::setup()?;
+            setup::fuzz_tools()?;
+            fuzz::fuzz(&root(), &cache, seconds, &targets).map(|_| ())
+        }
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())
@@ -121,6 +139,11 @@ fn test() -> Result<()> {
         ],
         &cache,
     )?;
+    // Every parser a client or a file reaches, fuzzed briefly (the long runs are `cargo xtask
+    // fuzz`); the seed corpus and kept crash inputs already ran in the test suite.
+    setup::fuzz_tools()?;
+    let targets: Vec<String> = fuzz::TARGETS.iter().map(|(t, _)| t.to_string()).collect();
+    fuzz::fuzz(&root(), &cache, TEST_FUZZ_SECONDS, &targets)?;
     // The README's first command must keep working: the whole scripted session, end to end.
     play_demo(&cache)
 }

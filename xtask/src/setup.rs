@@ -121,6 +121,46 @@ pub fn setup() -> Result<PathBuf> {
     Ok(cache)
 }
 
+/// The cargo-fuzz release `cargo xtask fuzz` is written against.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+
+/// The fuzzing tools: the nightly toolchain (libFuzzer's instrumentation needs nightly flags)
+/// and cargo-fuzz from crates.io. Installed by `cargo xtask setup`, `test` and `fuzz`.
+pub fn fuzz_tools() -> Result<()> {
+    let nightly = Command::new("rustup")
+        .args(["toolchain", "list"])
+        .output()
+        .context("rustup is needed for the nightly toolchain the fuzzer builds with")?;
+    if !String::from_utf8_lossy(&nightly.stdout)
+        .lines()
+        .any(|l| l.starts_with("nightly"))
+    {
+        run(Command::new("rustup").args([
+            "toolchain",
+            "install",
+            "nightly",
+            "--profile",
+            "minimal",
+        ]))?;
+    }
+    let fuzz = Command::new("cargo")
+        .args(["+nightly", "fuzz", "--version"])
+        .output();
+    let have = fuzz.is_ok_and(|o| {
+        o.status.success() && String::from_utf8_lossy(&o.stdout).contains(CARGO_FUZZ_VERSION)
+    });
+    if !have {
+        run(Command::new("cargo").args([
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--version",
+            CARGO_FUZZ_VERSION,
+        ]))?;
+    }
+    Ok(())
+}
+
 fn apt() -> Result<()> {
     let missing: Vec<&str> = APT_PACKAGES
         .iter()
