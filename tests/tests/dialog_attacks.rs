@@ -6,8 +6,8 @@ mod harness;
 
 use std::sync::mpsc;
 
-use pcp_compositor::client::IntentEvent;
 use pcp_overlay::Control;
+use pcp_protocol::client::IntentEvent;
 use serde_json::json;
 
 use harness::{Fixture, intent};
@@ -17,13 +17,13 @@ const KEY_TAB: u32 = 15;
 const KEY_ENTER: u32 = 28;
 
 fn tap(fx: &mut Fixture, code: u32) {
-    fx.state().inject_key(code, true);
-    fx.state().inject_key(code, false);
+    fx.inject_key(code, true);
+    fx.inject_key(code, false);
 }
 
 fn still_pending(fx: &mut Fixture) -> bool {
     fx.pump();
-    fx.state().intents.gate().active().is_some()
+    fx.gate().active().is_some()
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn tab_tab_enter_typed_while_a_prompt_appears_does_not_approve_it() {
     tap(&mut fx, KEY_ENTER);
     assert!(still_pending(&mut fx), "typed keys approved the prompt");
     // The keys inside the guard moved nothing, so Enter had no control to activate.
-    assert_eq!(fx.state().overlay.dialog().live().unwrap().focus, None);
+    assert_eq!(fx.dialog_live().unwrap().focus, None);
     // Deliberately, after the guard: Tab Tab Enter approves.
     fx.advance_clock(1000);
     tap(&mut fx, KEY_TAB);
@@ -58,16 +58,19 @@ fn a_key_press_alone_does_not_approve_its_release_does() {
     tap(&mut fx, KEY_TAB);
     // Enter goes down on Approve after the guard, and stays down (a key bounced or held by a
     // program driving the keyboard): not an answer yet.
-    fx.state().inject_key(KEY_ENTER, true);
+    fx.inject_key(KEY_ENTER, true);
     fx.advance_clock(100);
     assert!(still_pending(&mut fx), "a key press alone approved");
-    fx.state().inject_key(KEY_ENTER, false);
+    fx.inject_key(KEY_ENTER, false);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
 }
 
+/// Prompt slots belong to the app, and every client here is this test process: give it two.
+const TWO_SLOTS: &str = "[queue]\nper_client = 2\n";
+
 #[test]
 fn a_queue_that_keeps_changing_does_not_rearm_the_guard() {
-    let mut fx = Fixture::new(ONE);
+    let mut fx = Fixture::with_config(ONE, TWO_SLOTS);
     let a = fx.submit(intent("settings.change", json!({"key": "g", "value": "h"})));
     fx.pending(&a);
     // Another client submits a prompt and withdraws it again, over and over: queued at 200,
@@ -85,9 +88,7 @@ fn a_queue_that_keeps_changing_does_not_rearm_the_guard() {
             h.cancel();
             Ok(vec![h])
         });
-        fx.pump_until("the second prompt is queued", |fx| {
-            fx.state().overlay.queued() == 1
-        });
+        fx.pump_until("the second prompt is queued", |fx| fx.queued() == 1);
         fx.advance_clock(50);
         go.send(()).unwrap();
         loop {
@@ -96,9 +97,7 @@ fn a_queue_that_keeps_changing_does_not_rearm_the_guard() {
                 break;
             }
         }
-        fx.pump_until("the queue is empty again", |fx| {
-            fx.state().overlay.queued() == 0
-        });
+        fx.pump_until("the queue is empty again", |fx| fx.queued() == 0);
     }
     // At 800 ms, past the guard of A (shown at 0) but only 50 ms after the last change in the
     // queue: the click counts, since queue changes do not re-arm the guard.
@@ -109,7 +108,7 @@ fn a_queue_that_keeps_changing_does_not_rearm_the_guard() {
 
 #[test]
 fn a_pointer_pressed_on_one_prompt_does_not_approve_the_one_swapped_in() {
-    let mut fx = Fixture::new(ONE);
+    let mut fx = Fixture::with_config(ONE, TWO_SLOTS);
     let (go, wait) = mpsc::channel::<()>();
     let a = fx.client(move |c| {
         let h = c.submit(&intent(
@@ -121,17 +120,17 @@ fn a_pointer_pressed_on_one_prompt_does_not_approve_the_one_swapped_in() {
         h.cancel();
         Ok(vec![h])
     });
-    fx.pump_until("A is shown", |fx| fx.state().overlay.is_open());
+    fx.pump_until("A is shown", |fx| fx.dialog_open());
     let b = fx.submit(intent(
         "network.share",
         json!({"path": "/q", "recipient": "mallory"}),
     ));
-    fx.pump_until("B waits behind A", |fx| fx.state().overlay.queued() == 1);
+    fx.pump_until("B waits behind A", |fx| fx.queued() == 1);
     fx.advance_clock(1000);
     // The user presses Approve on A...
     let (x, y) = fx.control_centre(Control::Approve);
-    fx.state().inject_pointer_motion(x, y);
-    fx.state().inject_pointer_button(true);
+    fx.inject_pointer_motion(x, y);
+    fx.inject_pointer_button(true);
     // ...A withdraws, and B takes its place under the pointer.
     go.send(()).unwrap();
     loop {
@@ -141,16 +140,14 @@ fn a_pointer_pressed_on_one_prompt_does_not_approve_the_one_swapped_in() {
         }
     }
     fx.pump_until("B is shown", |fx| {
-        fx.state()
-            .intents
-            .gate()
+        fx.gate()
             .active()
             .is_some_and(|p| p.intent.capability == "network.share")
     });
     assert_eq!(fx.control_centre(Control::Approve), (x, y));
     // The release comes well after B's guard: it was A's press, so nothing.
     fx.advance_clock(2000);
-    fx.state().inject_pointer_button(false);
+    fx.inject_pointer_button(false);
     assert!(still_pending(&mut fx), "a press on A approved B");
     // A whole click on B is B's approval.
     fx.click(Control::Approve);

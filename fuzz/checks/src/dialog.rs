@@ -20,7 +20,10 @@ use pcp_overlay::{
 
 /// Physical output sizes are kept to this many pixels a side, so one input renders in
 /// milliseconds (larger outputs only make the same layout bigger).
-const MAX_PHYSICAL: f64 = 2560.0;
+const MAX_PHYSICAL: f64 = 1600.0;
+/// Inputs after which the dialog and fonts are made afresh: the glyph cache keeps every size
+/// it has drawn, and fuzzed scales draw many.
+const FRESH_EVERY: u32 = 2000;
 
 #[derive(Debug, Arbitrary)]
 enum Who {
@@ -70,6 +73,8 @@ struct Input {
     text_scale: u8,
     reduced_motion: bool,
     theme: u8,
+    /// Compare the buffer with a full render at the end (costs a second render).
+    compare: bool,
     events: Vec<Event>,
 }
 
@@ -81,10 +86,14 @@ struct Kit {
 }
 
 thread_local! {
-    static KIT: RefCell<Kit> = RefCell::new(Kit {
+    static KIT: RefCell<(Kit, u32)> = RefCell::new((kit(), 0));
+}
+
+fn kit() -> Kit {
+    Kit {
         dialog: ConfirmDialog::new(Config::default(), bundled()),
         fonts: bundled(),
-    });
+    }
 }
 
 fn bundled() -> Fonts {
@@ -113,7 +122,13 @@ pub fn stage(data: &[u8]) -> Stage {
     let Ok(input) = Input::arbitrary_take_rest(Unstructured::new(data)) else {
         return Stage::Undecoded;
     };
-    KIT.with_borrow_mut(|kit| run(&mut kit.dialog, &mut kit.fonts, input))
+    KIT.with_borrow_mut(|(kit, runs)| {
+        *runs += 1;
+        if *runs % FRESH_EVERY == 0 {
+            *kit = self::kit();
+        }
+        run(&mut kit.dialog, &mut kit.fonts, input)
+    })
 }
 
 fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
@@ -216,7 +231,7 @@ fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
     let mut now: u64 = 0;
     let mut guard_from: u64 = 0;
     let read_at_render = |d: &ConfirmDialog| d.live().is_some_and(|l| l.read_all);
-    for event in input.events.into_iter().take(64) {
+    for event in input.events.into_iter().take(32) {
         let mut choice = None;
         let local = |x: u16, y: u16| {
             (
@@ -303,7 +318,7 @@ fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
     }
 
     // Whatever happened, the buffer's partial redraws equal a full render of the same state.
-    if !d.palette().eq(config.palette()) {
+    if !input.compare || !d.palette().eq(config.palette()) {
         return Stage::Rendered;
     }
     let partial = d.render(scale, output).expect("renders").pixmap.clone();

@@ -15,8 +15,11 @@ pub mod replay;
 pub mod token;
 pub mod visible;
 
+/// A target's check: panics when the input breaks a property.
+pub type Check = fn(&[u8]);
+
 /// Every target: its name (the cargo-fuzz binary and the folder names) and its check.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("dialog", dialog::check),
     ("visible_text", visible::check),
     ("config", config::check),

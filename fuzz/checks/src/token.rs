@@ -1,14 +1,14 @@
 //! Token verification (`pcp_gate::token::TokenKey`): a token from anywhere else never opens;
 //! one this key issued for arbitrary claims verifies once for exactly those claims, then is
-//! replayed; it is a mismatch for other claims and expired after its expiry; and one altered in
-//! any single byte either fails or still carries exactly the same claims (so it can never stand
-//! for another action).
+//! replayed; it is refused for another capability, other parameters or steps, another version,
+//! profile or app, and after its expiry; and one altered in any single byte either fails or
+//! still carries exactly the same claims (so it can never stand for another action).
 
 use std::cell::{Cell, RefCell};
 
 use arbitrary::{Arbitrary, Unstructured};
 use pcp_gate::store::{GroupCommit, Store};
-use pcp_gate::token::{TokenKey, TokenRejection};
+use pcp_gate::token::{Expected, Grant, TokenKey, TokenRejection};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Arbitrary)]
@@ -26,7 +26,9 @@ struct Input {
     capability: String,
     version: u32,
     params: Vec<(String, Param)>,
+    steps: String,
     profile: String,
+    app: String,
     lifetime_ms: u32,
     tamper: Option<(u16, u8)>,
 }
@@ -102,25 +104,35 @@ fn run(kit: &mut Kit, input: Input, now: i64) {
         input.raw
     );
     let params = to_json(input.params);
-    let expires = now + i64::from(input.lifetime_ms);
-    let token = key
-        .issue(
-            &input.capability,
-            input.version,
-            &params,
-            &input.profile,
-            expires,
-        )
-        .expect("a token");
+    // Up to two minutes: with a minute between inputs, the store keeps a few unexpired nonces.
+    let expires = now + i64::from(input.lifetime_ms % 120_000);
+    let grant = Grant {
+        capability: &input.capability,
+        version: input.version,
+        params: &params,
+        steps: &input.steps,
+        profile: &input.profile,
+        app: &input.app,
+    };
+    let token = key.issue(&grant, expires).expect("a token");
     let claims = key.open(&token).expect("its own token opens");
     assert_eq!(
         (
             &claims.capability,
             claims.version,
+            &claims.steps,
             &claims.profile,
+            &claims.app,
             claims.expires_ms
         ),
-        (&input.capability, input.version, &input.profile, expires)
+        (
+            &input.capability,
+            input.version,
+            &input.steps,
+            &input.profile,
+            &input.app,
+            expires
+        )
     );
 
     // One byte altered: refused, or (the same bytes decoded) exactly the same claims.
@@ -137,31 +149,86 @@ fn run(kit: &mut Kit, input: Input, now: i64) {
     }
 
     let store = &mut kit.store;
-    let other = format!("{}.other", input.capability);
-    let verify = |store: &mut Store, cap: &str, p: &Value, at: i64| {
-        key.verify(store, &token, cap, p, at)
+    let exact = Expected {
+        capability: &input.capability,
+        version: input.version,
+        params: &params,
+        steps: &input.steps,
+        profile: &input.profile,
+        app: Some(&input.app),
+    };
+    let mut verify = |expected: &Expected<'_>, at: i64| {
+        key.verify(store, &token, expected, at)
             .expect("the store works")
     };
-    assert_eq!(
-        verify(store, &other, &params, now).err(),
-        Some(TokenRejection::Mismatch)
-    );
+    let other_cap = format!("{}.other", input.capability);
+    // Other parameters: one key more, or one fewer when the input already has that key.
     let mut changed = params.clone();
-    if let Value::Object(m) = &mut changed {
+    if let Value::Object(m) = &mut changed
+        && m.remove("\u{0}fuzz").is_none()
+    {
         m.insert("\u{0}fuzz".into(), Value::Bool(true));
     }
+    let other_steps = format!("{}0", input.steps);
+    let other_profile = format!("{}.other", input.profile);
+    let other_app = format!("{}.other", input.app);
+    let refusals = [
+        (
+            Expected {
+                capability: &other_cap,
+                ..exact
+            },
+            TokenRejection::Mismatch,
+        ),
+        (
+            Expected {
+                params: &changed,
+                ..exact
+            },
+            TokenRejection::Mismatch,
+        ),
+        (
+            Expected {
+                steps: &other_steps,
+                ..exact
+            },
+            TokenRejection::Mismatch,
+        ),
+        (
+            Expected {
+                version: input.version.wrapping_add(1),
+                ..exact
+            },
+            TokenRejection::Stale,
+        ),
+        (
+            Expected {
+                profile: &other_profile,
+                ..exact
+            },
+            TokenRejection::WrongProfile,
+        ),
+        (
+            Expected {
+                app: Some(&other_app),
+                ..exact
+            },
+            TokenRejection::WrongApp,
+        ),
+    ];
+    for (expected, why) in &refusals {
+        assert_eq!(verify(expected, now).err(), Some(*why));
+    }
     assert_eq!(
-        verify(store, &input.capability, &changed, now).err(),
-        Some(TokenRejection::Mismatch)
-    );
-    assert_eq!(
-        verify(store, &input.capability, &params, expires + 1).err(),
+        verify(&exact, expires + 1).err(),
         Some(TokenRejection::Expired)
     );
-    let ok = verify(store, &input.capability, &params, now).expect("verifies once");
+    let ok = verify(&exact, now).expect("verifies once");
     assert_eq!(ok, claims);
+    assert_eq!(verify(&exact, now).err(), Some(TokenRejection::Replayed));
+    // Not checking the app is a choice of the executor, never a way around the rest.
     assert_eq!(
-        verify(store, &input.capability, &params, now).err(),
+        verify(&Expected { app: None, ..exact }, now).err(),
         Some(TokenRejection::Replayed)
     );
 }
