@@ -333,7 +333,7 @@ impl ConfirmUi {
         let prompt = gate.active;
         self.waiting_voice = prompt.filter(|p| wants_voice(p)).map(|p| p.id);
         // The devices first: a step that cannot run falls back before the dialog shows it.
-        let mut events = self.voice.sync(prompt);
+        let mut events = self.voice.sync(prompt, self.dialog.dialog().config());
         events.extend(self.haptic.sync(prompt, self.dialog.dialog_mut(), now));
         self.next_voice_poll = self.voice.is_listening().then(|| {
             self.next_voice_poll

@@ -53,8 +53,14 @@ impl VoiceStep {
 
     /// Starts listening when `prompt` waits for a spoken answer and no listener runs for it yet;
     /// stops a listener whose prompt ended or no longer asks for voice. A voice step with no
-    /// engine is lost (the prompt falls back to press-and-hold).
-    pub fn sync(&mut self, prompt: Option<&Prompt>) -> Vec<PromptEvent> {
+    /// engine is lost (the prompt falls back to press-and-hold). The question says the action
+    /// as the dialog shows it (`overlay`'s visible, capped text): nothing hidden, nothing
+    /// unbounded handed to the synthesizer.
+    pub fn sync(
+        &mut self,
+        prompt: Option<&Prompt>,
+        overlay: &pcp_overlay::Config,
+    ) -> Vec<PromptEvent> {
         let want = prompt.filter(|p| wants_voice(p));
         let current = self.listening.as_ref().map(|(id, _)| *id);
         match (want, current) {
@@ -66,7 +72,9 @@ impl VoiceStep {
                     tracing::warn!("voice was planned but there is no speech engine");
                     return vec![lost(p.id)];
                 };
-                let question = engine.config().question(&p.description);
+                let question = engine
+                    .config()
+                    .question(&overlay.visible_text(&p.description));
                 self.listening = Some((p.id, engine.ask(&question)));
                 self.asked = Some(p.id);
             }
