@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("token", 1024),
     ("multitouch", 4096),
     ("phrases", 4096),
+    ("params", 8192),
 ];
 
 /// The cargo-fuzz project (its own workspace, built with nightly), relative to the root.

@@ -32,7 +32,7 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-
           snd-aloop, force feedback, a GPU unplugged, VT switching); PNGs of every head and
           the logs go to target/session-test/ (--nice N runs QEMU at a lower priority)";
 
-/// Seconds each fuzz target runs in `cargo xtask test` (7 targets: under 2 minutes).
+/// Seconds each fuzz target runs in `cargo xtask test` (8 targets: 2 minutes).
 const TEST_FUZZ_SECONDS: u64 = 15;
 
 fn main() {

@@ -10,6 +10,7 @@
 pub mod config;
 pub mod dialog;
 pub mod multitouch;
+pub mod params;
 pub mod phrases;
 pub mod replay;
 pub mod token;
@@ -27,4 +28,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("token", token::check),
     ("multitouch", multitouch::check),
     ("phrases", phrases::check),
+    ("params", params::check),
 ];
