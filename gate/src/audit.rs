@@ -50,6 +50,11 @@ pub enum Resolution {
     /// The state store failed on the way to a decision: fail closed.
     #[serde(rename = "state_unavailable")]
     StateUnavailable,
+    /// Approved, but the approval could not be carried out (a built-in capability failed, or
+    /// its token could not be delivered): the client was told so. Recorded after the approval
+    /// and linked to it (`approval_seq`).
+    #[serde(rename = "execution_failed")]
+    ExecutionFailed,
 }
 
 impl Resolution {
@@ -68,6 +73,7 @@ impl Resolution {
             Resolution::Cancelled => "cancelled",
             Resolution::InvalidParams => "invalid_params",
             Resolution::StateUnavailable => "state_unavailable",
+            Resolution::ExecutionFailed => "execution_failed",
         }
     }
 
@@ -137,6 +143,9 @@ pub struct AuditRecord {
     pub notes: Vec<String>,
     pub outcome: String,
     pub resolution: Resolution,
+    /// For `execution_failed`: the sequence number of the approval that was not carried out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_seq: Option<u64>,
     pub prev_hash: String,
 }
 

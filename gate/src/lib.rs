@@ -41,4 +41,5 @@ pub use intent::{
 pub use policy::{Direction, KeyRule, Order, PolicyChange, ProtectionFact};
 pub use policy_prompt::{ApprovedPolicy, POLICY_CAPABILITY, StartPolicy};
 pub use prompt::Prompt;
+pub use record::FailedExecution;
 pub use types::{Answer, AuthLevel, Modality, RiskClass, SideEffects, Threshold};

@@ -57,6 +57,18 @@ pub(crate) struct Approval<'a> {
     pub now_ms: i64,
 }
 
+/// An approval the host could not carry out, for [`Gate::record_execution_failed`].
+pub struct FailedExecution<'a> {
+    pub capability: &'a str,
+    pub params: &'a Value,
+    /// Who asked, as the approval named them.
+    pub client: &'a crate::identity::ClientIdentity,
+    /// The approval's audit record (`Outcome::audit_seq`).
+    pub approval_seq: Option<u64>,
+    /// What went wrong, as the client was told.
+    pub reason: &'a str,
+}
+
 /// What a denial without a prompt records.
 pub(crate) struct DenyContext<'a> {
     pub id: IntentId,
@@ -276,6 +288,52 @@ impl Gate {
         }
     }
 
+    /// Audits an approval the host could not carry out (`failed`): an `execution_failed`
+    /// record linked to the approval's own record, committed before this returns, so the log
+    /// says what the client was told. Returns its sequence number; an error is logged and
+    /// returned (the approval's record stands either way).
+    pub fn record_execution_failed(
+        &mut self,
+        failed: FailedExecution<'_>,
+        now_ms: i64,
+    ) -> Result<u64, crate::error::StoreError> {
+        let intent = Intent::new(
+            failed.capability,
+            failed.params.clone(),
+            failed.client.clone(),
+        );
+        let capability = self
+            .config
+            .registry
+            .get(failed.capability)
+            .map(|c| c.as_ref());
+        let profile = self.profile.clone();
+        let mut record = self.record(RecordFacts {
+            intent: &intent,
+            capability,
+            params: failed.params,
+            steps: Vec::new(),
+            thresholds: None,
+            plan: None,
+            results: &[],
+            resolution: Resolution::ExecutionFailed,
+            profile: &profile,
+            rule: None,
+            note: Some(failed.reason.to_string()),
+            now_ms,
+        });
+        record.approval_seq = failed.approval_seq;
+        tracing::warn!(
+            capability = failed.capability,
+            approval = ?failed.approval_seq,
+            "approved but not carried out: {}",
+            failed.reason
+        );
+        self.store
+            .append(record, None, true)
+            .inspect_err(|e| tracing::error!("execution failure could not be audited: {e}"))
+    }
+
     /// Builds an audit record from the facts of a decision.
     pub(crate) fn record(&self, facts: RecordFacts<'_>) -> AuditRecord {
         let audit = &self.config.file.audit;
@@ -324,6 +382,7 @@ impl Gate {
             }
             .to_string(),
             resolution: facts.resolution,
+            approval_seq: None,
             prev_hash: String::new(),
         }
     }

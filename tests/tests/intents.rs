@@ -379,6 +379,26 @@ fn built_in_capabilities_run_in_the_compositor_only_after_approval() {
     let d = fx.decision(&c);
     assert!(!d.approved);
     assert_eq!(d.resolution, "execution_failed");
+    // The audit says the same: the approval, then its failure linked to it.
+    let records = fx.gate().store().audit_since(0).unwrap();
+    let closes: Vec<_> = records
+        .iter()
+        .filter(|r| r.capability == "window.close")
+        .collect();
+    assert_eq!(closes.len(), 2, "{closes:#?}");
+    let (approval, failure) = (closes[0], closes[1]);
+    assert!(approval.resolution.approves());
+    assert_eq!(failure.resolution, pcp_gate::Resolution::ExecutionFailed);
+    assert_eq!(failure.outcome, "denied");
+    assert_eq!(failure.approval_seq, Some(approval.seq));
+    assert!(
+        failure
+            .notes
+            .iter()
+            .any(|n| n.contains("could not perform")),
+        "{:?}",
+        failure.notes
+    );
 }
 
 #[test]

@@ -42,6 +42,7 @@ pub fn apply<D: PcpHandler>(state: &mut D, mut events: Vec<PromptEvent>) {
                 .map(|p| Approved {
                     capability: p.intent.capability.clone(),
                     params: p.params.clone(),
+                    client: p.intent.client.clone(),
                 });
             match pcp.gate.respond(e.prompt, e.event, now) {
                 Ok(Some(outcome)) => outcomes.push((outcome, approved)),

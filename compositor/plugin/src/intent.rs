@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::sync::Mutex;
 
-use pcp_gate::{Decision, Intent, IntentId, Modality, Outcome, Resolution, Step, Threshold};
+use pcp_gate::{
+    ClientIdentity, Decision, Intent, IntentId, Modality, Outcome, Resolution, Step, Threshold,
+};
 use pcp_protocol::generated::server::pcp_intent_manager_v1::{self, PcpIntentManagerV1};
 use pcp_protocol::generated::server::pcp_intent_v1::{self, PcpIntentV1};
 use pcp_protocol::wire::{self, MAX_INLINE_BYTES, ParamsError};
@@ -111,6 +113,8 @@ impl IntentManagerState {
 pub(crate) struct Approved {
     pub capability: String,
     pub params: Value,
+    /// Who asked, for the audit record of an approval that could not be carried out.
+    pub client: ClientIdentity,
 }
 
 /// Sends an outcome to its intent's wire object (performing a built-in capability first when
@@ -145,11 +149,8 @@ fn send_outcome<D: PcpHandler>(
         && state.is_builtin(&run.capability)
         && let Err(e) = state.execute_builtin(&run.capability, &run.params)
     {
-        tracing::warn!("approved {} could not be performed: {e}", run.capability);
-        object.denied(
-            pcp_intent_v1::Resolution::ExecutionFailed,
-            format!("approved, but the compositor could not perform it: {e}"),
-        );
+        let reason = format!("approved, but the compositor could not perform it: {e}");
+        not_carried_out(state, object, outcome.audit_seq, run, reason);
         return;
     }
     let resolution = resolution_wire(outcome.resolution, object.version());
@@ -163,15 +164,38 @@ fn send_outcome<D: PcpHandler>(
                 }
                 Err(e) => {
                     tracing::error!("cannot pass a large token through a memfd: {e}");
-                    object.denied(
-                        pcp_intent_v1::Resolution::StateUnavailable,
-                        format!("approved, but the token could not be delivered: {e}"),
-                    );
+                    let reason = format!("approved, but the token could not be delivered: {e}");
+                    match approved {
+                        Some(run) => not_carried_out(state, object, outcome.audit_seq, run, reason),
+                        None => object.denied(pcp_intent_v1::Resolution::ExecutionFailed, reason),
+                    }
                 }
             }
         }
         token => object.approved(token, resolution),
     }
+}
+
+/// An approval that could not be carried out: audited as `execution_failed` (linked to the
+/// approval's record) before the client is told, so the log says what the wire said.
+fn not_carried_out<D: PcpHandler>(
+    state: &mut D,
+    object: &PcpIntentV1,
+    approval_seq: Option<u64>,
+    run: &Approved,
+    reason: String,
+) {
+    let now = state.now_ms();
+    let failed = pcp_gate::FailedExecution {
+        capability: &run.capability,
+        params: &run.params,
+        client: &run.client,
+        approval_seq,
+        reason: &reason,
+    };
+    // An audit failure is logged by the gate; the client is told the same either way.
+    let _ = state.pcp().gate.record_execution_failed(failed, now);
+    object.denied(pcp_intent_v1::Resolution::ExecutionFailed, reason);
 }
 
 /// The wire value of a gate resolution for an object of `version` (resolutions added in
@@ -194,6 +218,7 @@ pub fn resolution_wire(r: Resolution, version: u32) -> pcp_intent_v1::Resolution
         Resolution::Cancelled => W::Cancelled,
         Resolution::InvalidParams => W::InvalidParams,
         Resolution::StateUnavailable => W::StateUnavailable,
+        Resolution::ExecutionFailed => W::ExecutionFailed,
     }
 }
 
@@ -306,6 +331,7 @@ fn submit<D: PcpHandler>(
         }
     };
     let identity = client_identity(dh, client, state.app_id_of(client));
+    let asker = identity.clone();
     let intent = Intent {
         capability: submission.capability.clone(),
         params: params.clone(),
@@ -333,6 +359,7 @@ fn submit<D: PcpHandler>(
             let approved = Approved {
                 capability: submission.capability,
                 params,
+                client: asker,
             };
             send_outcome(state, &object, outcome, Some(&approved));
             // Routine records wait for their group commit: the timer may be due sooner now.
