@@ -10,7 +10,7 @@
 //! [`headless`] (virtual outputs, pixman, PNG capture), `winit` (a nested window, cargo feature
 //! `winit`) and `udev` (a real session on a VT, cargo feature `udev`); [`auto`] picks one for
 //! `--backend auto`; [`notice`] shows a refused config reload on screen; [`config`] and
-//! [`startup`] read the config file and the flags.
+//! [`startup`] read the config file and the flags, and [`watch`] tells when it changed.
 
 pub mod auto;
 pub mod backend;
@@ -27,6 +27,7 @@ pub mod state;
 pub mod test_input;
 #[cfg(feature = "udev")]
 pub mod udev;
+pub mod watch;
 #[cfg(feature = "winit")]
 pub mod winit;
 

@@ -5,12 +5,15 @@
 //! in; `validate` checks a config file. SIGTERM, SIGINT and SIGHUP end the session like a logout:
 //! the last batch of audit records is written before it exits.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use calloop::generic::Generic;
+use calloop::{Interest, Mode, PostAction};
 use clap::{Parser, Subcommand, ValueEnum};
 use pcp_compositor::auto::Surroundings;
 use pcp_compositor::backend::{BackendError, BackendKind, UDEV_BUILT, WINIT_BUILT};
@@ -143,8 +146,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             .with_context(|| format!("cannot create the capture folder {}", dir.display()))?;
     }
     let mut last_capture = Instant::now();
+    wake_on_termination(&mut compositor)?;
+    let capture_every = Duration::from_millis(cli.capture_interval_ms);
     while compositor.state.running && !TERMINATE.load(Ordering::Relaxed) {
-        if let Err(e) = compositor.dispatch(Some(Duration::from_millis(16))) {
+        // Asleep until a client, a device or a timer has something: only captures wake it up
+        // on their own.
+        let timeout = cli
+            .capture_dir
+            .as_ref()
+            .map(|_| capture_every.saturating_sub(last_capture.elapsed()));
+        if let Err(e) = compositor.dispatch(timeout) {
             // A signal interrupts the wait (epoll_wait is never restarted): not a failure.
             if TERMINATE.load(Ordering::Relaxed) {
                 break;
@@ -152,7 +163,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             return Err(e).context("the event loop failed");
         }
         if let Some(dir) = &cli.capture_dir
-            && last_capture.elapsed() >= Duration::from_millis(cli.capture_interval_ms)
+            && last_capture.elapsed() >= capture_every
         {
             last_capture = Instant::now();
             for (i, vo) in compositor.state.backend.outputs.iter().enumerate() {
@@ -180,12 +191,52 @@ fn run(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Set by SIGTERM, SIGINT or SIGHUP; the event loop (woken at least every 16 ms) sees it.
+/// Set by SIGTERM, SIGINT or SIGHUP; the event loop sees it when the signal wakes it.
 static TERMINATE: AtomicBool = AtomicBool::new(false);
 
+/// An eventfd the signal handler writes to: the event loop sleeps with no timeout and retries
+/// a wait a signal interrupts, so a signal must wake it as an event (-1: none yet).
+static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
 extern "C" fn on_termination(_signal: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
+    // An atomic store and a write(2): both async-signal-safe.
     TERMINATE.store(true, Ordering::Relaxed);
+    let fd = WAKE_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let one: u64 = 1;
+        // SAFETY: writing 8 bytes from a local to an eventfd; the result is irrelevant (a full
+        // counter still wakes the loop).
+        unsafe {
+            libc::write(fd, (&one as *const u64).cast::<libc::c_void>(), 8);
+        }
+    }
+}
+
+/// The eventfd a termination signal wakes the loop with, as an event source that stops it.
+fn wake_on_termination(compositor: &mut Compositor) -> Result<()> {
+    // SAFETY: eventfd takes an initial value and flags; a non-negative result is a new fd.
+    let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if raw < 0 {
+        bail!(
+            "cannot create an eventfd: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    // SAFETY: `raw` was just returned by eventfd and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    WAKE_FD.store(fd.as_raw_fd(), Ordering::Relaxed);
+    compositor
+        .event_loop
+        .handle()
+        .insert_source(
+            Generic::new(fd, Interest::READ, Mode::Level),
+            |_, _, state| {
+                state.running = false;
+                Ok(PostAction::Remove)
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("cannot watch for termination signals: {e}"))?;
+    Ok(())
 }
 
 /// A display manager ends a session with SIGTERM (a terminal with SIGINT or SIGHUP): leave the
