@@ -103,6 +103,12 @@ pub struct Round {
     pub transcript: String,
     pub audio_ms: u64,
     pub wall: Duration,
+    /// Where in the input the answer was decided: the end of the audio block whose recognition
+    /// decided it, in milliseconds of input audio (`None` when nothing was decided).
+    pub decided_at_ms: Option<f64>,
+    /// Wall time spent recognizing that last block (what a live decision adds to the audio's
+    /// own arrival).
+    pub decision_compute: Duration,
 }
 
 impl Round {
@@ -241,30 +247,47 @@ pub(crate) fn listen_round(
     let mut next_level = 0u64;
     let mut converted = Vec::new();
     let audio_ms = |frames: u64| frames * 1000 / u64::from(rate.max(1));
-    let finish = |ending, recognizer: &AnswerRecognizer, frames| Round {
-        ending,
-        transcript: recognizer.last_transcript().to_string(),
-        audio_ms: audio_ms(frames),
-        wall: started.elapsed(),
+    let mut block_started = Instant::now();
+    let finish = |ending: Ending, recognizer: &AnswerRecognizer, frames: u64, block: Instant| {
+        let decided = matches!(ending, Ending::Heard(_));
+        Round {
+            decided_at_ms: decided.then(|| frames as f64 * 1000.0 / f64::from(rate.max(1))),
+            decision_compute: if decided {
+                block.elapsed()
+            } else {
+                Duration::ZERO
+            },
+            ending,
+            transcript: recognizer.last_transcript().to_string(),
+            audio_ms: audio_ms(frames),
+            wall: started.elapsed(),
+        }
     };
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Ok(finish(Ending::Stopped, &recognizer, frames));
+            return Ok(finish(Ending::Stopped, &recognizer, frames, block_started));
         }
         if frames >= limit_frames || started.elapsed() >= timeout {
-            return Ok(finish(Ending::Timeout, &recognizer, frames));
+            return Ok(finish(Ending::Timeout, &recognizer, frames, block_started));
         }
-        let Some(mut block) = source.next()? else {
+        let next = source.next()?;
+        block_started = Instant::now();
+        let Some(mut block) = next else {
             converted.clear();
             converter.flush(&mut converted)?;
             if let Some(heard) = recognizer.feed(&converted)? {
-                return Ok(finish(Ending::Heard(heard), &recognizer, frames));
+                return Ok(finish(
+                    Ending::Heard(heard),
+                    &recognizer,
+                    frames,
+                    block_started,
+                ));
             }
             let ending = match recognizer.finish() {
                 Some(heard) => Ending::Heard(heard),
                 None => Ending::EndOfInput,
             };
-            return Ok(finish(ending, &recognizer, frames));
+            return Ok(finish(ending, &recognizer, frames, block_started));
         };
         // Audio past the timeout is never heard: an answer must start and end in time.
         block.truncate((limit_frames - frames) as usize);
@@ -276,9 +299,35 @@ pub(crate) fn listen_round(
         converted.clear();
         converter.push(&block, &mut converted)?;
         if let Some(heard) = recognizer.feed(&converted)? {
-            return Ok(finish(Ending::Heard(heard), &recognizer, frames));
+            return Ok(finish(
+                Ending::Heard(heard),
+                &recognizer,
+                frames,
+                block_started,
+            ));
         }
     }
+}
+
+/// One round over a whole WAV file with an already loaded model and pack: the evaluation's
+/// entry point (the same conversion and recognition as live capture, block by block).
+pub fn round_from_wav(
+    model: &SpeechModel,
+    pack: Arc<PhrasePack>,
+    config: &Config,
+    path: &Path,
+) -> Result<Round, SpeechError> {
+    let mut source = WavSource::open(path, config.block_ms)?;
+    let stop = AtomicBool::new(false);
+    listen_round(
+        model,
+        pack,
+        config,
+        config.timeout(),
+        &mut source,
+        &stop,
+        &mut |_| {},
+    )
 }
 
 /// `pcpctl listen`: resolves model and pack, listens once, returns the JSON-able report.

@@ -1,8 +1,9 @@
 //! `cargo xtask`: the project's commands. `setup` installs what a fresh Debian machine lacks,
 //! `test` is what CI runs, `demo` shows the product, `bench` runs the criterion benches, `fuzz`
 //! runs the cargo-fuzz targets, `session-test` plays the desktop session on a real kernel in a
-//! virtual machine.
+//! virtual machine, `eval-voice` measures voice recognition on a generated evaluation set.
 
+mod eval_voice;
 mod fuzz;
 mod session_test;
 mod setup;
@@ -12,7 +13,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test>
+const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice>
   setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
           fuzzing tools (nightly, cargo-fuzz)
   test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, every fuzz
@@ -30,7 +31,8 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-
           setup, then boot Debian's kernel in QEMU with pcp-compositor --backend udev on two
           virtio-gpu heads and play the scripted session there (touch, voice through
           snd-aloop, force feedback, a GPU unplugged, VT switching); PNGs of every head and
-          the logs go to target/session-test/ (--nice N runs QEMU at a lower priority)";
+          the logs go to target/session-test/ (--nice N runs QEMU at a lower priority)
+";
 
 /// Seconds each fuzz target runs in `cargo xtask test` (8 targets: 2 minutes).
 const TEST_FUZZ_SECONDS: u64 = 15;
@@ -60,11 +62,12 @@ fn run() -> Result<()> {
             setup::fuzz_tools()?;
             fuzz::fuzz(&root(), &cache, seconds, &targets).map(|_| ())
         }
+        Some("eval-voice") => eval_voice::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
-            println!("{USAGE}");
+            println!("{USAGE}{}", eval_voice::USAGE);
             Ok(())
         }
-        Some(other) => bail!("unknown command `{other}`\n{USAGE}"),
+        Some(other) => bail!("unknown command `{other}`\n{USAGE}{}", eval_voice::USAGE),
     }
 }
 

@@ -1,0 +1,106 @@
+//! The runner of `cargo xtask eval-voice`: every clip of a manifest (JSON lines with `id`,
+//! `path` and `challenge`) through the same listening path as live capture (WAV → resampler →
+//! the decoder phases and decision rules), with the Korean model loaded once. Writes one JSON
+//! line per clip: the answer, the transcript, where in the audio it was decided and how long
+//! recognizing that last block took.
+//!
+//! `cargo run -p pcp-speech --example eval_voice -- MANIFEST RESULTS [SPEECH_CONFIG]`, where
+//! SPEECH_CONFIG is a TOML file with a `[speech]` section (the defaults otherwise).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use pcp_speech::listen::{Ending, round_from_wav};
+use pcp_speech::model::find_model;
+use pcp_speech::{Config, PhrasePack, SpeechModel};
+use serde_json::{Value, json};
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("eval_voice: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn config(path: Option<&Path>) -> Result<Config, String> {
+    let Some(path) = path else {
+        return Ok(Config::default());
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let section = table
+        .get("speech")
+        .and_then(|s| s.as_table())
+        .ok_or_else(|| format!("{}: no [speech] section", path.display()))?;
+    let text = toml::to_string(section).map_err(|e| e.to_string())?;
+    Config::from_toml(&text, &path.display().to_string()).map_err(|e| e.to_string())
+}
+
+/// A stable seed per clip for Kaldi's dither (libc's `rand()`), so a clip decodes the same way
+/// whatever ran before it.
+fn seed(id: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in id.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+fn run() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(manifest), Some(results)) = (args.first(), args.get(1)) else {
+        return Err("usage: eval_voice MANIFEST RESULTS [SPEECH_CONFIG]".into());
+    };
+    let config = config(args.get(2).map(Path::new))?;
+    let dir = find_model(config.model_dir(), &config.language).map_err(|e| e.to_string())?;
+    let model = SpeechModel::load(&dir).map_err(|e| e.to_string())?;
+    let phrases =
+        (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());
+    let pack = Arc::new(PhrasePack::load(phrases, &config.language).map_err(|e| e.to_string())?);
+    model.check_pack(&pack).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(manifest).map_err(|e| format!("{manifest}: {e}"))?;
+    let mut out = std::fs::File::create(results).map_err(|e| format!("{results}: {e}"))?;
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let started = Instant::now();
+    for (n, line) in lines.iter().enumerate() {
+        let clip: Value =
+            serde_json::from_str(line).map_err(|e| format!("{manifest}:{}: {e}", n + 1))?;
+        let id = clip["id"]
+            .as_str()
+            .ok_or_else(|| format!("{manifest}:{}: no id", n + 1))?;
+        let path = PathBuf::from(
+            clip["path"]
+                .as_str()
+                .ok_or_else(|| format!("{id}: no path"))?,
+        );
+        // SAFETY: srand has no preconditions; this program runs one recognizer at a time.
+        unsafe { libc::srand(seed(id)) };
+        let round = round_from_wav(&model, pack.clone(), &config, &path)
+            .map_err(|e| format!("{id}: {e}"))?;
+        let answer = match &round.ending {
+            Ending::Heard(h) => h.answer.as_str(),
+            _ => "none",
+        };
+        let line = json!({
+            "id": id,
+            "answer": answer,
+            "transcript": round.transcript,
+            "decided_ms": round.decided_at_ms,
+            "compute_ms": round.decision_compute.as_secs_f64() * 1000.0,
+            "audio_ms": round.audio_ms,
+        });
+        writeln!(out, "{line}").map_err(|e| format!("{results}: {e}"))?;
+        if (n + 1) % 100 == 0 {
+            eprintln!(
+                "eval_voice: {} of {} clips ({:.0} s)",
+                n + 1,
+                lines.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,330 @@
+//! `cargo xtask eval-voice`: generates the voice evaluation set (cached outside the checkout),
+//! runs every clip through pcp-speech's own listening path (the `eval_voice` example of the
+//! speech crate, with the real Korean model) and prints and writes the confusion table, the
+//! false approvals and the latency distribution to `target/eval-voice/`.
+
+pub mod corpus;
+pub mod report;
+pub mod synth;
+pub mod words;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use corpus::{Clip, Part, Source, Truth};
+use report::Outcome;
+
+pub const USAGE: &str =
+    "  eval-voice [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE]
+          generate the voice evaluation set (espeak-ng + sox, cached in the pcp cache dir), run
+          it through pcp-speech with the Korean model, print the confusion table, the false
+          approvals and the latency, and write them to target/eval-voice/. --ci runs the small
+          fixed subset that `cargo xtask test` runs and fails on any false approval";
+
+/// The CI subset: every this-many-th clip of the held-out part.
+const CI_EVERY: usize = 10;
+/// The CI subset fails below this share of answers decided right (it is small, so the bar is
+/// lower than the held-out part's 90 %); any false approval fails it too.
+const CI_MIN_ANSWER_ACCURACY: f64 = 80.0;
+
+struct Options {
+    parts: Vec<Part>,
+    ci: bool,
+    jobs: usize,
+    speech_config: Option<PathBuf>,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut options = Options {
+        parts: vec![Part::Tuning, Part::HeldOut],
+        ci: false,
+        jobs: 2,
+        speech_config: None,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .with_context(|| format!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--part" => {
+                options.parts = match value("--part")?.as_str() {
+                    "tuning" => vec![Part::Tuning],
+                    "held-out" => vec![Part::HeldOut],
+                    "all" => vec![Part::Tuning, Part::HeldOut],
+                    other => bail!("--part `{other}`: expected tuning, held-out or all"),
+                }
+            }
+            "--ci" => options.ci = true,
+            "--jobs" => {
+                let v = value("--jobs")?;
+                options.jobs = v
+                    .parse()
+                    .ok()
+                    .filter(|n| *n > 0)
+                    .with_context(|| format!("--jobs `{v}`: expected a positive number"))?;
+            }
+            "--speech-config" => options.speech_config = Some(value("--speech-config")?.into()),
+            other => bail!("eval-voice: unknown argument `{other}`\n{USAGE}"),
+        }
+    }
+    if options.ci {
+        options.parts = vec![Part::HeldOut];
+    }
+    Ok(options)
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let options = parse(args)?;
+    let cache = crate::setup::setup()?;
+    let all = corpus::clips();
+    let clip_dir = clip_dir(&cache, &all)?;
+    let mut chosen: Vec<&Clip> = all
+        .iter()
+        .filter(|c| options.parts.contains(&c.part))
+        .collect();
+    if options.ci {
+        chosen = chosen.into_iter().step_by(CI_EVERY).collect();
+    }
+    let ends = generate(&clip_dir, &chosen, options.jobs)?;
+
+    let out = crate::root().join("target/eval-voice");
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let label = if options.ci {
+        "ci".to_string()
+    } else {
+        options
+            .parts
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    let manifest = out.join(format!("manifest-{label}.jsonl"));
+    let mut text = String::new();
+    for clip in &chosen {
+        let line = json!({
+            "id": clip.id,
+            "path": clip_dir.join(format!("{}.wav", clip.id)),
+            "challenge": clip.challenge,
+        });
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&manifest, text)?;
+    let results = out.join(format!("results-{label}.jsonl"));
+    let manifest_arg = manifest.to_string_lossy().into_owned();
+    let results_arg = results.to_string_lossy().into_owned();
+    let mut cargo_args = vec![
+        "run",
+        "--quiet",
+        "--package",
+        "pcp-speech",
+        "--example",
+        "eval_voice",
+        "--",
+        &manifest_arg,
+        &results_arg,
+    ];
+    let config_arg;
+    if let Some(config) = &options.speech_config {
+        config_arg = config.to_string_lossy().into_owned();
+        cargo_args.push(&config_arg);
+    }
+    crate::cargo(&cargo_args, &cache)?;
+
+    let decided = read_results(&results)?;
+    let mut printed = String::new();
+    let mut failures = Vec::new();
+    for part in &options.parts {
+        let outcomes: Vec<Outcome> = chosen
+            .iter()
+            .filter(|c| c.part == *part)
+            .map(|c| outcome(c, decided.get(&c.id), ends.get(&c.id).copied().flatten()))
+            .collect::<Result<_>>()?;
+        let title = if options.ci {
+            format!("CI subset of the {} part", part.name())
+        } else {
+            format!("{} part", part.name())
+        };
+        let section = report::render(&title, &outcomes);
+        let summary = report::summarize(&outcomes);
+        if options.ci {
+            if summary.false_approvals > 0 {
+                failures.push(format!("{} false approval(s)", summary.false_approvals));
+            }
+            if summary.answer_accuracy() < CI_MIN_ANSWER_ACCURACY {
+                failures.push(format!(
+                    "answers right {:.1} % < {CI_MIN_ANSWER_ACCURACY} %",
+                    summary.answer_accuracy()
+                ));
+            }
+        }
+        printed.push_str(&section);
+        printed.push('\n');
+    }
+    print!("{printed}");
+    let table = out.join(format!("table-{label}.txt"));
+    std::fs::write(&table, &printed)?;
+    eprintln!(
+        "xtask: eval-voice wrote {}, {} and {}",
+        table.display(),
+        manifest.display(),
+        results.display()
+    );
+    if !failures.is_empty() {
+        bail!("eval-voice --ci failed: {}", failures.join("; "));
+    }
+    Ok(())
+}
+
+/// `<cache>/eval-voice/v<generator>-<hash of every clip's description>`; other versions of the
+/// set in `<cache>/eval-voice/` are removed (they belong to an older generator or corpus).
+fn clip_dir(cache: &Path, all: &[Clip]) -> Result<PathBuf> {
+    let spec = serde_json::to_vec(all)?;
+    let hash = hex::encode(Sha256::digest(&spec));
+    let name = format!("v{}-{}", corpus::GENERATOR_VERSION, &hash[..12]);
+    let root = cache.join("eval-voice");
+    std::fs::create_dir_all(&root)?;
+    for entry in std::fs::read_dir(&root)? {
+        let entry = entry?;
+        let stale = entry.file_name().to_string_lossy().starts_with('v')
+            && entry.file_name() != name.as_str()
+            && entry.path().is_dir();
+        if stale {
+            eprintln!(
+                "xtask: removing the old evaluation set {}",
+                entry.path().display()
+            );
+            std::fs::remove_dir_all(entry.path())?;
+        }
+    }
+    Ok(root.join(name))
+}
+
+/// Renders every clip that is not in `dir` yet, on `jobs` threads; returns each clip's speech
+/// end (seconds) from its `.end` file.
+fn generate(dir: &Path, clips: &[&Clip], jobs: usize) -> Result<HashMap<String, Option<f64>>> {
+    let beds = synth::Beds::load(&dir.join("noise"))?;
+    let missing: Vec<&Clip> = clips
+        .iter()
+        .copied()
+        .filter(|c| !dir.join(format!("{}.wav", c.id)).is_file())
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "xtask: generating {} of {} clips in {}",
+            missing.len(),
+            clips.len(),
+            dir.display()
+        );
+    }
+    let next = AtomicUsize::new(0);
+    let errors = Mutex::new(Vec::new());
+    let scratch = dir.join("scratch");
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(clip) = missing.get(i) else { break };
+                    if let Err(e) = generate_one(dir, clip, &beds, &scratch) {
+                        errors
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(format!("{}: {e:#}", clip.id));
+                    }
+                    if (i + 1).is_multiple_of(100) {
+                        eprintln!("xtask: {} clips generated", i + 1);
+                    }
+                }
+            });
+        }
+    });
+    let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    if !errors.is_empty() {
+        bail!("generating clips failed:\n{}", errors.join("\n"));
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let mut ends = HashMap::new();
+    for clip in clips {
+        let path = dir.join(format!("{}.end", clip.id));
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let end = match text.trim() {
+            "" => None,
+            v => Some(
+                v.parse::<f64>()
+                    .with_context(|| format!("{}: `{v}`", path.display()))?,
+            ),
+        };
+        ends.insert(clip.id.clone(), end);
+    }
+    Ok(ends)
+}
+
+fn generate_one(dir: &Path, clip: &Clip, beds: &synth::Beds, scratch: &Path) -> Result<()> {
+    let rendered = synth::render(clip, beds, scratch)?;
+    let end = rendered
+        .speech_end_s
+        .map(|s| format!("{s:.4}"))
+        .unwrap_or_default();
+    let mut f = std::fs::File::create(dir.join(format!("{}.end", clip.id)))?;
+    writeln!(f, "{end}")?;
+    // The WAV last: its presence means the clip is complete.
+    synth::write_wav(&dir.join(format!("{}.wav", clip.id)), &rendered.samples)
+}
+
+/// The runner's lines by clip id.
+fn read_results(path: &Path) -> Result<HashMap<String, Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let v: Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not JSON", path.display(), n + 1))?;
+        let id = v["id"]
+            .as_str()
+            .with_context(|| format!("{}:{}: no id", path.display(), n + 1))?
+            .to_string();
+        out.insert(id, v);
+    }
+    Ok(out)
+}
+
+fn outcome(clip: &Clip, result: Option<&Value>, end_s: Option<f64>) -> Result<Outcome> {
+    let result = result.with_context(|| format!("no result for {}", clip.id))?;
+    let answer = result["answer"].as_str().unwrap_or("none");
+    let decided =
+        Truth::parse(answer).with_context(|| format!("{}: answer `{answer}`", clip.id))?;
+    let latency_ms = match (end_s, result["decided_ms"].as_f64()) {
+        (Some(end), Some(at)) => {
+            Some(at + result["compute_ms"].as_f64().unwrap_or(0.0) - end * 1000.0)
+        }
+        _ => None,
+    };
+    let text = match &clip.source {
+        Source::Speech { text, .. } => text.clone(),
+        Source::Silence => "(silence)".into(),
+        Source::Breath { .. } => "(breathing)".into(),
+        Source::Music { .. } => "(music)".into(),
+    };
+    Ok(Outcome {
+        id: clip.id.clone(),
+        kind: clip.kind,
+        truth: clip.truth,
+        decided,
+        text,
+        transcript: result["transcript"].as_str().unwrap_or("").to_string(),
+        latency_ms,
+    })
+}
