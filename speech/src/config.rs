@@ -9,6 +9,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SpeechError;
 
+/// Whether `option` looks like one Kaldi command-line option, `--key=value`, with nothing that
+/// could start another line or option in `model.conf`.
+fn is_decoder_option(option: &str) -> bool {
+    let Some((key, value)) = option.strip_prefix("--").and_then(|o| o.split_once('=')) else {
+        return false;
+    };
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
+        && !value.is_empty()
+        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 /// Voice confirmation settings (`[speech]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -46,6 +60,9 @@ pub struct Config {
     /// output frame period, so a short word is heard wherever it falls in that period (see
     /// `recognize`). 1..=4; each costs one recognizer's CPU.
     pub decoder_phases: u32,
+    /// Extra `--key=value` options for the model's `conf/model.conf` (Kaldi decoder and
+    /// endpoint settings), applied on a private copy of that file when the model loads.
+    pub decoder_options: Vec<String>,
     /// Audio hand-off block from the capture callback, in milliseconds.
     pub block_ms: u32,
     /// Blocks the capture callback may queue before it waits for the recognizer.
@@ -65,6 +82,9 @@ pub struct Config {
     /// Silence after the question before the microphone opens, in milliseconds, so the tail of
     /// the question still in the device buffer is not heard as an answer.
     pub after_prompt_ms: u64,
+    /// Release the model after this many seconds without a voice prompt (it is loaded again
+    /// when the next one begins). 0 keeps it loaded once loaded.
+    pub unload_after_s: u64,
 }
 
 impl Default for Config {
@@ -83,6 +103,7 @@ impl Default for Config {
             quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
             quiet_final_ms: 700,
             decoder_phases: crate::recognize::DEFAULT_DECODER_PHASES,
+            decoder_options: Vec::new(),
             block_ms: 20,
             queue_blocks: 256,
             level_interval_ms: 100,
@@ -93,6 +114,7 @@ impl Default for Config {
             question_template: "{action}. 진행할까요? 네, 아니요, 또는 취소라고 말씀해 주세요."
                 .into(),
             after_prompt_ms: 150,
+            unload_after_s: 300,
         }
     }
 }
@@ -163,6 +185,13 @@ impl Config {
                 self.decoder_phases
             ));
         }
+        for option in &self.decoder_options {
+            if !is_decoder_option(option) {
+                return bad(format!(
+                    "`decoder_options` entry `{option}` is not a `--key=value` option"
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -210,7 +239,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("pitch"), "{err}");
-        for text in ["quiet_final_ms = 0", "decoder_phases = 9"] {
+        for text in [
+            "quiet_final_ms = 0",
+            "decoder_phases = 9",
+            "decoder_options = [\"--beam=5\\n--x=1\"]",
+            "decoder_options = [\"beam=5\"]",
+        ] {
             let key = text.split(' ').next().unwrap();
             let err = Config::from_toml(text, "t").unwrap_err().to_string();
             assert!(err.contains(key), "{text}: {err}");

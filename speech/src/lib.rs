@@ -1,9 +1,10 @@
 //! Voice confirmation: cpal capture, resampling, Vosk grammar recognition, phrase packs, spoken
 //! prompts and availability probing.
 //!
-//! The compositor builds one [`SpeechEngine`] at start-up (the model loads in the background),
-//! asks [`SpeechEngine::available`] before offering voice, and for each prompt calls
-//! [`SpeechEngine::ask`], then polls the returned [`Listener`] from its event loop for
+//! The compositor builds one [`SpeechEngine`] at start-up, asks [`SpeechEngine::available`]
+//! before offering voice, and for each prompt calls [`SpeechEngine::ask`] (the model loads while
+//! the question is spoken and is released after `unload_after_s` without a voice prompt;
+//! [`SpeechEngine::prepare`] starts the load earlier), then polls the returned [`Listener`] from its event loop for
 //! [`SpeechEvent`]s. At exit it calls [`SpeechEngine::shutdown`] (or drops the engine), so no
 //! thread is inside libvosk when the process ends. `pcpctl listen` calls [`listen::run`].
 
@@ -12,6 +13,7 @@ pub mod capture;
 pub mod config;
 pub mod convert;
 pub mod error;
+pub mod keeper;
 pub mod listen;
 pub mod listener;
 pub mod model;
@@ -21,7 +23,8 @@ pub mod recognize;
 
 pub use config::Config;
 pub use error::SpeechError;
+pub use keeper::{KeeperState, ModelKeeper};
 pub use listen::{ListenInput, ListenOptions, ListenReport, ReportAnswer};
 pub use listener::{Availability, Listener, SpeechEngine, SpeechEvent, Unavailable};
-pub use model::{ModelLoader, SpeechModel};
+pub use model::SpeechModel;
 pub use phrases::{PhrasePack, SpokenAnswer};

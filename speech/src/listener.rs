@@ -8,14 +8,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use tracing::warn;
 
 use crate::capture::{Capture, probe_input};
 use crate::config::Config;
 use crate::error::SpeechError;
+use crate::keeper::{KeeperState, LeaseError, ModelKeeper};
 use crate::listen::{Ending, listen_round};
-use crate::model::{ModelLoader, ModelState, SpeechModel, find_model};
+use crate::model::{SpeechModel, find_model};
 use crate::phrases::{PhrasePack, SpokenAnswer};
 use crate::prompt::speak;
 
@@ -65,7 +67,11 @@ impl fmt::Display for Unavailable {
 /// Whether voice can run now.
 pub type Availability = Result<(), Unavailable>;
 
-/// Voice confirmation for the compositor: config, phrase pack and the (loading) model.
+/// Voice confirmation for the compositor: config, phrase pack and the model's keeper.
+///
+/// The model is not loaded at start: [`prepare`](Self::prepare) (or the first
+/// [`ask`](Self::ask)) loads it in the background while the question is spoken, and it is
+/// released after `[speech] unload_after_s` without a voice prompt.
 ///
 /// **At exit**, call [`shutdown`](Self::shutdown) (dropping the engine does the same): no thread
 /// may still be inside libvosk when the process ends, or libvosk's teardown can crash it
@@ -74,7 +80,7 @@ pub type Availability = Result<(), Unavailable>;
 pub struct SpeechEngine {
     config: Config,
     pack: Option<Arc<PhrasePack>>,
-    loader: ModelLoader,
+    keeper: Arc<ModelKeeper>,
     /// The listeners' worker threads that may still run, with their stop flags.
     workers: Mutex<Vec<Worker>>,
 }
@@ -86,27 +92,36 @@ struct Worker {
 }
 
 impl SpeechEngine {
-    /// Starts loading the model in the background. Never fails: problems show up in
-    /// [`available`](Self::available) and as `Unavailable` events.
+    /// Finds the model and loads the phrase pack; the model itself loads when a prompt needs
+    /// it. Never fails: problems show up in [`available`](Self::available) and as
+    /// `Unavailable` events.
     pub fn start(config: Config) -> SpeechEngine {
         let pack = load_pack(&config);
-        let loader = match (&pack, find_model(config.model_dir(), &config.language)) {
-            (Err(e), _) => ModelLoader::failed(e.to_string()),
-            (_, Err(e)) => ModelLoader::failed(e.to_string()),
-            (Ok(pack), Ok(dir)) => ModelLoader::spawn(dir, pack.clone()),
+        let unload_after =
+            (config.unload_after_s > 0).then(|| Duration::from_secs(config.unload_after_s));
+        let found = find_model(config.model_dir(), &config.language);
+        let keeper = match (&pack, &found) {
+            (Err(e), _) | (_, Err(e)) => {
+                warn!("voice confirmation unavailable: {e}");
+                ModelKeeper::broken(e.to_string())
+            }
+            (Ok(pack), Ok(dir)) => ModelKeeper::new(
+                dir.clone(),
+                config.decoder_options.clone(),
+                pack.clone(),
+                unload_after,
+            ),
         };
-        if let ModelState::Failed(reason) = loader.state() {
-            warn!("voice confirmation unavailable: {reason}");
-        }
         SpeechEngine {
             config,
             pack: pack.ok().map(Arc::new),
-            loader,
+            keeper: Arc::new(keeper),
             workers: Mutex::new(Vec::new()),
         }
     }
 
-    /// An engine over a model that is already loaded (tests, benches, and hosts sharing one).
+    /// An engine over a model that is already loaded (tests, benches, and hosts sharing one);
+    /// it is never released.
     pub fn with_model(
         config: Config,
         model: Arc<SpeechModel>,
@@ -116,7 +131,7 @@ impl SpeechEngine {
         Ok(SpeechEngine {
             config,
             pack: Some(Arc::new(pack)),
-            loader: ModelLoader::ready(model),
+            keeper: Arc::new(ModelKeeper::fixed(model)),
             workers: Mutex::new(Vec::new()),
         })
     }
@@ -126,9 +141,17 @@ impl SpeechEngine {
         &self.config
     }
 
-    /// Whether voice can run now, and if not, why. Probes the input device (cheap, no stream).
+    /// Whether voice can run: enabled, a model that loads (or will: an unloaded model is
+    /// loaded by the prompt) and a microphone that is there. Probes the input device (cheap,
+    /// no stream).
     pub fn available(&self) -> Availability {
-        self.ready_model()?;
+        if !self.config.enabled {
+            return Err(Unavailable::Disabled);
+        }
+        if self.pack.is_none() {
+            return Err(Unavailable::NoModel("no phrase pack".into()));
+        }
+        self.keeper.loadable().map_err(Unavailable::NoModel)?;
         match probe_input(&self.config) {
             Ok(()) => Ok(()),
             Err(SpeechError::NoDevice { name, .. }) => Err(Unavailable::NoInputDevice(name)),
@@ -136,21 +159,29 @@ impl SpeechEngine {
         }
     }
 
-    fn ready_model(&self) -> Result<(Arc<SpeechModel>, Arc<PhrasePack>), Unavailable> {
-        if !self.config.enabled {
-            return Err(Unavailable::Disabled);
-        }
-        match (self.loader.state(), &self.pack) {
-            (ModelState::Loading, _) => Err(Unavailable::ModelLoading),
-            (ModelState::Failed(r), _) => Err(Unavailable::NoModel(r)),
-            (ModelState::Ready(_), None) => Err(Unavailable::NoModel("no phrase pack".into())),
-            (ModelState::Ready(m), Some(p)) => Ok((m, Arc::clone(p))),
+    /// Starts loading the model now (a prompt with a voice step is about to begin), so the load
+    /// overlaps what comes before listening. Returns at once.
+    pub fn prepare(&self) {
+        if self.config.enabled {
+            self.keeper.prepare();
         }
     }
 
-    /// Speaks `question` (if `speak_prompt`), then listens for an answer on a worker thread.
-    /// Poll the returned listener; dropping it stops listening and closes the microphone.
+    /// Where the model stands: unloaded, loading, ready or failed.
+    pub fn model_state(&self) -> KeeperState {
+        self.keeper.state()
+    }
+
+    /// How many times the model has started loading (it is loaded again after being released).
+    pub fn model_loads(&self) -> u64 {
+        self.keeper.loads()
+    }
+
+    /// Speaks `question` (if `speak_prompt`) while the model loads, waits for the model (within
+    /// the timeout, counted from now), then listens for an answer on a worker thread. Poll the
+    /// returned listener; dropping it stops listening and closes the microphone.
     pub fn ask(&self, question: &str) -> Listener {
+        let asked = Instant::now();
         let (tx, rx) = channel();
         let stop = Arc::new(AtomicBool::new(false));
         let listener = Listener {
@@ -158,15 +189,21 @@ impl SpeechEngine {
             stop: Arc::clone(&stop),
             done: false,
         };
-        let (model, pack) = match self.ready_model() {
-            Ok(ready) => ready,
-            Err(why) => {
-                let _ = tx.send(SpeechEvent::Unavailable {
-                    reason: why.to_string(),
-                });
-                return listener;
-            }
+        let unavailable = |why: Unavailable| {
+            let _ = tx.send(SpeechEvent::Unavailable {
+                reason: why.to_string(),
+            });
         };
+        if !self.config.enabled {
+            unavailable(Unavailable::Disabled);
+            return listener;
+        }
+        let Some(pack) = self.pack.clone() else {
+            unavailable(Unavailable::NoModel("no phrase pack".into()));
+            return listener;
+        };
+        self.keeper.prepare();
+        let keeper = Arc::clone(&self.keeper);
         let config = self.config.clone();
         let question = question.to_string();
         let worker_tx = tx.clone();
@@ -174,8 +211,14 @@ impl SpeechEngine {
         let spawned = thread::Builder::new()
             .name("pcp-voice".into())
             .spawn(move || {
-                let event = match worker(&model, pack, &config, &question, &worker_stop, &worker_tx)
-                {
+                let job = Job {
+                    keeper: &keeper,
+                    pack,
+                    config: &config,
+                    question: &question,
+                    asked,
+                };
+                let event = match worker(job, &worker_stop, &worker_tx) {
                     Ok(Some(event)) => event,
                     Ok(None) => return,
                     Err(e) => {
@@ -205,8 +248,7 @@ impl SpeechEngine {
 
     /// Stops every listener, then waits until no thread of this engine is inside Vosk: the
     /// listeners' workers and a model load still under way (see the type's docs). Their
-    /// listeners then report `Unavailable`. Voice is unusable afterwards only if the model was
-    /// never loaded; calling it twice is harmless.
+    /// listeners then report `Unavailable`. Calling it twice is harmless.
     pub fn shutdown(&self) {
         let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|e| e.into_inner()));
         for w in &workers {
@@ -217,7 +259,7 @@ impl SpeechEngine {
                 warn!("a voice worker thread panicked");
             }
         }
-        self.loader.join();
+        self.keeper.shutdown();
     }
 }
 
@@ -232,26 +274,49 @@ fn load_pack(config: &Config) -> Result<PhrasePack, SpeechError> {
     PhrasePack::load(dir, &config.language)
 }
 
-/// The worker: question, then one listening round. `None` when stopped by the owner.
-fn worker(
-    model: &SpeechModel,
+/// What one listener's worker needs.
+struct Job<'a> {
+    keeper: &'a ModelKeeper,
     pack: Arc<PhrasePack>,
-    config: &Config,
-    question: &str,
+    config: &'a Config,
+    question: &'a str,
+    asked: Instant,
+}
+
+/// The worker: the question (while the model loads), the model, then one listening round,
+/// within the timeout counted from the ask. `None` when stopped by the owner.
+fn worker(
+    job: Job<'_>,
     stop: &AtomicBool,
     tx: &Sender<SpeechEvent>,
 ) -> Result<Option<SpeechEvent>, SpeechError> {
-    speak(question, config)?;
+    let config = job.config;
+    speak(job.question, config)?;
     if stop.load(Ordering::Relaxed) {
         return Ok(None);
+    }
+    let deadline = job.asked + config.timeout();
+    let lease = match job.keeper.lease(deadline, stop) {
+        Ok(lease) => lease,
+        Err(LeaseError::Stopped) => return Ok(None),
+        Err(LeaseError::TimedOut) => return Ok(Some(SpeechEvent::Timeout)),
+        Err(LeaseError::Failed(reason)) => {
+            return Ok(Some(SpeechEvent::Unavailable {
+                reason: Unavailable::NoModel(reason).to_string(),
+            }));
+        }
+    };
+    let remaining = deadline.saturating_duration_since(Instant::now());
+    if remaining.is_zero() {
+        return Ok(Some(SpeechEvent::Timeout));
     }
     let mut capture = Capture::open(config)?;
     let _ = tx.send(SpeechEvent::Listening { level: 0.0 });
     let round = listen_round(
-        model,
-        pack,
+        lease.model(),
+        job.pack,
         config,
-        config.timeout(),
+        remaining,
         &mut capture,
         stop,
         &mut |level| {
@@ -260,6 +325,7 @@ fn worker(
     )?;
     // Close the microphone before reporting, so it is never open after the answer.
     drop(capture);
+    drop(lease);
     Ok(match round.ending {
         Ending::Heard(h) => Some(SpeechEvent::Heard {
             answer: h.answer,

@@ -1,10 +1,10 @@
 //! The Vosk model: finding it (config, `~/.cache/vosk/*`, the project cache that
-//! `cargo xtask setup` fills), checking its files before Vosk sees them, loading it once in the
-//! background, and checking a phrase pack's words against its vocabulary.
+//! `cargo xtask setup` fills), checking its files before Vosk sees them, loading it (with the
+//! configured decoder options) and checking a phrase pack's words against its vocabulary. When it
+//! is loaded and released is `keeper`'s business.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::{self, JoinHandle};
+use std::sync::Mutex;
 
 use tracing::{info, warn};
 
@@ -36,12 +36,27 @@ impl std::fmt::Debug for SpeechModel {
 }
 
 impl SpeechModel {
-    /// Loads the model at `dir` (~2 s and ~520 MB for the Korean model): call once, keep it.
+    /// Loads the model at `dir` as it is (~2 s and ~520 MB for the Korean model).
     pub fn load(dir: &Path) -> Result<SpeechModel, SpeechError> {
+        Self::load_with(dir, &[])
+    }
+
+    /// Loads the model at `dir` with extra `--key=value` lines for its `conf/model.conf`
+    /// (`[speech] decoder_options`). The model directory is never changed: with options, Vosk
+    /// reads a private copy of the directory made of links to its files and a `model.conf`
+    /// with the options appended (a later line wins in Kaldi's config files), removed again
+    /// once the model is loaded.
+    pub fn load_with(dir: &Path, options: &[String]) -> Result<SpeechModel, SpeechError> {
         check_layout(dir)?;
         let sample_rate = read_sample_rate(dir)?;
         let frame_period = read_frame_period(dir, sample_rate)?;
-        let path_str = dir.to_str().ok_or_else(|| SpeechError::BrokenModel {
+        let overlay = if options.is_empty() {
+            None
+        } else {
+            Some(Overlay::new(dir, options)?)
+        };
+        let load_dir = overlay.as_ref().map_or(dir, |o| o.path.as_path());
+        let path_str = load_dir.to_str().ok_or_else(|| SpeechError::BrokenModel {
             path: dir.to_path_buf(),
             reason: "path is not valid UTF-8".into(),
         })?;
@@ -52,7 +67,8 @@ impl SpeechModel {
             path: dir.to_path_buf(),
             reason: "Vosk could not load it (see its messages above)".into(),
         })?;
-        info!(path = %dir.display(), ms = started.elapsed().as_millis() as u64, "vosk model loaded");
+        drop(overlay);
+        info!(path = %dir.display(), ms = started.elapsed().as_millis() as u64, ?options, "vosk model loaded");
         Ok(SpeechModel {
             model: Mutex::new(model),
             path: dir.to_path_buf(),
@@ -176,6 +192,85 @@ fn model_in(root: &Path, lang: &str) -> Option<PathBuf> {
     found.pop()
 }
 
+/// A private view of a model directory with a changed `conf/model.conf`: links to everything
+/// else. Removed on drop.
+struct Overlay {
+    path: PathBuf,
+}
+
+impl Overlay {
+    fn new(dir: &Path, options: &[String]) -> Result<Overlay, SpeechError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SpeechError::Io { path, source }
+        };
+        let original = std::fs::canonicalize(dir).map_err(io(dir))?;
+        let path = unique_temp_dir()?;
+        let overlay = Overlay { path };
+        let conf = overlay.path.join("conf");
+        std::fs::create_dir(&conf).map_err(io(&conf))?;
+        for (from, to) in [(&original, &overlay.path), (&original.join("conf"), &conf)] {
+            for entry in std::fs::read_dir(from).map_err(io(from))? {
+                let entry = entry.map_err(io(from))?;
+                let name = entry.file_name();
+                if (to == &overlay.path && name == "conf") || (to == &conf && name == "model.conf")
+                {
+                    continue;
+                }
+                let link = to.join(&name);
+                std::os::unix::fs::symlink(entry.path(), &link).map_err(io(&link))?;
+            }
+        }
+        let source = original.join("conf/model.conf");
+        let mut text = std::fs::read_to_string(&source).map_err(io(&source))?;
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("# [speech] decoder_options\n");
+        for option in options {
+            text.push_str(option);
+            text.push('\n');
+        }
+        let target = conf.join("model.conf");
+        std::fs::write(&target, text).map_err(io(&target))?;
+        Ok(overlay)
+    }
+}
+
+impl Drop for Overlay {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.path) {
+            warn!("could not remove {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// A new, empty directory only this process uses, under the system's temporary directory.
+fn unique_temp_dir() -> Result<PathBuf, SpeechError> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let base = std::env::temp_dir();
+    let mut last_error = None;
+    for _ in 0..16 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path = base.join(format!(
+            "pcp-speech-model-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(SpeechError::Io {
+        path: base,
+        source: last_error.unwrap_or_else(|| std::io::Error::other("no free name")),
+    })
+}
+
 /// Checks the files Vosk needs, so a wrong directory gets a precise message instead of Kaldi's.
 fn check_layout(dir: &Path) -> Result<(), SpeechError> {
     let broken = |reason: String| SpeechError::BrokenModel {
@@ -253,136 +348,4 @@ fn read_frame_period(dir: &Path, rate: u32) -> Result<u32, SpeechError> {
     })?
     .unwrap_or(DEFAULT_FRAME_SUBSAMPLING);
     Ok((rate as f32 * shift_ms / 1000.0).round() as u32 * factor)
-}
-
-/// Where a background load stands.
-#[derive(Debug, Clone)]
-pub enum ModelState {
-    Loading,
-    Ready(Arc<SpeechModel>),
-    Failed(String),
-}
-
-/// A model loading on its own thread, started once at compositor start-up. Clones share the
-/// load. The loading thread must never outlive the process's `main`: libvosk's static
-/// destructors run at exit and a load still inside Vosk then crashes (SIGSEGV). So dropping the
-/// last clone, or calling [`join`](Self::join), waits for a load still under way to end (up to
-/// the model's load time, ~2 s for the Korean model; a Vosk load cannot be interrupted).
-#[derive(Debug, Clone)]
-pub struct ModelLoader {
-    shared: Arc<Shared>,
-}
-
-/// What the clones of one loader share. Only the slot goes to the loading thread, so the last
-/// clone's drop (which joins the thread) can never run on that thread.
-#[derive(Debug)]
-struct Shared {
-    slot: Arc<OnceLock<Result<Arc<SpeechModel>, String>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-}
-
-impl Shared {
-    fn with_result(result: Result<Arc<SpeechModel>, String>) -> Shared {
-        let slot = Arc::new(OnceLock::new());
-        let _ = slot.set(result);
-        Shared {
-            slot,
-            thread: Mutex::new(None),
-        }
-    }
-
-    fn join(&self) {
-        // The lock is held while joining, so a second caller returns only once the thread has
-        // ended too. A poisoned lock only means a joiner panicked; the handle is still good.
-        let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(handle) = thread.take()
-            && handle.join().is_err()
-        {
-            warn!("the speech model loading thread panicked");
-            let _ = self
-                .slot
-                .set(Err("the model loading thread panicked".into()));
-        }
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        self.join();
-    }
-}
-
-impl ModelLoader {
-    /// Starts loading `dir` in the background and checks `pack` against it once loaded.
-    pub fn spawn(dir: PathBuf, pack: PhrasePack) -> ModelLoader {
-        let slot = Arc::new(OnceLock::new());
-        let target = Arc::clone(&slot);
-        let spawned = thread::Builder::new()
-            .name("pcp-vosk-load".into())
-            .spawn(move || {
-                let result = SpeechModel::load(&dir)
-                    .and_then(|m| m.check_pack(&pack).map(|()| Arc::new(m)))
-                    .map_err(|e| {
-                        warn!("voice confirmation unavailable: {e}");
-                        e.to_string()
-                    });
-                let _ = target.set(result);
-            });
-        let thread = match spawned {
-            Ok(handle) => Some(handle),
-            Err(e) => {
-                let _ = slot.set(Err(format!(
-                    "could not start the model loading thread: {e}"
-                )));
-                None
-            }
-        };
-        ModelLoader {
-            shared: Arc::new(Shared {
-                slot,
-                thread: Mutex::new(thread),
-            }),
-        }
-    }
-
-    /// A loader over a model that is already loaded.
-    pub fn ready(model: Arc<SpeechModel>) -> ModelLoader {
-        ModelLoader {
-            shared: Arc::new(Shared::with_result(Ok(model))),
-        }
-    }
-
-    /// A loader that already failed (no model found), so callers handle one type.
-    pub fn failed(reason: String) -> ModelLoader {
-        ModelLoader {
-            shared: Arc::new(Shared::with_result(Err(reason))),
-        }
-    }
-
-    /// Waits until a load still under way has ended (at once if it has or there was none), so
-    /// no thread is inside Vosk any more. Call before the process exits; dropping the last
-    /// clone does the same.
-    pub fn join(&self) {
-        self.shared.join();
-    }
-
-    /// The current state, without blocking.
-    pub fn state(&self) -> ModelState {
-        match self.shared.slot.get() {
-            None => ModelState::Loading,
-            Some(Ok(m)) => ModelState::Ready(Arc::clone(m)),
-            Some(Err(e)) => ModelState::Failed(e.clone()),
-        }
-    }
-
-    /// Blocks until the load ends (for CLIs and tests).
-    pub fn wait(&self) -> Result<Arc<SpeechModel>, SpeechError> {
-        loop {
-            match self.state() {
-                ModelState::Ready(m) => return Ok(m),
-                ModelState::Failed(reason) => return Err(SpeechError::ModelUnavailable(reason)),
-                ModelState::Loading => thread::sleep(std::time::Duration::from_millis(10)),
-            }
-        }
-    }
 }

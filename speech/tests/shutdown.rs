@@ -1,5 +1,5 @@
-//! Exiting while the model still loads: a process whose `SpeechEngine` started the background
-//! load and then ends (main returns; here the test harness exits after its only test) must exit
+//! Exiting while the model still loads: a process whose `SpeechEngine` started loading the model
+//! (`prepare`, as the compositor does when a voice prompt begins) and then ends (main returns; here the test harness exits after its only test) must exit
 //! cleanly. Without `SpeechEngine`'s shutdown-on-drop it can die with SIGSEGV, or OpenBLAS's
 //! "Bad memory unallocation", when libvosk's exit-time teardown (its bundled OpenBLAS frees its
 //! buffers) runs while the load thread is still computing inside Vosk. The race hits only some
@@ -35,7 +35,9 @@ fn child_starts_an_engine_and_returns_at_once() {
     // Several loads at once, started apart, make it likely that one is inside Vosk at exit.
     let mut engines = Vec::new();
     for _ in 0..ENGINES {
-        engines.push(SpeechEngine::start(Config::default()));
+        let engine = SpeechEngine::start(Config::default());
+        engine.prepare();
+        engines.push(engine);
         std::thread::sleep(Duration::from_millis(ENGINE_SPACING_MS));
     }
     std::thread::sleep(Duration::from_millis(delay));
