@@ -36,6 +36,22 @@ fn wait_for(engine: &SpeechEngine, want: &KeeperState) {
     }
 }
 
+/// The resident set size once it has not fallen for a second (at most 30 s).
+fn settled_rss_mb() -> f64 {
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut last = rss_mb();
+    let mut steady_since = Instant::now();
+    while Instant::now() < until && steady_since.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = rss_mb();
+        if now < last {
+            steady_since = Instant::now();
+        }
+        last = now;
+    }
+    last
+}
+
 fn memory() {
     let before = rss_mb();
     let config = Config {
@@ -49,8 +65,10 @@ fn memory() {
     wait_for(&engine, &KeeperState::Ready);
     let loaded = rss_mb();
     wait_for(&engine, &KeeperState::Unloaded);
-    std::thread::sleep(Duration::from_millis(200));
-    let released = rss_mb();
+    // The state turns `Unloaded` before the model is freed and the heap trimmed (a new prompt
+    // may start the next load meanwhile); freeing ~500 MB takes a while on a busy machine, so
+    // read the memory once it has stopped falling for a second.
+    let released = settled_rss_mb();
     println!(
         "resident memory: {before:.1} MB without voice, {idle:.1} MB with an idle voice-enabled \
          engine (+{:.1}), {loaded:.1} MB with the model loaded (+{:.1}), {released:.1} MB after \
