@@ -32,6 +32,10 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-
           virtio-gpu heads and play the scripted session there (touch, voice through
           snd-aloop, force feedback, a GPU unplugged, VT switching); PNGs of every head and
           the logs go to target/session-test/ (--nice N runs QEMU at a lower priority)
+  eval-voice
+          [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE] generate the
+          voice evaluation set (espeak-ng) and measure recognition on it (--ci: a subset):
+          the confusion table, false approvals and latency go to target/eval-voice/
 ";
 
 /// Seconds each fuzz target runs in `cargo xtask test` (8 targets: 2 minutes).
