@@ -26,6 +26,7 @@ use crate::record::RecordFacts;
 use crate::sources::PolicySources;
 use crate::store::{FrictionKey, GroupCommit, Store};
 use crate::token::TokenKey;
+use crate::trust::TrustRules;
 use crate::types::{AuthLevel, RiskClass, SideEffects, Threshold};
 
 /// The capability name of the policy-change prompt in the audit log (reserved: no manifest can
@@ -88,7 +89,13 @@ impl Gate {
             max_records: config.file.audit.group_commit_records,
             max_age_ms: i64::from(config.file.audit.group_commit_ms),
         };
-        let store = Store::open(&path, group)?;
+        // As `Gate::open`: the writer's queue is the config's.
+        let store = Store::open_with_queue(
+            &path,
+            group,
+            &TrustRules::default(),
+            config.file.audit.writer_queue_batches,
+        )?;
         let key = TokenKey::load_or_create(&TokenKey::path_beside(&path))?;
         let digest = policy::policy_digest(&config.sources, &facts);
         let Some(approved) = store.approved_policy()? else {
