@@ -97,6 +97,19 @@ impl PcpHandler for App {
         }
     }
 
+    fn policy_settled(&mut self, applied: bool, reason: &str) {
+        // Applied: the dialog's settings are the ones the user approved.
+        if applied
+            && let Ok(config) = pcp_plugin::config::sections(self.pcp.gate().config().clone())
+        {
+            self.pcp.ui_mut().set_overlay_config(config.overlay);
+        }
+        println!(
+            "policy {}: {reason}",
+            if applied { "applied" } else { "not applied" }
+        );
+    }
+
     fn dialog_shown(&mut self, shown: bool) {
         // The dialog has the keyboard while it is up; clients get it back when it goes.
         let focus = (!shown)
@@ -194,6 +207,15 @@ fn main() -> Result<()> {
         .nth(1)
         .context("usage: embed CONFIG.toml")?;
     let config = pcp_plugin::config::load(Some(path.as_ref()))?;
+    // The gate opens with the policy last approved. When the file differs from it, the file is
+    // proposed below once the dialog can be shown, and until then the approved sections apply.
+    let facts = pcp_plugin::policy::plugin_facts(&config);
+    let rules = pcp_plugin::policy::plugin_rules();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let (gate, found) = Gate::start(config.gate, facts, rules, now)?;
+    let config = pcp_plugin::config::sections(gate.config().clone())?;
     let ui = ConfirmUi::new(UiOptions {
         overlay: config.overlay,
         speech: (config.speech.enabled.then_some(config.speech)).map(SpeechEngine::start),
@@ -235,7 +257,7 @@ fn main() -> Result<()> {
         compositor: CompositorState::new::<App>(&dh),
         xdg: XdgShellState::new::<App>(&dh),
         shm: ShmState::new::<App>(&dh, vec![]),
-        pcp: Pcp::new::<App>(&dh, Gate::open(config.gate)?, ui),
+        pcp: Pcp::new::<App>(&dh, gate, ui),
         seat_state,
         seat,
         space,
@@ -246,6 +268,10 @@ fn main() -> Result<()> {
         running: true,
     };
     app.pcp.use_event_loop(event_loop.handle());
+    pcp_plugin::refresh(&mut app);
+    if let Some(proposal) = pcp_plugin::policy::start(&mut app, found) {
+        println!("the config's policy: {proposal:?}");
+    }
 
     let socket = ListeningSocket::bind_auto("wayland", 1..33)?;
     println!(

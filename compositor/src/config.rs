@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a config value or flag was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -108,7 +108,7 @@ impl FromStr for OutputSpec {
 }
 
 /// `[compositor]`: what the reference compositor reads from the config file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CompositorConfig {
     /// Virtual outputs of the headless backend when no `--output` flag is given.
@@ -121,6 +121,9 @@ pub struct CompositorConfig {
     pub reload_check_ms: u32,
     /// The notice shown when a changed config file is refused.
     pub reload_error_notice: String,
+    /// The notice shown when a changed policy is not applied (the user denied its prompt, it
+    /// timed out, or nobody could answer it); the reason follows.
+    pub policy_refused_notice: String,
     /// How often the microphone, the speech model and the haptic device are probed while
     /// running, in milliseconds (they are also probed before every decision).
     pub device_probe_ms: u32,
@@ -140,6 +143,10 @@ impl Default for CompositorConfig {
             reload_check_ms: 1000,
             reload_error_notice:
                 "The changed config was refused; the previous config stays in use.".into(),
+            policy_refused_notice:
+                "The changed config lowers protection and was not approved; the policy in force \
+                 stays."
+                    .into(),
             device_probe_ms: 2000,
             voice_poll_ms: 20,
             touch_dpi: 96.0,
@@ -285,6 +292,7 @@ mod shipped {
         assert_eq!(parsed.frame_interval_ms, default.frame_interval_ms);
         assert_eq!(parsed.reload_check_ms, default.reload_check_ms);
         assert_eq!(parsed.reload_error_notice, default.reload_error_notice);
+        assert_eq!(parsed.policy_refused_notice, default.policy_refused_notice);
         assert_eq!(parsed.device_probe_ms, default.device_probe_ms);
         assert_eq!(parsed.voice_poll_ms, default.voice_poll_ms);
         assert_eq!(parsed.touch_dpi, default.touch_dpi);

@@ -119,6 +119,9 @@ pub struct Options {
     pub speech: pcp_speech::Config,
     /// `[haptics]`: the force-feedback device and the double tap.
     pub haptics: pcp_haptics::Config,
+    /// What `Gate::start` found: a policy in the files to propose once the compositor runs
+    /// (the sections above are then the ones last approved).
+    pub policy: pcp_gate::StartPolicy,
 }
 
 /// The event loop and the state it drives.
@@ -145,6 +148,10 @@ pub struct Settings {
     pub config: CompositorConfig,
     pub path: Option<PathBuf>,
     pub notice: Notice,
+    /// The plugin's sections in force, to tell which changed when a new policy applies.
+    pub overlay: pcp_overlay::Config,
+    pub speech: pcp_speech::Config,
+    pub haptics: pcp_haptics::Config,
 }
 
 /// Everything the reference compositor knows.
@@ -339,6 +346,11 @@ impl Compositor {
         }
         .map_err(|e| StartError::Backend(e.to_string()))?;
         let config = options.config;
+        let in_force = (
+            options.overlay.clone(),
+            options.speech.clone(),
+            options.haptics.clone(),
+        );
         let speech = options
             .speech
             .enabled
@@ -385,6 +397,9 @@ impl Compositor {
                 config,
                 path: options.config_path,
                 notice: Notice::new().map_err(|e| StartError::Overlay(e.to_string()))?,
+                overlay: in_force.0,
+                speech: in_force.1,
+                haptics: in_force.2,
             },
             clock: Clock::default(),
             focus: centre,
@@ -399,6 +414,11 @@ impl Compositor {
         };
         state.pcp.use_event_loop(loop_handle.clone());
         pcp_plugin::refresh(&mut state);
+        // Outputs and input devices are known now: a changed policy found at the start can be
+        // asked about (or waits, proposed again, until something can answer).
+        if let Some(proposal) = pcp_plugin::policy::start(&mut state, options.policy) {
+            tracing::info!("the config's policy at start: {proposal:?}");
+        }
         if options.frame_timer {
             state.frames.interval = Some(Duration::from_millis(u64::from(
                 state.settings.config.frame_interval_ms,
@@ -525,31 +545,71 @@ impl State {
     }
 
     /// Reads the config file again. A file that does not load is refused: the previous config
-    /// stays in use and a notice on every output says so (with the error) until a good one loads.
-    /// Outputs are not re-created; the overlay's settings apply from the next prompt.
+    /// stays in use and a notice on every output says so (with the error) until a good one
+    /// loads. One that loads is proposed to the gate as a new policy
+    /// ([`pcp_plugin::policy::propose`]): it applies at once when nothing in it lowers
+    /// protection, else only once the user approves the policy-change prompt; until then every
+    /// section stays as it is ([`State::apply_policy_sections`] runs when it applies). Outputs
+    /// are not re-created; the overlay's settings apply from the next prompt.
     pub fn reload_config(&mut self) {
         let Some(path) = self.settings.path.clone() else {
             return;
         };
-        let refused = match crate::startup::load(Some(&path)) {
-            Ok(loaded) => match self.pcp.gate_mut().reload(loaded.gate) {
-                Ok(()) => {
-                    self.settings.config = loaded.compositor;
-                    self.pcp.ui_mut().set_overlay_config(loaded.overlay);
-                    tracing::info!("reloaded {}", path.display());
-                    None
-                }
-                Err(e) => Some(e.to_string()),
-            },
-            Err(e) => Some(e.to_string()),
-        };
-        if let Some(e) = &refused {
-            tracing::warn!("config reload refused, keeping the previous config: {e}");
+        match crate::startup::load(Some(&path)) {
+            Ok(loaded) => {
+                self.settings.notice.set(None);
+                let facts = loaded.host_facts();
+                let proposal = pcp_plugin::policy::propose(self, loaded.gate, facts);
+                tracing::info!("reloaded {}: {proposal:?}", path.display());
+            }
+            Err(e) => {
+                tracing::warn!("config reload refused, keeping the previous config: {e}");
+                let text = format!("{} {e}", self.settings.config.reload_error_notice);
+                self.settings.notice.set(Some(text));
+            }
         }
-        let text = refused.map(|e| format!("{} {e}", self.settings.config.reload_error_notice));
-        self.settings.notice.set(text);
         self.dirty = true;
         pcp_plugin::refresh(self);
+    }
+
+    /// A new policy is in force: the compositor's own sections, the dialog's, voice's and
+    /// haptics' are read from the text the gate now has (the file as it was approved, not as
+    /// it may be now) and each changed one applies.
+    pub(crate) fn apply_policy_sections(&mut self) {
+        let sections = match crate::startup::sections(self.pcp.gate().config().clone()) {
+            Ok(loaded) => crate::startup::HostSections::of(loaded),
+            Err(e) => {
+                // It loaded when it was proposed; a section that no longer checks keeps its
+                // settings in force.
+                tracing::error!("the approved config's sections do not load: {e}");
+                return;
+            }
+        };
+        self.settings.config = sections.compositor;
+        if sections.overlay != self.settings.overlay {
+            self.settings.overlay = sections.overlay.clone();
+            self.pcp.ui_mut().set_overlay_config(sections.overlay);
+        }
+        if sections.speech != self.settings.speech {
+            self.settings.speech = sections.speech.clone();
+            let engine = sections
+                .speech
+                .enabled
+                .then(|| pcp_speech::SpeechEngine::start(sections.speech));
+            tracing::info!(
+                "[speech] changed: voice is {}",
+                if engine.is_some() { "on" } else { "off" }
+            );
+            self.pcp.ui_mut().set_speech_engine(engine);
+        }
+        if sections.haptics != self.settings.haptics {
+            self.settings.haptics = sections.haptics.clone();
+            let backend = Box::new(pcp_haptics::EvdevHaptics::discover(&sections.haptics));
+            self.pcp
+                .ui_mut()
+                .set_haptics_config(backend, sections.haptics);
+        }
+        self.dirty = true;
     }
 
     /// Sets the focal point from a source other than the pointer or touch (a spatial tracker,

@@ -52,17 +52,21 @@ pub fn load(path: Option<&Path>) -> Result<PluginConfig, ConfigError> {
             haptics: pcp_haptics::Config::default(),
         });
     };
-    let gate = GateConfig::load(&file)?;
+    sections(GateConfig::load(&file)?)
+}
+
+/// The plugin's sections of the file `gate` was built from, checked: the text the gate read (so
+/// every section comes from the same read of the file), or, for a policy kept in the state
+/// store, the text that was approved.
+pub fn sections(gate: GateConfig) -> Result<PluginConfig, ConfigError> {
+    let file = gate.sources.config.path.clone();
+    let text = gate.sources.config.text.clone();
     let overlay = match gate.file.overlay.clone() {
         Some(t) => t.try_into().map_err(|e: toml::de::Error| {
             ConfigError::Section(format!("{}: [overlay] {}", file.display(), e.message()))
         })?,
         None => pcp_overlay::Config::default(),
     };
-    let text = std::fs::read_to_string(&file).map_err(|source| pcp_gate::ConfigError::Read {
-        path: file.clone(),
-        source,
-    })?;
     let speech = toml::from_str::<SpeechSection>(&text)
         .map_err(|e| pcp_gate::ConfigError::from_toml(&file, &text, &e))?
         .speech;

@@ -61,7 +61,19 @@ pub fn apply<D: PcpHandler>(state: &mut D, mut events: Vec<PromptEvent>) {
         let pcp = state.pcp();
         events = pcp.ui.sync(GateView::of(&pcp.gate), &around, now);
         let available = pcp.ui.availability();
+        let before = pcp.gate.available();
         pcp.gate.set_available(available);
+        // A policy nobody could answer is proposed again when that may have changed.
+        let mut again = false;
+        if before != available
+            && let Some((config, facts)) = pcp.policy.deferred.take()
+        {
+            again = matches!(
+                crate::policy::offer(state, config, facts),
+                crate::policy::Proposal::Asking(_) | crate::policy::Proposal::Applied
+            );
+        }
+        let pcp = state.pcp();
         let changes = pcp.ui.take_changes();
         if let Some(shown) = changes.shown {
             state.dialog_shown(shown);
@@ -69,7 +81,7 @@ pub fn apply<D: PcpHandler>(state: &mut D, mut events: Vec<PromptEvent>) {
         if changes.damaged {
             state.dialog_damaged();
         }
-        if events.is_empty() {
+        if events.is_empty() && !again {
             rearm(state);
             return;
         }

@@ -120,6 +120,12 @@ pub(crate) struct Approved {
 /// Sends an outcome to its intent's wire object (performing a built-in capability first when
 /// `approved` names one). An outcome whose object is gone (its client left) is only audited.
 pub(crate) fn deliver<D: PcpHandler>(state: &mut D, outcome: Outcome, approved: Option<Approved>) {
+    // The policy-change prompt has no wire object: its outcome goes to the host.
+    if state.pcp().policy.prompt == Some(outcome.id) {
+        state.pcp().policy.prompt = None;
+        state.policy_settled(outcome.approved, &outcome.reason);
+        return;
+    }
     let Some(object) = state.pcp().intents.objects.remove(&outcome.id) else {
         return;
     };

@@ -18,7 +18,9 @@
 //! What the host compositor does: keep a [`Pcp`] in its state, implement [`PcpHandler`], call
 //! [`delegate_pcp!`](crate::delegate_pcp), route seat input through [`input`] (which says
 //! whether the dialog took it), draw [`ConfirmUi::render_elements`] above everything, and call
-//! [`drive::refresh`] when outputs, input devices or the focal point change. The reference
+//! [`drive::refresh`] when outputs, input devices or the focal point change; open the gate with
+//! `Gate::start` and hand it each changed config through [`policy`], applying its own sections
+//! only when [`PcpHandler::policy_settled`] says the policy applied. The reference
 //! compositor (`pcp-compositor`) does exactly that and nothing more; see `docs/embedding.md`.
 
 pub mod config;
@@ -26,6 +28,7 @@ pub mod drive;
 pub mod identity;
 pub mod input;
 pub mod intent;
+pub mod policy;
 pub mod render;
 pub mod ui;
 
@@ -71,6 +74,7 @@ pub struct Pcp {
     intents: IntentManagerState,
     ui: ConfirmUi,
     wakeup: drive::Wakeup,
+    policy: policy::PolicyTrack,
 }
 
 impl Pcp {
@@ -85,6 +89,7 @@ impl Pcp {
             intents: IntentManagerState::new::<D>(display),
             ui,
             wakeup: drive::Wakeup::default(),
+            policy: policy::PolicyTrack::default(),
         }
     }
 
@@ -101,8 +106,9 @@ impl Pcp {
         &self.gate
     }
 
-    /// The gate, to `reload` its config or `flush` its audit records at exit. Prompts are
-    /// answered only through [`drive::apply`].
+    /// The gate, to `flush` its audit records at exit. A changed config goes through
+    /// [`policy::propose`] (never `Gate::reload`, which asks nobody). Prompts are answered only
+    /// through [`drive::apply`].
     pub fn gate_mut(&mut self) -> &mut Gate {
         &mut self.gate
     }
@@ -162,4 +168,11 @@ pub trait PcpHandler: Sized + 'static {
 
     /// The dialog's pixels changed or it moved: draw a frame.
     fn dialog_damaged(&mut self) {}
+
+    /// A proposed policy ([`policy::propose`], [`policy::start`]) was settled. `applied`: it is
+    /// in force now — a raise at once, or a lowering the user approved — and the host applies
+    /// its own sections as `pcp().gate().config()` now has them (the text of the file it
+    /// approved). Otherwise the user denied it, it timed out, or nobody could answer: the policy
+    /// in force stays, host sections included; `reason` says which (it is audited).
+    fn policy_settled(&mut self, _applied: bool, _reason: &str) {}
 }

@@ -1,7 +1,8 @@
 //! pcp-intent-v1 through the plugin: the [`PcpHandler`] the reference compositor implements —
 //! its clock, its outputs and focal point, the app ids of toplevels, the built-in capabilities
 //! it performs ([`builtins`](crate::builtins)), keyboard focus when the dialog comes and goes,
-//! and a frame when the dialog changes.
+//! a frame when the dialog changes, and the sections of a policy when it applies (or a notice
+//! when it does not).
 
 use pcp_plugin::{Pcp, PcpHandler, Surroundings};
 use serde_json::Value;
@@ -45,6 +46,17 @@ impl PcpHandler for State {
     }
 
     fn dialog_damaged(&mut self) {
+        self.dirty = true;
+    }
+
+    fn policy_settled(&mut self, applied: bool, reason: &str) {
+        if applied {
+            self.apply_policy_sections();
+            self.settings.notice.set(None);
+        } else {
+            let text = format!("{} {reason}", self.settings.config.policy_refused_notice);
+            self.settings.notice.set(Some(text));
+        }
         self.dirty = true;
     }
 }

@@ -55,6 +55,12 @@ impl HapticStep {
         self.backend = backend;
     }
 
+    /// New `[haptics]` settings (ending any cue played under the old ones).
+    pub fn set_config(&mut self, config: pcp_haptics::Config) {
+        self.end();
+        self.config = config;
+    }
+
     /// Stops and erases the cue.
     pub fn end(&mut self) {
         self.first_tap_at = None;

@@ -258,6 +258,13 @@ impl ConfirmUi {
         self.haptic.set_backend(backend);
     }
 
+    /// New `[haptics]` settings and the backend found with them (any cue playing ends; a prompt
+    /// shown falls back to the dialog at the next sync if the new device cannot play).
+    pub fn set_haptics_config(&mut self, backend: Box<dyn Haptics>, config: pcp_haptics::Config) {
+        self.haptic.set_backend(backend);
+        self.haptic.set_config(config);
+    }
+
     /// New `[overlay]` settings: applied now when no dialog is up, else when it goes.
     pub fn set_overlay_config(&mut self, config: pcp_overlay::Config) {
         if self.dialog.is_open() {

@@ -1,0 +1,275 @@
+//! The host's part of the policy-change prompt: what the plugin's own sections (`[overlay]`,
+//! `[speech]`, `[haptics]`) mean for protection, told to the gate as facts and key rules, and the
+//! calls through which a host starts with, and reloads, a config file. A policy that lowers
+//! protection anywhere — the gate's sections or the host's — is asked about (voice + visual, on
+//! the dialog like any prompt) and applies only when the user approves it; until then the policy
+//! in force stays, the host's sections included. See `docs/embedding.md`.
+//!
+//! Values are compared as the sections take effect (defaults filled in), so writing out a
+//! default changes nothing. A key with an order below becomes a [`ProtectionFact`] whose rank
+//! orders it; a key named by an unrelated rule applies at once; any other key of these sections
+//! lowers protection when it changes (the gate's rule for keys it cannot order).
+
+use pcp_gate::{Decision, GateConfig, IntentId, KeyRule, Order, ProtectionFact, StartPolicy};
+use serde::Serialize;
+
+use crate::config::PluginConfig;
+use crate::{PcpHandler, drive};
+
+/// How the values of one key of a host section order protection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rank {
+    /// A larger number is more protection (a longer guard).
+    LargerRaises,
+    /// A larger number is less protection (a longer listening window).
+    LargerLowers,
+    /// `true` is more protection (voice on).
+    TrueRaises,
+    /// `true` is less protection (a haptic double tap alone may confirm).
+    TrueLowers,
+    /// A list whose members each add protection (risks that need press-and-hold).
+    MembersRaise,
+    /// Any change lowers protection (a device, a model, a wording).
+    AnyChangeLowers,
+}
+
+/// `[overlay]` keys that order protection.
+pub const OVERLAY_FACTS: &[(&str, Rank)] = &[
+    ("guard_delay_ms", Rank::LargerRaises),
+    ("guard_early_press_extension_ms", Rank::LargerRaises),
+    ("guard_max_extension_ms", Rank::LargerRaises),
+    ("hold_to_approve_ms", Rank::LargerRaises),
+    ("hold_risks", Rank::MembersRaise),
+    ("max_width", Rank::LargerRaises),
+    ("font_size", Rank::LargerRaises),
+    ("max_action_lines", Rank::LargerRaises),
+    ("max_target_lines", Rank::LargerRaises),
+    ("max_steps", Rank::LargerRaises),
+    ("theme", Rank::AnyChangeLowers),
+    ("system_fonts", Rank::AnyChangeLowers),
+];
+
+/// `[overlay]` keys that have nothing to do with protection.
+pub const OVERLAY_UNRELATED: &[&str] = &["margin", "min_target", "large_output_width"];
+
+/// `[speech]` keys that order protection. `enabled = false` is "voice turned off".
+pub const SPEECH_FACTS: &[(&str, Rank)] = &[
+    ("enabled", Rank::TrueRaises),
+    ("language", Rank::AnyChangeLowers),
+    ("model", Rank::AnyChangeLowers),
+    ("phrases_dir", Rank::AnyChangeLowers),
+    ("input_device", Rank::AnyChangeLowers),
+    ("output_device", Rank::AnyChangeLowers),
+    ("timeout_ms", Rank::LargerLowers),
+    ("stable_partial_ms", Rank::LargerRaises),
+    ("quiet_dbfs", Rank::AnyChangeLowers),
+    ("quiet_final_ms", Rank::AnyChangeLowers),
+    ("speak_prompt", Rank::TrueRaises),
+    ("question_template", Rank::AnyChangeLowers),
+    // The question itself says "yes": a shorter pause could let the listener hear it.
+    ("after_prompt_ms", Rank::LargerRaises),
+];
+
+/// `[speech]` keys that have nothing to do with protection (capture format, tuning, the
+/// speaking voice).
+pub const SPEECH_UNRELATED: &[&str] = &[
+    "capture_rate",
+    "capture_channels",
+    "decoder_phases",
+    "block_ms",
+    "queue_blocks",
+    "level_interval_ms",
+    "voice",
+    "speech_rate_wpm",
+    "pitch",
+];
+
+/// `[haptics]` keys that order protection. `enabled = true` lets a double tap alone confirm
+/// the capabilities that allow it.
+pub const HAPTICS_FACTS: &[(&str, Rank)] = &[
+    ("enabled", Rank::TrueLowers),
+    ("device", Rank::AnyChangeLowers),
+    ("touch_device", Rank::AnyChangeLowers),
+    ("tap.max_interval_ms", Rank::LargerLowers),
+    ("tap.min_interval_ms", Rank::LargerRaises),
+    ("tap.max_tap_ms", Rank::LargerLowers),
+    ("tap.max_movement_mm", Rank::LargerLowers),
+    ("tap.max_distance_mm", Rank::LargerLowers),
+    ("tap.arm_delay_ms", Rank::LargerRaises),
+    ("tap.fallback_units_per_mm", Rank::AnyChangeLowers),
+];
+
+/// `[haptics]` keys that have nothing to do with protection (how strong the cue is).
+pub const HAPTICS_UNRELATED: &[&str] = &["gain", "cue.*"];
+
+/// The facts of one host section: for each key of `keys` (dotted below `section`), its value as
+/// `effective` has it (defaults filled in), ranked by its order. The fact's name is the key's
+/// full dotted name, so the gate compares the key through the fact only.
+pub fn section_facts<T: Serialize>(
+    section: &str,
+    effective: &T,
+    keys: &[(&str, Rank)],
+) -> Vec<ProtectionFact> {
+    let table = match toml::Value::try_from(effective) {
+        Ok(toml::Value::Table(t)) => t,
+        Ok(_) | Err(_) => {
+            // Then the keys are compared as written, where any change lowers protection.
+            tracing::error!("[{section}] cannot be turned into facts");
+            return Vec::new();
+        }
+    };
+    keys.iter()
+        .filter_map(|(key, rank)| {
+            let value = lookup(&table, key)?;
+            let rank = rank_of(value, *rank)?;
+            Some(ProtectionFact::new(
+                &format!("{section}.{key}"),
+                &value_text(value),
+                rank,
+            ))
+        })
+        .collect()
+}
+
+/// Rules that call `keys` of `section` unrelated to protection: their changes apply at once.
+pub fn unrelated_rules(section: &str, keys: &[&str]) -> Vec<KeyRule> {
+    keys.iter()
+        .map(|k| KeyRule::new(&format!("{section}.{k}"), Order::Unrelated))
+        .collect()
+}
+
+/// The facts of the plugin's sections as `config` has them.
+pub fn plugin_facts(config: &PluginConfig) -> Vec<ProtectionFact> {
+    let mut facts = section_facts("overlay", &config.overlay, OVERLAY_FACTS);
+    facts.extend(section_facts("speech", &config.speech, SPEECH_FACTS));
+    facts.extend(section_facts("haptics", &config.haptics, HAPTICS_FACTS));
+    facts
+}
+
+/// The rules of the plugin's sections (a host adds its own sections' rules).
+pub fn plugin_rules() -> Vec<KeyRule> {
+    let mut rules = unrelated_rules("overlay", OVERLAY_UNRELATED);
+    rules.extend(unrelated_rules("speech", SPEECH_UNRELATED));
+    rules.extend(unrelated_rules("haptics", HAPTICS_UNRELATED));
+    rules
+}
+
+fn lookup<'a>(table: &'a toml::Table, dotted: &str) -> Option<&'a toml::Value> {
+    let mut parts = dotted.split('.');
+    let mut value = table.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_table()?.get(part)?;
+    }
+    Some(value)
+}
+
+fn value_text(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Numbers rank in thousandths, so that fractional millimetres and decibels order too.
+fn rank_of(value: &toml::Value, rank: Rank) -> Option<i64> {
+    let number = match value {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        _ => None,
+    };
+    let milli = |n: f64| (n * 1000.0).round() as i64;
+    match rank {
+        Rank::LargerRaises => number.map(milli),
+        Rank::LargerLowers => number.map(|n| -milli(n)),
+        Rank::TrueRaises => value.as_bool().map(i64::from),
+        Rank::TrueLowers => value.as_bool().map(|b| i64::from(!b)),
+        // Members added raise; the same count with other members is a change of equal rank,
+        // which the gate counts as lowering.
+        Rank::MembersRaise => value.as_array().map(|a| a.len() as i64),
+        Rank::AnyChangeLowers => Some(0),
+    }
+}
+
+/// What became of a proposed policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Proposal {
+    /// Nothing in it lowers protection: it is in force now ([`PcpHandler::policy_settled`] was
+    /// called with `applied`).
+    Applied,
+    /// It lowers protection: the policy-change prompt `IntentId` waits for the user; the policy
+    /// in force stays until then.
+    Asking(IntentId),
+    /// Nobody can answer the prompt now (no output or input device); the policy in force stays,
+    /// and the proposal is made again when what can answer changes.
+    Deferred(String),
+}
+
+/// The policy the plugin tracks for the host: the prompt waiting for the user, and a proposal
+/// that nobody could answer yet.
+#[derive(Default)]
+pub(crate) struct PolicyTrack {
+    pub prompt: Option<IntentId>,
+    pub deferred: Option<(GateConfig, Vec<ProtectionFact>)>,
+}
+
+/// Proposes the policy in the files at a start, as [`pcp_gate::Gate::start`] found it: call it
+/// once the host's outputs and input devices are known (after the first [`drive::refresh`]).
+/// `None` when the files are the policy in force.
+pub fn start<D: PcpHandler>(state: &mut D, found: StartPolicy) -> Option<Proposal> {
+    match found {
+        StartPolicy::InForce => None,
+        StartPolicy::Changed(config, facts) => Some(propose(state, *config, facts)),
+    }
+}
+
+/// Proposes `config` with the host's `facts` (a changed config file) in place of the policy in
+/// force, and settles the dialog: see [`Proposal`]. A proposal replaces any that waits.
+pub fn propose<D: PcpHandler>(
+    state: &mut D,
+    config: GateConfig,
+    facts: Vec<ProtectionFact>,
+) -> Proposal {
+    let proposal = offer(state, config, facts);
+    drive::refresh(state);
+    proposal
+}
+
+/// Hands the proposal to the gate and tells the host what became of it; does not settle.
+pub(crate) fn offer<D: PcpHandler>(
+    state: &mut D,
+    config: GateConfig,
+    facts: Vec<ProtectionFact>,
+) -> Proposal {
+    let now = state.now_ms();
+    let pcp = state.pcp();
+    pcp.policy.deferred = None;
+    // A proposal that waits is cancelled by a newer one, whatever becomes of it.
+    pcp.policy.prompt = None;
+    let kept = (config.clone(), facts.clone());
+    match pcp.gate.propose_policy(config, facts, now) {
+        Decision::Execute(outcome) => {
+            tracing::info!("policy applied: {}", outcome.reason);
+            state.policy_settled(true, &outcome.reason);
+            Proposal::Applied
+        }
+        Decision::Confirm { id, .. } => {
+            tracing::info!(
+                "the changed policy lowers protection: asking the user (prompt {})",
+                id.0
+            );
+            pcp.policy.prompt = Some(id);
+            Proposal::Asking(id)
+        }
+        Decision::Deny(outcome) => {
+            // The gate refuses a proposal only when nothing can show and answer its prompt.
+            tracing::warn!(
+                "policy change not asked ({:?}): {}",
+                outcome.resolution,
+                outcome.reason
+            );
+            pcp.policy.deferred = Some(kept);
+            state.policy_settled(false, &outcome.reason);
+            Proposal::Deferred(outcome.reason)
+        }
+    }
+}
