@@ -56,7 +56,13 @@ fn setup() -> Setup {
 
 impl Setup {
     fn pcpctl(&self, args: &[&str]) -> Child {
-        Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        self.run_as(Path::new(env!("CARGO_BIN_EXE_pcpctl")), args)
+    }
+
+    /// Runs `program` (pcpctl, or a copy of it under another name) with `args` against the
+    /// compositor.
+    fn run_as(&self, program: &Path, args: &[&str]) -> Child {
+        Command::new(program)
             .args(args)
             .env("WAYLAND_DISPLAY", self.dir.path().join("wl"))
             .env("XDG_RUNTIME_DIR", self.dir.path())
@@ -176,4 +182,95 @@ fn submit_without_a_compositor_says_so_and_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot connect"), "{err}");
+}
+
+/// The dialog's prompt, when one is shown: its capability and the app key it belongs to.
+fn shown(s: &mut Setup) -> Option<(String, String)> {
+    let prompt = s.compositor.state.pcp().gate().active()?;
+    Some((
+        prompt.intent.capability.clone(),
+        prompt.intent.client.app_key(),
+    ))
+}
+
+#[test]
+fn approvals_given_to_one_app_do_not_lower_another_apps_prompt() {
+    let mut s = setup();
+    // Two programs: pcpctl copied under two names, as two agents would be two executables.
+    let bin = s.dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let (a, b) = (bin.join("agent-a"), bin.join("agent-b"));
+    for copy in [&a, &b] {
+        std::fs::copy(env!("CARGO_BIN_EXE_pcpctl"), copy).unwrap();
+    }
+    let args = [
+        "submit",
+        "settings.change",
+        "--params",
+        r#"{"key":"theme","value":"dark"}"#,
+    ];
+    // Agent A: `[friction.moderate] implicit_after` (3) identical approvals...
+    for _ in 0..3 {
+        let child = s.run_as(&a, &args);
+        s.pump_until(|s| shown(s).is_some());
+        let (_, app) = shown(&mut s).unwrap();
+        assert!(app.ends_with("/bin/agent-a"), "{app}");
+        s.press(&[KEY_TAB, KEY_TAB, KEY_ENTER]);
+        let (out, v) = s.finish(child);
+        assert_eq!(v["resolution"], "user_approved", "{out:?}");
+    }
+    // ...after which A's history stands in for its prompt.
+    let child = s.run_as(&a, &args);
+    let (_, v) = s.finish(child);
+    assert_eq!(v["resolution"], "confirmed_by_history", "{v}");
+
+    // Agent B asks the same: it gets the full prompt, its own history being empty.
+    let child = s.run_as(&b, &args);
+    s.pump_until(|s| shown(s).is_some());
+    let (capability, app) = shown(&mut s).unwrap();
+    assert_eq!(capability, "settings.change");
+    assert!(app.ends_with("/bin/agent-b"), "{app}");
+    s.press(&[KEY_ESC]);
+    let (out, v) = s.finish(child);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(v["resolution"], "user_denied");
+    assert_eq!(v["threshold"], "visual");
+}
+
+#[test]
+fn a_lowered_file_delete_in_the_config_still_needs_voice_and_visual_until_approved() {
+    let mut s = setup();
+    let config = s.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    // A program of the user redeclares file.delete as a read in the config it can write: the
+    // shipped folder is dropped, file.delete declared in the file itself.
+    let lowered = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("dirs = ") {
+                "dirs = []"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n[[capability]]\nname = \"file.delete\"\nversion = 1\nside_effects = \"read\"\n\
+           auth_level = \"user\"\ndescription = \"Delete {path}\"\nparams = [\"path\"]\n";
+    std::fs::write(&config, lowered).unwrap();
+    s.compositor.state.reload_config();
+    let (capability, _) = shown(&mut s).expect("the policy change is asked about");
+    assert_eq!(capability, pcp_gate::POLICY_CAPABILITY);
+
+    // The user denies it; file.delete is decided by the old policy.
+    s.press(&[KEY_ESC]);
+    s.pump_until(|s| shown(s).is_none());
+    let child = s.pcpctl(&["submit", "file.delete", "--params", r#"{"path":"/home/u"}"#]);
+    s.pump_until(|s| shown(s).is_some());
+    s.press(&[KEY_ESC]);
+    let (out, v) = s.finish(child);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(v["resolution"], "user_denied");
+    assert_eq!(v["threshold"], "voice+visual");
+    assert!(v["token"].is_null());
 }

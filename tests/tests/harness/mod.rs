@@ -82,6 +82,27 @@ impl Fixture {
         haptics: Option<Box<dyn pcp_haptics::Haptics>>,
         state: Option<&Path>,
     ) -> Fixture {
+        Fixture::start(outputs, speech, haptics, state, |text| text + extra)
+    }
+
+    /// A compositor whose config file is the harness config (the shipped manifests, voice off)
+    /// as `edit` changes it, keeping the gate's state in `state` when given (see
+    /// [`Fixture::build`]).
+    pub fn with_edited_config(
+        outputs: &[&str],
+        state: Option<&Path>,
+        edit: impl FnOnce(String) -> String,
+    ) -> Fixture {
+        Fixture::start(outputs, None, None, state, edit)
+    }
+
+    fn start(
+        outputs: &[&str],
+        speech: Option<pcp_speech::SpeechEngine>,
+        haptics: Option<Box<dyn pcp_haptics::Haptics>>,
+        state: Option<&Path>,
+        edit: impl FnOnce(String) -> String,
+    ) -> Fixture {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
             .expect("chmod 0700");
@@ -89,10 +110,11 @@ impl Fixture {
         let state = state.map_or_else(|| dir.path().join("state.sqlite3"), Path::to_path_buf);
         let text = format!(
             "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n\
-             [compositor]\nbackground = \"#202028\"\n{extra}",
+             [speech]\nenabled = false\n[compositor]\nbackground = \"#202028\"\n",
             assets().join("capabilities.d"),
             state,
         );
+        let text = edit(text);
         std::fs::write(&config, &text).expect("write config");
         let loaded = startup::load(Some(&config)).expect("config loads");
         let specs = outputs
@@ -109,8 +131,9 @@ impl Fixture {
         )
         .expect("options");
         options.frame_timer = false;
-        // Every harness compositor loading its own Vosk model would take seconds and gigabytes.
-        options.speech.enabled = false;
+        // Every harness compositor loading its own Vosk model would take seconds and gigabytes:
+        // the harness config turns voice off (a test puts in a shared engine instead).
+        assert!(!options.speech.enabled);
         let mut compositor = Compositor::new(options).expect("compositor starts");
         compositor.state.clock = Clock::frozen();
         let voice = speech.is_some();
