@@ -233,6 +233,13 @@ pub struct PolicyChangeConfig {
     pub added: String,
     /// A line for something gone.
     pub removed: String,
+    /// The most lines the prompt lists (keep it at most `[overlay] max_steps`, or the dialog
+    /// cannot show the prompt). Changes that lower protection come first; beyond this many, the
+    /// last line is `more` (every change is in the prompt's audit record).
+    pub max_lines: u32,
+    /// The last line when there are more changes than `max_lines`: `{count}` changes not listed,
+    /// of which `{lowers}` lower protection.
+    pub more: String,
 }
 
 impl Default for PolicyChangeConfig {
@@ -245,13 +252,17 @@ impl Default for PolicyChangeConfig {
             changed: "{direction}: {subject}: {old} → {new}".into(),
             added: "{direction}: {subject}: new, {new}".into(),
             removed: "{direction}: {subject}: removed (was {old})".into(),
+            max_lines: 10,
+            more: "…and {count} more changes ({lowers} of them less protection), all in the \
+                   audit log"
+                .into(),
         }
     }
 }
 
 impl PolicyChangeConfig {
     /// Each template with the placeholders it may use.
-    fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); 7] {
+    fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); 8] {
         const LINE: &[&str] = &["direction", "subject", "old", "new"];
         [
             ("description", &self.description, &["config"]),
@@ -261,6 +272,7 @@ impl PolicyChangeConfig {
             ("changed", &self.changed, LINE),
             ("added", &self.added, LINE),
             ("removed", &self.removed, LINE),
+            ("more", &self.more, &["count", "lowers"]),
         ]
     }
 }
@@ -458,7 +470,12 @@ fn validate_wording(
 
 /// Zero counts and timeouts would make the gate useless or silently permissive: refuse them.
 fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
-    let checks: [(&str, &str, u64); 13] = [
+    let checks: [(&str, &str, u64); 14] = [
+        (
+            "policy_change",
+            "max_lines",
+            file.policy_change.max_lines.into(),
+        ),
         (
             "timeouts",
             "voice_seconds",

@@ -722,6 +722,36 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     }
 }
 
+/// The lines the policy-change prompt shows: those that lower protection first, then the
+/// unrelated ones, then the raises; beyond `[policy_change] max_lines`, the last line counts the
+/// rest in the `more` wording.
+pub fn prompt_lines(changes: &[PolicyChange], wording: &PolicyChangeConfig) -> Vec<String> {
+    let mut ordered: Vec<&PolicyChange> = changes.iter().collect();
+    ordered.sort_by_key(|c| match c.direction {
+        Direction::Lowers => 0,
+        Direction::Neutral => 1,
+        Direction::Raises => 2,
+    });
+    let max = (wording.max_lines as usize).max(1);
+    if ordered.len() <= max {
+        return ordered.iter().map(|c| c.line(wording)).collect();
+    }
+    let (listed, rest) = ordered.split_at(max - 1);
+    let mut lines: Vec<String> = listed.iter().map(|c| c.line(wording)).collect();
+    let lowers = rest
+        .iter()
+        .filter(|c| c.direction == Direction::Lowers)
+        .count();
+    lines.push(fill(
+        &wording.more,
+        &[
+            ("count", &rest.len().to_string()),
+            ("lowers", &lowers.to_string()),
+        ],
+    ));
+    lines
+}
+
 /// The description line of the policy-change prompt for `config` (a file's path).
 pub fn description(wording: &PolicyChangeConfig, config: &str) -> String {
     fill(&wording.description, &[("config", config)])
@@ -1134,5 +1164,44 @@ description = \"Write {path}\"
         assert!(!rule.matches("friction.implicit_after"));
         assert!(!rule.matches("friction.moderate.implicit_after.x"));
         assert!(KeyRule::new("timeouts.*", Order::LargerLowers).matches("timeouts.voice_seconds"));
+    }
+
+    #[test]
+    fn the_prompt_lists_lowerings_first_and_counts_what_does_not_fit() {
+        let change = |subject: &str, direction| PolicyChange {
+            subject: subject.to_string(),
+            old: Some("a".into()),
+            new: Some("b".into()),
+            direction,
+        };
+        let mut changes: Vec<PolicyChange> = (0..5)
+            .map(|i| change(&format!("raise {i}"), Direction::Raises))
+            .collect();
+        changes.push(change("the lowering", Direction::Lowers));
+        changes.push(change("another lowering", Direction::Lowers));
+        let mut wording = PolicyChangeConfig::default();
+        let all = prompt_lines(&changes, &wording);
+        assert_eq!(all.len(), 7);
+        assert!(
+            all[0].starts_with("Less protection: the lowering"),
+            "{all:?}"
+        );
+        assert!(all[1].starts_with("Less protection: another lowering"));
+        assert!(all[2..].iter().all(|l| l.starts_with("More protection")));
+
+        wording.max_lines = 3;
+        let capped = prompt_lines(&changes, &wording);
+        assert_eq!(capped.len(), 3, "{capped:?}");
+        assert!(capped[1].contains("another lowering"));
+        assert_eq!(
+            capped[2],
+            "…and 5 more changes (0 of them less protection), all in the audit log"
+        );
+        wording.max_lines = 1;
+        let capped = prompt_lines(&changes, &wording);
+        assert_eq!(
+            capped,
+            ["…and 7 more changes (2 of them less protection), all in the audit log"]
+        );
     }
 }

@@ -387,7 +387,9 @@ impl Gate {
     ) -> Prompt {
         // The wording in force describes the change: a new policy cannot reword its own prompt.
         let wording = &self.config.file.policy_change;
+        // Every change in the audit record; on the dialog, those that lower protection first.
         let lines: Vec<String> = changes.iter().map(|c| c.line(wording)).collect();
+        let shown = policy::prompt_lines(changes, wording);
         let config = new
             .path
             .as_ref()
@@ -433,7 +435,7 @@ impl Gate {
             capability,
             description,
             target: Some(config),
-            steps: lines,
+            steps: shown,
             steps_digest: String::new(),
             // The changes are the steps and the file the target; the digest only names the
             // policy for the audit log.
