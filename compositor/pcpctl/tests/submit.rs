@@ -259,7 +259,15 @@ fn a_lowered_file_delete_in_the_config_still_needs_voice_and_visual_until_approv
            auth_level = \"user\"\ndescription = \"Delete {path}\"\nparams = [\"path\"]\n";
     std::fs::write(&config, lowered).unwrap();
     s.compositor.state.reload_config();
-    let (capability, _) = shown(&mut s).expect("the policy change is asked about");
+    let notice = s
+        .compositor
+        .state
+        .settings
+        .notice
+        .text()
+        .map(str::to_string);
+    let (capability, _) = shown(&mut s)
+        .unwrap_or_else(|| panic!("the policy change is asked about (notice: {notice:?})"));
     assert_eq!(capability, pcp_gate::POLICY_CAPABILITY);
 
     // The user denies it; file.delete is decided by the old policy.
