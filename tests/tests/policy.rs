@@ -264,3 +264,28 @@ fn a_lowering_made_while_the_compositor_was_down_is_asked_about_at_the_next_star
     let c = fx.submit(delete());
     assert_eq!(fx.decision(&c).resolution, "policy_allow");
 }
+
+#[test]
+fn a_long_policy_change_fits_a_small_dialog_with_its_lowering_first() {
+    let mut fx = Fixture::new(&["800x480@0,0"]);
+    // The shipped folder is dropped (every capability in it removed: raises) and file.delete is
+    // declared in the file as a read (the one lowering).
+    let text = policy("read", "write")(fx.config_text().to_string());
+    std::fs::write(fx.config_path(), text).unwrap();
+    fx.reload_config();
+    assert_policy_prompt_shown(&mut fx);
+    let prompt = fx.gate().active().unwrap().clone();
+    assert!(prompt.steps.len() <= 10, "{:?}", prompt.steps);
+    assert!(
+        prompt.steps[0].starts_with("Less protection: capability file.delete"),
+        "{:?}",
+        prompt.steps
+    );
+    assert!(
+        prompt.steps.last().unwrap().contains("more changes"),
+        "{:?}",
+        prompt.steps
+    );
+    let png = fx.save_png(0, "policy-change-prompt-long-800x480");
+    eprintln!("long policy prompt: {}", png.display());
+}
