@@ -289,3 +289,51 @@ fn a_long_policy_change_fits_a_small_dialog_with_its_lowering_first() {
     let png = fx.save_png(0, "policy-change-prompt-long-800x480");
     eprintln!("long policy prompt: {}", png.display());
 }
+
+#[test]
+fn a_shorter_click_guard_waits_for_approval_like_any_lowering() {
+    let mut fx = Fixture::new(ONE);
+    let short_guard = fx.config_text().replace(
+        "system_fonts = false\n",
+        "system_fonts = false\nguard_delay_ms = 100\n",
+    );
+    assert_ne!(short_guard, fx.config_text());
+    let settings = || intent("settings.change", json!({"key": "a", "value": "b"}));
+
+    std::fs::write(fx.config_path(), &short_guard).unwrap();
+    fx.reload_config();
+    assert!(fx.dialog_open(), "a shorter guard is asked about");
+    let steps = fx.gate().active().unwrap().steps.clone();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s == "Less protection: overlay.guard_delay_ms: 750 → 100"),
+        "{steps:?}"
+    );
+    fx.advance_clock(1000);
+    fx.click(Control::Deny);
+    fx.pump_until("the policy prompt to end", |fx| !fx.dialog_open());
+
+    // Denied: the 750 ms guard is still in force, so a click 300 ms in does nothing.
+    let c = fx.submit(settings());
+    fx.pending(&c);
+    fx.advance_clock(300);
+    fx.click(Control::Approve);
+    assert!(fx.dialog_open(), "the old guard ignores an early click");
+    fx.advance_clock(2000);
+    fx.click(Control::Approve);
+    assert!(fx.decision(&c).approved);
+
+    // Approved: the 100 ms guard applies.
+    std::fs::write(fx.config_path(), &short_guard).unwrap();
+    fx.reload_config();
+    assert!(fx.dialog_open());
+    fx.advance_clock(1000);
+    fx.hold(Control::Approve, 1000);
+    fx.pump_until("the policy to apply", |fx| !fx.dialog_open());
+    let c = fx.submit(settings());
+    fx.pending(&c);
+    fx.advance_clock(300);
+    fx.click(Control::Approve);
+    assert!(fx.decision(&c).approved, "the approved guard is in force");
+}

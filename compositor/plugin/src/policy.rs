@@ -273,3 +273,65 @@ pub(crate) fn offer<D: PcpHandler>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact<'a>(facts: &'a [ProtectionFact], name: &str) -> &'a ProtectionFact {
+        facts
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no fact {name}: {facts:?}"))
+    }
+
+    #[test]
+    fn facts_rank_the_effective_values_by_their_order() {
+        let mut overlay = pcp_overlay::Config::default();
+        let speech = pcp_speech::Config::default();
+        let haptics = pcp_haptics::Config::default();
+        let before = section_facts("overlay", &overlay, OVERLAY_FACTS);
+        overlay.guard_delay_ms = 100;
+        let after = section_facts("overlay", &overlay, OVERLAY_FACTS);
+        let (a, b) = (
+            fact(&before, "overlay.guard_delay_ms"),
+            fact(&after, "overlay.guard_delay_ms"),
+        );
+        assert!(b.rank < a.rank, "a shorter guard is less protection");
+        assert_eq!(b.value, "100");
+
+        let on = section_facts("speech", &speech, SPEECH_FACTS);
+        let off = section_facts(
+            "speech",
+            &pcp_speech::Config {
+                enabled: false,
+                ..speech.clone()
+            },
+            SPEECH_FACTS,
+        );
+        assert!(fact(&off, "speech.enabled").rank < fact(&on, "speech.enabled").rank);
+        let longer = section_facts(
+            "speech",
+            &pcp_speech::Config {
+                timeout_ms: speech.timeout_ms * 2,
+                ..speech
+            },
+            SPEECH_FACTS,
+        );
+        assert!(fact(&longer, "speech.timeout_ms").rank < fact(&on, "speech.timeout_ms").rank);
+
+        let facts = section_facts("haptics", &haptics, HAPTICS_FACTS);
+        assert_eq!(facts.len(), HAPTICS_FACTS.len(), "every key is found");
+        assert_eq!(fact(&facts, "haptics.enabled").rank, 0, "haptics on");
+    }
+
+    #[test]
+    fn unrelated_rules_name_the_full_key() {
+        let rules = plugin_rules();
+        assert!(
+            rules
+                .iter()
+                .any(|r| r.pattern == "haptics.cue.*" && r.order == Order::Unrelated)
+        );
+    }
+}
