@@ -2,9 +2,9 @@
 //! `[overlay]`, `[speech]` and `[haptics]` read from one file, with errors that name the file and
 //! the place (line and column where the TOML says it, else the section and key). The gate opens
 //! with `Gate::start`: the host's sections are told to it as facts and key rules
-//! ([`host_facts`], [`host_rules`]), and a policy in the files that differs from the one last
-//! approved is proposed once the compositor runs ([`pcp_plugin::policy::start`]); until then
-//! the approved policy is in force, this compositor's sections included.
+//! ([`LoadedConfig::host_facts`], [`host_rules`]), and a policy in the files that differs from
+//! the one last approved is proposed once the compositor runs ([`pcp_plugin::policy::start`]);
+//! until then the approved policy is in force, this compositor's sections included.
 
 use std::path::{Path, PathBuf};
 

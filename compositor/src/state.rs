@@ -549,7 +549,7 @@ impl State {
     /// loads. One that loads is proposed to the gate as a new policy
     /// ([`pcp_plugin::policy::propose`]): it applies at once when nothing in it lowers
     /// protection, else only once the user approves the policy-change prompt; until then every
-    /// section stays as it is ([`State::apply_policy_sections`] runs when it applies). Outputs
+    /// section stays as it is (`apply_policy_sections` runs when it applies). Outputs
     /// are not re-created; the overlay's settings apply from the next prompt.
     pub fn reload_config(&mut self) {
         let Some(path) = self.settings.path.clone() else {
