@@ -16,6 +16,7 @@ use smithay::input::{Seat, SeatState};
 use smithay::utils::{Logical, Point};
 use smithay::wayland::compositor::CompositorState;
 use smithay::wayland::output::OutputManagerState;
+use smithay::wayland::security_context::SecurityContextState;
 use smithay::wayland::selection::data_device::DataDeviceState;
 use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
@@ -141,6 +142,9 @@ pub struct Protocols {
     pub data_device: DataDeviceState,
     pub seat: SeatState<State>,
     pub output_manager: OutputManagerState,
+    /// `wp_security_context_v1`: sandbox engines make listeners whose clients are named by the
+    /// sandbox and see no privileged global.
+    pub security_context: SecurityContextState,
 }
 
 /// What the config file says and where it is, and the notice of a refused reload.
@@ -262,10 +266,8 @@ fn listen(socket: &Socket, handle: &LoopHandle<'static, State>) -> Result<String
                 loop {
                     match socket.accept() {
                         Ok(Some(stream)) => {
-                            if let Err(e) = state
-                                .dh
-                                .insert_client(stream, Arc::new(ClientState::default()))
-                            {
+                            let data = Arc::new(ClientState::connected(&stream, None));
+                            if let Err(e) = state.dh.insert_client(stream, data) {
                                 tracing::warn!("a client could not be added: {e}");
                             }
                         }
@@ -383,11 +385,18 @@ impl Compositor {
             protocols: Protocols {
                 compositor: CompositorState::new::<State>(&dh),
                 xdg_shell: XdgShellState::new::<State>(&dh),
-                layer_shell: WlrLayerShellState::new::<State>(&dh),
+                layer_shell: WlrLayerShellState::new_with_filter::<State, _>(
+                    &dh,
+                    crate::handlers::may_see_privileged,
+                ),
                 shm: ShmState::new::<State>(&dh, vec![]),
                 data_device: DataDeviceState::new::<State>(&dh),
                 seat: seat_state,
                 output_manager: OutputManagerState::new_with_xdg_output::<State>(&dh),
+                security_context: SecurityContextState::new::<State, _>(
+                    &dh,
+                    crate::handlers::may_see_privileged,
+                ),
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,

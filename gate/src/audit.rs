@@ -55,6 +55,11 @@ pub enum Resolution {
     /// and linked to it (`approval_seq`).
     #[serde(rename = "execution_failed")]
     ExecutionFailed,
+    /// The client's connecting process is no longer the one that connected (it exited, its pid
+    /// went to another process, or it ran another program): the identity the prompt would show
+    /// and the audit would record is no longer true.
+    #[serde(rename = "identity_changed")]
+    IdentityChanged,
 }
 
 impl Resolution {
@@ -74,6 +79,7 @@ impl Resolution {
             Resolution::InvalidParams => "invalid_params",
             Resolution::StateUnavailable => "state_unavailable",
             Resolution::ExecutionFailed => "execution_failed",
+            Resolution::IdentityChanged => "identity_changed",
         }
     }
 

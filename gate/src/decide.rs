@@ -224,6 +224,22 @@ impl Gate {
         )
     }
 
+    /// Refuses `intent` because its client's connecting process changed since it connected
+    /// (see [`crate::ClientIdentity::process_change`]): denied `identity_changed` without asking
+    /// anyone, audited with the identity seen at connect and the change as the note.
+    pub fn refuse_changed_identity(
+        &mut self,
+        intent: Intent,
+        change: &crate::ProcessChange,
+        now_ms: i64,
+    ) -> Outcome {
+        let id = IntentId(self.next_id);
+        self.next_id += 1;
+        let ctx = DenyContext::bare(id, &intent, self.profile.clone());
+        let reason = format!("refused: {change}");
+        self.deny_unprompted(ctx, Resolution::IdentityChanged, reason, now_ms)
+    }
+
     /// Decides an intent at `now_ms`: execute, deny, or ask through a plan.
     pub fn submit(&mut self, intent: Intent, now_ms: i64) -> Decision {
         let id = IntentId(self.next_id);

@@ -225,6 +225,10 @@ pub fn resolution_wire(r: Resolution, version: u32) -> pcp_intent_v1::Resolution
         Resolution::InvalidParams => W::InvalidParams,
         Resolution::StateUnavailable => W::StateUnavailable,
         Resolution::ExecutionFailed => W::ExecutionFailed,
+        // The wire has no code of its own for it: a policy denial, its reason says why (the
+        // audit record says `identity_changed`).
+        Resolution::IdentityChanged if version < 2 => W::UnknownCapability,
+        Resolution::IdentityChanged => W::PolicyDeny,
     }
 }
 
@@ -336,7 +340,15 @@ fn submit<D: PcpHandler>(
             return;
         }
     };
-    let identity = client_identity(dh, client, state.app_id_of(client));
+    let declared = state.app_id_of(client);
+    let connection = state.connection(client);
+    let (identity, changed) = match connection {
+        Some(conn) => (
+            conn.for_submit(format!("wl-{:?}", client.id()), declared),
+            conn.check().err(),
+        ),
+        None => (client_identity(dh, client, declared), None),
+    };
     let asker = identity.clone();
     let intent = Intent {
         capability: submission.capability.clone(),
@@ -352,6 +364,22 @@ fn submit<D: PcpHandler>(
         client: identity,
     };
     let now = state.now_ms();
+    if let Some(change) = changed {
+        // The process that connected is not the one asking now: whatever the dialog would name,
+        // it would not be who asks. Refused (not a protocol error: the client is told why, and
+        // the audit log keeps the identity seen at connect and the change).
+        tracing::warn!("refusing {}: {change}", intent.capability);
+        let outcome = state
+            .pcp()
+            .gate
+            .refuse_changed_identity(intent, &change, now);
+        if let Some(data) = object.data::<IntentData>() {
+            data.set(ObjectState::Finished);
+        }
+        send_outcome(state, &object, outcome, None);
+        drive::refresh(state);
+        return;
+    }
     // The availability the UI last learned (probes and hotplug): no device is touched here.
     let pcp = state.pcp();
     let available = pcp.ui.availability();

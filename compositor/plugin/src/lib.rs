@@ -152,6 +152,16 @@ pub trait PcpHandler: Sized + 'static {
         None
     }
 
+    /// The identity the client's connection was given when it connected
+    /// ([`identity::ConnectionIdentity::of_stream`], kept in the client's data). With it, each
+    /// submit checks that the connecting process is still the one that connected and refuses
+    /// the intent (`identity_changed`, audited) when it exited or ran another program; a
+    /// sandboxed client is named by its security context. Without it (`None`, the default) the
+    /// identity is read from the socket credentials at each submit and an exec cannot be told.
+    fn connection<'c>(&self, _client: &'c Client) -> Option<&'c identity::ConnectionIdentity> {
+        None
+    }
+
     /// Whether the host performs `capability` itself after approval.
     fn is_builtin(&self, capability: &str) -> bool {
         BUILTIN_CAPABILITIES.contains(&capability)

@@ -2,6 +2,7 @@
 //! compositor and its buffers ([`compositor`]), shm ([`shm`]), xdg-shell windows ([`xdg`]),
 //! the clipboard and drag and drop ([`data_device`]),
 //! wlr-layer-shell ([`layer`]), the seat and keyboard focus ([`seat`]), outputs ([`output`]),
+//! wp_security_context_v1 listeners for sandboxes ([`security_context`]),
 //! and pcp-intent-v1 through the plugin ([`pcp`]).
 
 pub mod compositor;
@@ -10,16 +11,47 @@ pub mod layer;
 pub mod output;
 pub mod pcp;
 pub mod seat;
+pub mod security_context;
 pub mod shm;
 pub mod xdg;
 
+use std::os::unix::net::UnixStream;
+
+use pcp_gate::SandboxIdentity;
+use pcp_plugin::identity::{ConnectionIdentity, may_see_privileged_globals};
 use smithay::wayland::compositor::CompositorClientState;
+use wayland_server::Client;
 use wayland_server::backend::{ClientData, ClientId, DisconnectReason};
 
-/// Per-client data Smithay needs.
+/// Per-client data: what Smithay needs, and who connected (taken from the socket at connect).
 #[derive(Default)]
 pub struct ClientState {
     pub compositor: CompositorClientState,
+    /// The connecting process and its sandbox; `None` for a client inserted without a socket.
+    pub connection: Option<ConnectionIdentity>,
+}
+
+impl ClientState {
+    /// The data of a client that just connected on `stream`, through the security context of
+    /// `sandbox` or (`None`) the compositor's own socket.
+    pub fn connected(stream: &UnixStream, sandbox: Option<SandboxIdentity>) -> ClientState {
+        ClientState {
+            compositor: CompositorClientState::default(),
+            connection: Some(ConnectionIdentity::of_stream(stream, sandbox)),
+        }
+    }
+}
+
+/// The one place that decides who sees a privileged global: the layer shell, the
+/// security-context manager, and any input-injection or screen-capture global added later must
+/// be created with this filter. A client that connected through a security context (a
+/// `pcpctl run` or Flatpak sandbox) never sees them.
+pub fn may_see_privileged(client: &Client) -> bool {
+    may_see_privileged_globals(
+        client
+            .get_data::<ClientState>()
+            .and_then(|d| d.connection.as_ref()),
+    )
 }
 
 impl ClientData for ClientState {

@@ -32,6 +32,16 @@ impl PcpHandler for State {
         })
     }
 
+    fn connection<'c>(
+        &self,
+        client: &'c Client,
+    ) -> Option<&'c pcp_plugin::identity::ConnectionIdentity> {
+        client
+            .get_data::<crate::handlers::ClientState>()?
+            .connection
+            .as_ref()
+    }
+
     fn execute_builtin(&mut self, capability: &str, params: &Value) -> Result<(), String> {
         crate::builtins::execute(self, capability, params)
     }
