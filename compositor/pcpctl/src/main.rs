@@ -1,13 +1,14 @@
 //! `pcpctl`: the client CLI, one module per subcommand. With a running compositor it submits
 //! intents ([`submit`]); without one it validates configs ([`validate`]), explains and replays
 //! policy ([`explain`], [`replay`]), reads and verifies the audit log ([`audit`]), and verifies
-//! tokens ([`token`]). It links the gate and the protocol's client side, never Smithay or
+//! tokens ([`token`]); it starts agents confined by bubblewrap ([`run`]). It links the gate and the protocol's client side, never Smithay or
 //! libvosk (listening for a spoken answer is `pcp-listen`, in pcp-speech).
 
 mod audit;
 mod common;
 mod explain;
 mod replay;
+mod run;
 mod submit;
 mod token;
 mod validate;
@@ -41,6 +42,10 @@ enum Command {
     /// Submit an intent to the running compositor ($WAYLAND_DISPLAY), wait for the decision and
     /// print it as JSON: exit 0 when approved, 1 when denied.
     Submit(submit::Args),
+    /// Start a program confined by bubblewrap: pcp's config, manifests, state and key masked,
+    /// the compositor reached only through a socket of its own made with wp_security_context_v1
+    /// (engine `pcp`, the app id): `pcpctl run [--app-id ID] -- COMMAND [ARGS...]`.
+    Run(run::Args),
     /// Tokens: `pcpctl token verify TOKEN --capability C --params JSON`.
     Token(token::Args),
 }
@@ -69,6 +74,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Replay(args) => replay::run(args),
         Command::Audit(args) => audit::run(args),
         Command::Submit(args) => submit::run(args),
+        Command::Run(args) => run::run(args),
         Command::Token(args) => token::run(args),
     }
 }
