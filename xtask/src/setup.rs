@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
 /// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
-/// busybox, udev, foot and gtk3-demo.
+/// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -33,6 +33,8 @@ const APT_PACKAGES: &[&str] = &[
     "python3-pip",
     "fonts-droid-fallback",
     "xvfb",
+    // `pcpctl run` confines agents with bubblewrap (and its tests run it).
+    "bubblewrap",
     "libegl1",
     "libegl-mesa0",
     "libgl1-mesa-dri",

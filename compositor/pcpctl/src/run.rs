@@ -87,7 +87,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut cmd = Command::new(&bwrap);
     cmd.args(["--dev-bind", "/", "/"])
         .args(["--proc", "/proc"])
-        .args(["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"])
+        .args([
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--die-with-parent",
+            "--new-session",
+        ])
         // Root keeps its capabilities in bubblewrap unless told: never inside.
         .args(["--cap-drop", "ALL"]);
     let unreadable = private.path().join("masked");
@@ -95,7 +100,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     std::fs::set_permissions(&unreadable, std::fs::Permissions::from_mode(0o000))
         .context("cannot make the mask file unreadable")?;
     for folder in masks.folders.iter().filter(|f| f.is_dir()) {
-        cmd.arg("--tmpfs").arg(folder).arg("--remount-ro").arg(folder);
+        cmd.arg("--tmpfs")
+            .arg(folder)
+            .arg("--remount-ro")
+            .arg(folder);
     }
     // A file inside a masked folder is gone already (and the folder is read-only by now).
     let outside = |f: &&PathBuf| !masks.folders.iter().any(|d| f.starts_with(d));
@@ -193,6 +201,13 @@ impl Masks {
         }
         folders.sort();
         folders.dedup();
+        // A folder inside another masked folder is gone with it.
+        let nested: Vec<PathBuf> = folders
+            .iter()
+            .filter(|f| folders.iter().any(|o| o != *f && f.starts_with(o)))
+            .cloned()
+            .collect();
+        folders.retain(|f| !nested.contains(f));
         Masks { folders, files }
     }
 }
