@@ -198,6 +198,8 @@ fn an_agent_in_pcpctl_run_cannot_touch_pcp_files_and_its_dialog_names_its_sandbo
             app_id: "org.example.Agent".into()
         }
     );
+    pcp_plugin::refresh(&mut s.compositor.state);
+    s.compositor.state.render();
     let capture = s.compositor.state.backend.capture(0).unwrap();
     let png = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pcp-captures");
     std::fs::create_dir_all(&png).unwrap();
