@@ -37,6 +37,10 @@ struct App {
 }
 
 fn run_client(path: std::path::PathBuf, tx: Sender<Seen>) {
+    run_client_named(path, tx, "org.example.Agent".into())
+}
+
+fn run_client_named(path: std::path::PathBuf, tx: Sender<Seen>, app_id: String) {
     let conn = Connection::from_socket(UnixStream::connect(path).unwrap()).unwrap();
     let (globals, mut queue) = registry_queue_init::<App>(&conn).unwrap();
     let qh = queue.handle();
@@ -48,7 +52,7 @@ fn run_client(path: std::path::PathBuf, tx: Sender<Seen>) {
     let surface = compositor.create_surface(&qh, ());
     let xdg = wm.get_xdg_surface(&surface, &qh, ());
     let toplevel = xdg.get_toplevel(&qh, ());
-    toplevel.set_app_id("org.example.Agent".into());
+    toplevel.set_app_id(app_id);
     toplevel.set_title("agent".into());
     surface.commit();
     let mut app = App { tx };
@@ -255,3 +259,34 @@ ignore!(
     XdgToplevel => (),
     PcpIntentManagerV1 => (),
 );
+
+/// A client calling itself "Firefox" padded to 300 characters cannot push who it really is off
+/// the dialog: the requester is the verified identity (full executable path and pid, "not
+/// sandboxed"), drawn whole on an 800×480 output; the declared name is secondary text.
+#[test]
+fn a_300_character_declared_app_id_cannot_hide_the_verified_identity() {
+    let mut fx = Fixture::new(&["800x480@0,0"]);
+    let (tx, rx) = channel();
+    let path = fx.socket_path();
+    let declared = format!("org.mozilla.firefox{}", "x".repeat(281));
+    assert_eq!(declared.chars().count(), 300);
+    let sent = declared.clone();
+    std::thread::spawn(move || run_client_named(path, tx, sent));
+    loop {
+        if next(&mut fx, &rx) == Seen::Pending {
+            break;
+        }
+    }
+    let client = fx.gate().active().unwrap().intent.client.clone();
+    assert_eq!(client.declared_app_id.as_deref(), Some(declared.as_str()));
+    let exe = std::env::current_exe().unwrap();
+    assert_eq!(
+        fx.dialog_requester(),
+        pcp_overlay::Requester::Unconfined {
+            executable: exe.display().to_string(),
+            pid: std::process::id(),
+        }
+    );
+    let png = fx.save_png(0, "identity-300-char-app-id");
+    eprintln!("dialog: {}", png.display());
+}

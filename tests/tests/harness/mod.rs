@@ -506,6 +506,17 @@ impl Fixture {
             .expect("the dialog is up")
     }
 
+    /// Who the dialog says asks, as shown now.
+    pub fn dialog_requester(&mut self) -> pcp_overlay::Requester {
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp.ui();
+        ui.dialog()
+            .content()
+            .expect("the dialog is up")
+            .requester
+            .clone()
+    }
+
     /// The seconds the dialog counts down from now (as last synced).
     pub fn seconds_left(&mut self) -> Option<u32> {
         pcp_plugin::refresh(self.state());
