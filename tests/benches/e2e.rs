@@ -1,6 +1,7 @@
 //! End-to-end benchmarks on the headless compositor: a routine intent's protocol round trip
 //! against a bare `wl_display.sync` round trip on the same compositor in the same run, and intent
-//! arrival → dialog pixels in the output buffer; what the per-submit identity reads cost.
+//! arrival → dialog pixels in the output buffer; what the per-submit identity check costs (it is
+//! part of the routine round trip: the harness's clients connect through the socket).
 
 #[path = "../tests/harness/mod.rs"]
 mod harness;
@@ -70,11 +71,19 @@ fn round_trips(c: &mut Criterion) {
     group.finish();
 }
 
-/// What identifying the asking process costs at each submit: its executable and start time read
-/// from `/proc` (here: this process's own).
+/// What identifying the asking process costs at each submit: the check the plugin runs (the
+/// connection's pidfd polled twice around a `/proc/PID/exe` read), and the two `/proc` reads on
+/// their own (the start time is read only at connect, or at each check where no pidfd exists).
 fn identity_checks(c: &mut Criterion) {
     let pid = std::process::id();
     let mut group = c.benchmark_group("identity");
+    // A socket pair's peer is this process: the connection names it.
+    let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let connection = pcp_plugin::identity::ConnectionIdentity::of_stream(&ours, None);
+    assert!(connection.has_pidfd());
+    group.bench_function("ConnectionIdentity::check (pidfd + /proc/PID/exe)", |b| {
+        b.iter(|| assert!(connection.check().is_ok()))
+    });
     group.bench_function("/proc/PID/exe", |b| {
         b.iter(|| assert!(pcp_plugin::identity::executable_of(pid).is_some()))
     });
