@@ -14,6 +14,7 @@ use calloop::generic::Generic;
 use calloop::{Interest, Mode, PostAction};
 use pcp_gate::Gate;
 use pcp_overlay::Control;
+use pcp_plugin::identity::ConnectionIdentity;
 use pcp_plugin::{ConfirmUi, Pcp, PcpHandler, Surroundings, UiOptions, UiTiming};
 use pcp_speech::SpeechEngine;
 use smithay::backend::allocator::Fourcc;
@@ -59,6 +60,10 @@ struct App {
 impl PcpHandler for App {
     fn pcp(&mut self) -> &mut Pcp {
         &mut self.pcp
+    }
+
+    fn connection<'c>(&self, client: &'c Client) -> Option<&'c ConnectionIdentity> {
+        client.get_data::<ClientState>()?.connection.as_ref()
     }
 
     fn now_ms(&self) -> i64 {
@@ -285,9 +290,12 @@ fn main() -> Result<()> {
         Generic::new(socket, Interest::READ, Mode::Level),
         |_, socket, app| {
             while let Some(stream) = socket.accept()? {
-                let _ = app
-                    .display
-                    .insert_client(stream, Arc::new(ClientState::default()));
+                // Who connected, from the socket, before the client can do anything.
+                let data = ClientState {
+                    compositor: CompositorClientState::default(),
+                    connection: Some(ConnectionIdentity::of_stream(&stream, None)),
+                };
+                let _ = app.display.insert_client(stream, Arc::new(data));
             }
             Ok(PostAction::Continue)
         },
@@ -337,9 +345,10 @@ fn main() -> Result<()> {
 
 // ---- The compositor's own windowing: Smithay's handlers, nothing pcp-specific. ----
 
-#[derive(Default)]
 struct ClientState {
     compositor: CompositorClientState,
+    /// The connecting process, taken at connect; the plugin checks it at every submit.
+    connection: Option<ConnectionIdentity>,
 }
 
 impl ClientData for ClientState {
