@@ -1,7 +1,8 @@
 //! Seat input routing, decided in one place: each event goes to the plugin first
 //! (`pcp_plugin::input`), which says whether the dialog (or a haptic double tap) took it; only
-//! what it did not take reaches the window under the point. The focal point follows the pointer
-//! and the last touch.
+//! what it did not take reaches the window under the point. A dialog that is not modal takes
+//! only what lands on it or its margin, so the desktop stays usable while a prompt waits. The
+//! focal point follows the pointer and the last touch.
 
 // The harness (`test-harness`) and the nested window (`winit`) feed input here; a headless
 // build with neither has no input source.
@@ -32,11 +33,14 @@ impl State {
         self.pointer = p;
         self.focus = p;
         let taken = pcp_plugin::input::pointer_motion(self, p);
+        if taken {
+            self.pointer_to_dialog(time);
+            return;
+        }
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
-        // While the dialog has the pointer no client is under it.
-        let focus = if taken { None } else { self.surface_under(p) };
+        let focus = self.surface_under(p);
         let serial = SERIAL_COUNTER.next_serial();
         pointer.motion(
             self,
@@ -52,7 +56,7 @@ impl State {
 
     /// A pointer button (evdev code) went down or up at the pointer's position.
     pub(crate) fn pointer_button(&mut self, button: u32, pressed: bool, time: u32) {
-        if pcp_plugin::input::pointer_button(self, self.pointer, pressed) {
+        if pcp_plugin::input::pointer_button(self, button, self.pointer, pressed) {
             return;
         }
         if pressed {
@@ -73,6 +77,60 @@ impl State {
                 time,
                 button,
                 state,
+            },
+        );
+        pointer.frame(self);
+    }
+
+    /// The pointer is on the dialog (or its margin): no window is under it. A window that had
+    /// it gets a leave; one holding a button (an implicit grab) gets no motion until the
+    /// pointer is off the dialog again.
+    pub(crate) fn pointer_to_dialog(&mut self, time: u32) {
+        let Some(pointer) = self.seat.get_pointer() else {
+            return;
+        };
+        if pointer.is_grabbed() {
+            return;
+        }
+        let location = self.pointer;
+        pointer.motion(
+            self,
+            None,
+            &MotionEvent {
+                location,
+                serial: SERIAL_COUNTER.next_serial(),
+                time,
+            },
+        );
+        pointer.frame(self);
+    }
+
+    /// The dialog appeared, moved or went: the pointer leaves a window now under it, or enters
+    /// the window it uncovered.
+    pub(crate) fn pointer_after_dialog(&mut self) {
+        let p = self.pointer;
+        let here = pcp_overlay::Point { x: p.x, y: p.y };
+        if self.pcp.ui().takes_pointer_at(here) {
+            self.pointer_to_dialog(0);
+            return;
+        }
+        let Some(pointer) = self.seat.get_pointer() else {
+            return;
+        };
+        if pointer.is_grabbed() || pointer.current_focus().is_some() {
+            return;
+        }
+        let focus = self.surface_under(p);
+        if focus.is_none() {
+            return;
+        }
+        pointer.motion(
+            self,
+            focus,
+            &MotionEvent {
+                location: p,
+                serial: SERIAL_COUNTER.next_serial(),
+                time: 0,
             },
         );
         pointer.frame(self);
@@ -142,7 +200,7 @@ impl State {
     }
 
     /// A key (evdev code) went down or up: the plugin's filter decides whether it is the
-    /// dialog's (and keeps the release of a key it took from clients).
+    /// dialog's or the focus shortcut (and keeps the release of a key it took from clients).
     pub(crate) fn key(&mut self, code: u32, pressed: bool, time: u32) {
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;

@@ -21,6 +21,7 @@ use smithay::wayland::selection::data_device::DataDeviceState;
 use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
 use smithay::wayland::shm::ShmState;
+use wayland_server::protocol::wl_surface::WlSurface;
 use wayland_server::{Display, DisplayHandle, ListeningSocket};
 
 use crate::backend::{Backend, BackendKind};
@@ -173,6 +174,8 @@ pub struct State {
     /// The focal point: the pointer, or the last touch, or the hint set for tests and spatial
     /// hardware. The dialog goes to the output nearest it.
     pub focus: Point<f64, Logical>,
+    /// The surface that had the keyboard when the dialog took it: it gets it back.
+    pub keyboard_return: Option<WlSurface>,
     pub settings: Settings,
     /// Set when the rendered picture may have changed.
     pub dirty: bool,
@@ -413,6 +416,7 @@ impl Compositor {
             clock: Clock::default(),
             focus: centre,
             pointer: centre,
+            keyboard_return: None,
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),

@@ -62,6 +62,15 @@ pub struct Config {
     pub system_fonts: bool,
     /// Extra font files loaded after the bundled font and before the system's.
     pub extra_fonts: Vec<String>,
+    /// Risk classes whose dialog is modal: no client gets pointer, touch or keys while it is up,
+    /// and it has the keyboard at once. Every other dialog leaves the desktop usable.
+    pub modal_for: Vec<Risk>,
+    /// Logical pixels around the dialog that take pointer and touch input for it alone, so a
+    /// client under its edge never receives a press meant for it.
+    pub input_margin: u32,
+    /// The compositor shortcut that gives the dialog the keyboard (`Mod+Mod+Key`: modifiers
+    /// `Super`, `Ctrl`, `Alt`, `Shift`, then an XKB key name); no client ever receives it.
+    pub focus_shortcut: String,
 }
 
 impl Default for Config {
@@ -89,6 +98,9 @@ impl Default for Config {
             themes: Themes::default(),
             system_fonts: true,
             extra_fonts: Vec::new(),
+            modal_for: Vec::new(),
+            input_margin: 24,
+            focus_shortcut: "Super+Return".into(),
         }
     }
 }

@@ -63,4 +63,7 @@ pub enum OverlayError {
     /// The pixel buffer could not be allocated.
     #[error("cannot allocate a {width}x{height} pixel buffer")]
     Buffer { width: u32, height: u32 },
+    /// An `[overlay]` setting the host reads (e.g. `focus_shortcut`) does not parse.
+    #[error("[overlay] {0}")]
+    Setting(String),
 }

@@ -98,6 +98,8 @@ fn keyboard_tab_then_enter_approves_after_the_guard_and_escape_denies() {
     const KEY_ESC: u32 = 1;
     let c = fx.submit(intent("settings.change", json!({"key": "a", "value": "b"})));
     fx.pending(&c);
+    // The dialog gets keys only once given the keyboard.
+    fx.press_focus_shortcut();
     // Enter alone does nothing: there is no default button.
     fx.advance_clock(1000);
     fx.inject_key(KEY_ENTER, true);
@@ -119,6 +121,7 @@ fn keyboard_tab_then_enter_approves_after_the_guard_and_escape_denies() {
 
     let c = fx.submit(intent("settings.change", json!({"key": "c", "value": "d"})));
     fx.pending(&c);
+    fx.press_focus_shortcut();
     fx.advance_clock(1000);
     fx.inject_key(KEY_ESC, true);
     let d = fx.decision(&c);
@@ -408,6 +411,7 @@ fn interacting_with_the_dialog_restarts_the_inactivity_timeout() {
     let c = fx.submit(intent("settings.change", json!({"key": "t", "value": "u"})));
     fx.pending(&c);
     fx.advance_clock(20_000);
+    fx.press_focus_shortcut();
     fx.inject_key(KEY_TAB, true);
     fx.inject_key(KEY_TAB, false);
     fx.advance_clock(20_000);

@@ -67,6 +67,8 @@ pub fn sections(gate: GateConfig) -> Result<PluginConfig, ConfigError> {
         })?,
         None => pcp_overlay::Config::default(),
     };
+    crate::ui::Shortcut::parse(&overlay.focus_shortcut)
+        .map_err(|e| ConfigError::Section(format!("{}: [overlay] {e}", file.display())))?;
     let speech = toml::from_str::<SpeechSection>(&text)
         .map_err(|e| pcp_gate::ConfigError::from_toml(&file, &text, &e))?
         .speech;

@@ -78,6 +78,9 @@ pub fn apply<D: PcpHandler>(state: &mut D, mut events: Vec<PromptEvent>) {
         if let Some(shown) = changes.shown {
             state.dialog_shown(shown);
         }
+        if let Some(focused) = changes.keyboard {
+            state.dialog_keyboard_focus(focused);
+        }
         if changes.damaged {
             state.dialog_damaged();
         }

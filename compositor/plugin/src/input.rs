@@ -35,7 +35,13 @@ fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
             drive::apply(state, events);
             true
         }
-        Routed::Clients => false,
+        Routed::Clients => {
+            // A press on a window gave the keyboard back: the host hears it now.
+            if state.pcp().ui.keyboard_changed() {
+                drive::refresh(state);
+            }
+            false
+        }
     }
 }
 
@@ -47,14 +53,20 @@ pub fn pointer_motion<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>) -> b
     settle(state, routed)
 }
 
-/// A pointer button went down or up with the pointer at `at`. True when the dialog took it.
+/// Pointer button `button` (evdev code) went down or up with the pointer at `at`. True when
+/// the dialog took it. A press on the dialog gives it the keyboard, a press elsewhere gives the
+/// keyboard back (the host hears both through `PcpHandler::dialog_keyboard_focus`).
 pub fn pointer_button<D: PcpHandler>(
     state: &mut D,
+    button: u32,
     at: Point<f64, Logical>,
     pressed: bool,
 ) -> bool {
     let now = state.now_ms();
-    let routed = state.pcp().ui.pointer_button(point(at), pressed, now);
+    let routed = state
+        .pcp()
+        .ui
+        .pointer_button(button, point(at), pressed, now);
     settle(state, routed)
 }
 
@@ -84,9 +96,10 @@ pub fn touch_cancel<D: PcpHandler>(state: &mut D) -> bool {
 }
 
 /// The keyboard filter: call it from the closure of `KeyboardHandle::input` with the key's
-/// evdev `code`. The dialog's keys are intercepted (the events they carry come back from
-/// `input`; hand them to [`apply_key`] after it returns — the keyboard is locked meanwhile),
-/// every other key is forwarded.
+/// evdev `code`. The dialog's keys (while it has the keyboard) and the focus shortcut (while a
+/// dialog is up) are intercepted — the events they carry come back from `input`; hand them to
+/// [`apply_key`] after it returns, the keyboard is locked meanwhile — every other key is
+/// forwarded.
 pub fn filter_key<D: PcpHandler>(
     state: &mut D,
     code: u32,
@@ -94,9 +107,15 @@ pub fn filter_key<D: PcpHandler>(
     modifiers: &ModifiersState,
     sym: KeysymHandle<'_>,
 ) -> FilterResult<Vec<PromptEvent>> {
-    let key = dialog_key(sym.modified_sym().raw(), modifiers.shift);
+    let modified = sym.modified_sym();
+    let key = dialog_key(modified.raw(), modifiers.shift);
     let now = state.now_ms();
-    match state.pcp().ui.key(code, pressed, key, now) {
+    let ui = &mut state.pcp().ui;
+    let shortcut = pressed
+        && ui
+            .focus_shortcut()
+            .matches(modifiers, &sym.raw_syms(), modified);
+    match ui.key(code, pressed, key, shortcut, now) {
         Routed::Taken(events) => FilterResult::Intercept(events),
         Routed::Clients => FilterResult::Forward,
     }

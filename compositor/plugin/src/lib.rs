@@ -17,10 +17,11 @@
 //!
 //! What the host compositor does: keep a [`Pcp`] in its state, implement [`PcpHandler`], call
 //! [`delegate_pcp!`](crate::delegate_pcp), route seat input through [`input`] (which says
-//! whether the dialog took it), draw [`ConfirmUi::render_elements`] above everything, and call
-//! [`drive::refresh`] when outputs, input devices or the focal point change; open the gate with
-//! `Gate::start` and hand it each changed config through [`policy`], applying its own sections
-//! only when [`PcpHandler::policy_settled`] says the policy applied. The reference
+//! whether the dialog took it: the dialog shares the desktop unless its prompt is modal), draw
+//! [`ConfirmUi::render_elements`] above everything, and call [`drive::refresh`] when outputs,
+//! input devices or the focal point change; open the gate with `Gate::start` and hand it each
+//! changed config through [`policy`], applying its own sections only when
+//! [`PcpHandler::policy_settled`] says the policy applied. The reference
 //! compositor (`pcp-compositor`) does exactly that and nothing more; see `docs/embedding.md`.
 
 pub mod config;
@@ -172,9 +173,15 @@ pub trait PcpHandler: Sized + 'static {
         Err(format!("this compositor does not perform {capability}"))
     }
 
-    /// The dialog appeared (`true`: take keyboard focus away from clients) or went away
-    /// (`false`: give it back).
+    /// The dialog appeared (`true`) or went away (`false`). It does not take the keyboard by
+    /// appearing (see [`PcpHandler::dialog_keyboard_focus`]); a host takes the pointer from a
+    /// window now under it ([`ConfirmUi::takes_pointer_at`]) and gives it back when it goes.
     fn dialog_shown(&mut self, _shown: bool) {}
+
+    /// The dialog took the keyboard (`true`: a click or tap on it, the focus shortcut, or a
+    /// modal prompt — take keyboard focus from clients and remember whose it was) or gave it
+    /// back (`false`: return it to the window that had it).
+    fn dialog_keyboard_focus(&mut self, _focused: bool) {}
 
     /// The dialog's pixels changed or it moved: draw a frame.
     fn dialog_damaged(&mut self) {}

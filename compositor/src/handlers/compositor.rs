@@ -54,10 +54,10 @@ impl CompositorHandler for State {
                 toplevel.send_configure();
                 // Focus only after the first configure: a keyboard enter before it crashed
                 // foot (it handles input for a window it has not set up yet). While the dialog
-                // is up the keyboard is its; the window gets it when the dialog goes.
-                if !self.pcp.ui().is_open()
-                    && let Some(keyboard) = self.seat.get_keyboard()
-                {
+                // has the keyboard, the window gets it when the dialog gives it back.
+                if self.pcp.ui().has_keyboard_focus() {
+                    self.keyboard_return = Some(surface.clone());
+                } else if let Some(keyboard) = self.seat.get_keyboard() {
                     keyboard.set_focus(self, Some(surface.clone()), SERIAL_COUNTER.next_serial());
                 }
             }

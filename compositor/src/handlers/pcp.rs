@@ -1,8 +1,8 @@
 //! pcp-intent-v1 through the plugin: the [`PcpHandler`] the reference compositor implements —
 //! its clock, its outputs and focal point, the app ids of toplevels, the built-in capabilities
-//! it performs ([`builtins`](crate::builtins)), keyboard focus when the dialog comes and goes,
-//! a frame when the dialog changes, and the sections of a policy when it applies (or a notice
-//! when it does not).
+//! it performs ([`builtins`](crate::builtins)), keyboard focus when the dialog takes it and
+//! gives it back, the pointer when the dialog comes, moves and goes, a frame when the dialog
+//! changes, and the sections of a policy when it applies (or a notice when it does not).
 
 use pcp_plugin::{Pcp, PcpHandler, Surroundings};
 use serde_json::Value;
@@ -46,16 +46,22 @@ impl PcpHandler for State {
         crate::builtins::execute(self, capability, params)
     }
 
-    fn dialog_shown(&mut self, shown: bool) {
-        if shown {
+    fn dialog_shown(&mut self, _shown: bool) {
+        self.pointer_after_dialog();
+        self.dirty = true;
+    }
+
+    fn dialog_keyboard_focus(&mut self, focused: bool) {
+        if focused {
             self.take_keyboard_focus();
         } else {
             self.restore_keyboard_focus();
         }
-        self.dirty = true;
     }
 
     fn dialog_damaged(&mut self) {
+        // It may have moved under the pointer.
+        self.pointer_after_dialog();
         self.dirty = true;
     }
 

@@ -1,10 +1,10 @@
-//! wl_seat: pointer, keyboard and touch, and keyboard focus around the dialog — clients lose it
-//! (and the pointer) while the dialog is up and the top window gets it back when it goes.
+//! wl_seat: pointer, keyboard and touch, and keyboard focus around the dialog — the window
+//! that had the keyboard loses it while the dialog has it, and gets it back after.
 
 use smithay::delegate_seat;
-use smithay::input::pointer::MotionEvent;
 use smithay::input::{Seat, SeatHandler, SeatState};
 use smithay::utils::SERIAL_COUNTER;
+use wayland_server::Resource;
 use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::state::State;
@@ -26,35 +26,29 @@ impl SeatHandler for State {
 delegate_seat!(State);
 
 impl State {
-    /// Clients lose keyboard and pointer focus while the dialog is up.
+    /// The dialog took the keyboard: the window that had it gets a leave and is remembered.
     pub(crate) fn take_keyboard_focus(&mut self) {
-        if let Some(keyboard) = self.seat.get_keyboard() {
-            keyboard.set_focus(self, None, SERIAL_COUNTER.next_serial());
+        let Some(keyboard) = self.seat.get_keyboard() else {
+            return;
+        };
+        if let Some(had) = keyboard.current_focus() {
+            self.keyboard_return = Some(had);
         }
-        if let Some(pointer) = self.seat.get_pointer() {
-            let location = self.pointer;
-            pointer.motion(
-                self,
-                None,
-                &MotionEvent {
-                    location,
-                    serial: SERIAL_COUNTER.next_serial(),
-                    time: 0,
-                },
-            );
-            pointer.frame(self);
-        }
+        keyboard.set_focus(self, None, SERIAL_COUNTER.next_serial());
     }
 
-    /// The top window gets the keyboard back when the dialog goes.
+    /// The dialog gave the keyboard back: to the window that had it when it still exists, else
+    /// to the top window.
     pub(crate) fn restore_keyboard_focus(&mut self) {
-        let top = self
-            .space
-            .elements()
-            .last()
-            .and_then(|w| w.toplevel().map(|t| t.wl_surface().clone()));
+        let had = self.keyboard_return.take().filter(|s| s.is_alive());
+        let target = had.or_else(|| {
+            self.space
+                .elements()
+                .last()
+                .and_then(|w| w.toplevel().map(|t| t.wl_surface().clone()))
+        });
         if let Some(keyboard) = self.seat.get_keyboard() {
-            keyboard.set_focus(self, top, SERIAL_COUNTER.next_serial());
+            keyboard.set_focus(self, target, SERIAL_COUNTER.next_serial());
         }
     }
 }

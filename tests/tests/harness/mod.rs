@@ -29,6 +29,13 @@ use pcp_overlay::{Control, LiveState};
 use pcp_protocol::client::{ClientError, Decision, IntentClient, IntentEvent, Submission};
 use serde_json::Value;
 
+/// Evdev codes (linux/input-event-codes.h) of the keys tests press.
+pub const KEY_ESC: u32 = 1;
+pub const KEY_TAB: u32 = 15;
+pub const KEY_ENTER: u32 = 28;
+pub const KEY_A: u32 = 30;
+pub const KEY_LEFTMETA: u32 = 125;
+
 /// How long any wait in the harness may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
 
@@ -83,6 +90,14 @@ impl Fixture {
         state: Option<&Path>,
     ) -> Fixture {
         Fixture::start(outputs, speech, haptics, state, |text| text + extra)
+    }
+
+    /// Like [`Fixture::new`], with `lines` added to the harness config's `[overlay]` table
+    /// (e.g. `modal_for = ["system"]`).
+    pub fn with_overlay(outputs: &[&str], lines: &str) -> Fixture {
+        Fixture::with_edited_config(outputs, None, |text| {
+            text.replacen("[overlay]\n", &format!("[overlay]\n{lines}\n"), 1)
+        })
     }
 
     /// A compositor whose config file is the harness config (the shipped manifests, voice off)
@@ -205,6 +220,25 @@ impl Fixture {
     /// What the dialog shows live (voice, haptic, armed, countdown).
     pub fn dialog_live(&mut self) -> Option<LiveState> {
         self.state().pcp.ui().dialog().live().cloned()
+    }
+
+    /// Whether the dialog has the keyboard.
+    pub fn dialog_has_keyboard(&mut self) -> bool {
+        self.state().pcp.ui().has_keyboard_focus()
+    }
+
+    /// Whether the dialog up is modal.
+    pub fn dialog_modal(&mut self) -> bool {
+        self.state().pcp.ui().is_modal()
+    }
+
+    /// Presses and releases the default focus shortcut, Super+Return: the dialog takes the
+    /// keyboard (or gives it back).
+    pub fn press_focus_shortcut(&mut self) {
+        self.inject_key(KEY_LEFTMETA, true);
+        self.inject_key(KEY_ENTER, true);
+        self.inject_key(KEY_ENTER, false);
+        self.inject_key(KEY_LEFTMETA, false);
     }
 
     /// The number of waiting prompts the dialog's badge shows.

@@ -185,8 +185,8 @@ impl DialogView {
                 self.hide();
                 return DialogSync::Unshowable(losses_to_end(&prompt.plan, |m| prompt.answered(m)));
             }
-            // Modal: the dialog has the keyboard while it is up.
-            self.dialog.set_keyboard_focus(true);
+            // The keyboard stays where it was: `ConfirmUi` gives it to the dialog only when the
+            // user does (or the prompt is modal).
             self.placement = None;
             self.buffer = None;
         }
@@ -240,7 +240,7 @@ fn buffer_of(data: &[u8], w: i32, h: i32) -> MemoryRenderBuffer {
     MemoryRenderBuffer::from_slice(data, Fourcc::Abgr8888, (w, h), 1, Transform::Normal, None)
 }
 
-fn risk_of(r: RiskClass) -> Risk {
+pub(crate) fn risk_of(r: RiskClass) -> Risk {
     match r {
         RiskClass::Routine => Risk::Routine,
         RiskClass::Privileged => Risk::Privileged,

@@ -1,16 +1,21 @@
-//! Modal input, decided in one place: while the dialog is up, pointer, touch and keys are the
-//! dialog's and never a client's (hit-testing of windows is suspended, and the release of a key
-//! whose press the dialog took is kept from clients even after the dialog has gone); while a
+//! Input while a dialog is up, decided in one place. A non-modal dialog shares the desktop:
+//! pointer and touch go to the dialog only inside its area grown by `[overlay] input_margin`
+//! (a window under it never receives them there), everywhere else to the windows; keys go to
+//! the dialog only while it has the keyboard (see [`focus`](super::focus)). A modal dialog
+//! takes everything, as a prompt whose risk class is in `modal_for` asks. Every press is
+//! followed by its release to the same place: a key, button or touch that began on a window
+//! ends there, and one the dialog took ends on the dialog even if it has gone by then. While a
 //! prompt waits for a double tap, touches are the haptic answer's. The user's activity on the
 //! dialog restarts its inactivity timeout, at most once a second.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use pcp_gate::{Answer, Modality, ModalityEvent};
 use pcp_haptics::TouchKind;
 use pcp_overlay::{Choice, Key, KeyState};
 
 use super::ConfirmUi;
+use super::focus::within;
 use crate::PromptEvent;
 
 /// Activity is reported to the gate at most this often (pointer motion must not flood it).
@@ -26,20 +31,38 @@ pub enum Routed {
     Clients,
 }
 
+/// Who got the press of a key a client did not get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyOwner {
+    /// The dialog: its release goes to the dialog too.
+    Dialog,
+    /// The focus shortcut: its release goes nowhere.
+    Shortcut,
+}
+
 /// The input state the UI keeps.
 #[derive(Debug, Default)]
 pub(crate) struct ModalInput {
-    /// Keys whose press the dialog took: their release is not sent to clients either.
-    suppressed_keys: HashSet<u32>,
+    /// Keys whose press no client got: their release is not sent to clients either.
+    keys: HashMap<u32, KeyOwner>,
+    /// Pointer buttons whose press the dialog took, and those whose press went to a client.
+    dialog_buttons: HashSet<u32>,
+    client_buttons: HashSet<u32>,
     /// When the user last did something on the dialog without answering (host clock, ms).
     last_activity_ms: Option<i64>,
     /// Where the current touch point went down, while the dialog or the double tap has it.
     touch: Option<pcp_overlay::Point>,
+    /// The current touch point went down on a window: it lifts there.
+    client_touch: bool,
+    /// The dialog has the keyboard.
+    pub keyboard: bool,
+    /// The dialog shown is modal.
+    pub modal: bool,
 }
 
 impl ModalInput {
     pub fn suppressed_keys(&self) -> impl Iterator<Item = u32> + '_ {
-        self.suppressed_keys.iter().copied()
+        self.keys.keys().copied()
     }
 }
 
@@ -77,9 +100,44 @@ impl ConfirmUi {
         vec![PromptEvent { prompt, event }]
     }
 
+    /// Whether the dialog takes pointer and touch input at `p` (global logical): it is up and
+    /// modal, or `p` is on it or within `[overlay] input_margin` of it, or a button pressed on
+    /// it is still down. A host asks this when the dialog appears or moves, to take the
+    /// pointer from a window now under it.
+    pub fn takes_pointer_at(&self, p: pcp_overlay::Point) -> bool {
+        if !self.dialog.is_open() {
+            return false;
+        }
+        self.input.modal
+            || !self.input.dialog_buttons.is_empty()
+            || self
+                .dialog
+                .placement()
+                .is_some_and(|pl| within(pl.rect, self.sharing.margin, p))
+    }
+
+    /// Whether `p` is on the dialog itself (not its margin).
+    fn on_dialog(&self, p: pcp_overlay::Point) -> bool {
+        self.dialog
+            .placement()
+            .is_some_and(|pl| within(pl.rect, 0.0, p))
+    }
+
+    /// Gives the dialog the keyboard (`true`) or gives it back (`false`); the host hears it
+    /// through [`crate::PcpHandler::dialog_keyboard_focus`].
+    pub(super) fn set_keyboard(&mut self, focused: bool) {
+        if self.input.keyboard != focused {
+            self.input.keyboard = focused;
+            self.changes.keyboard = Some(focused);
+            self.changes.damaged = true;
+        }
+        // The dialog acts on keys (and draws its keyboard outline) only while it has them.
+        self.dialog.dialog_mut().set_keyboard_focus(focused);
+    }
+
     /// The pointer moved to `p` (global logical).
     pub fn pointer_motion(&mut self, p: pcp_overlay::Point, now: i64) -> Routed {
-        if !self.dialog.is_open() {
+        if !self.takes_pointer_at(p) {
             return Routed::Clients;
         }
         let mut events = Vec::new();
@@ -93,10 +151,46 @@ impl ConfirmUi {
         Routed::Taken(events)
     }
 
-    /// A pointer button went down or up with the pointer at `at`.
-    pub fn pointer_button(&mut self, at: pcp_overlay::Point, pressed: bool, now: i64) -> Routed {
-        if !self.dialog.is_open() {
+    /// Pointer button `button` went down or up with the pointer at `at`. A press on the dialog
+    /// gives it the keyboard; a press on a window gives the keyboard back.
+    pub fn pointer_button(
+        &mut self,
+        button: u32,
+        at: pcp_overlay::Point,
+        pressed: bool,
+        now: i64,
+    ) -> Routed {
+        if !pressed {
+            if self.input.client_buttons.remove(&button) {
+                return Routed::Clients;
+            }
+            let ours = self.input.dialog_buttons.remove(&button);
+            if !self.dialog.is_open() {
+                return if ours {
+                    Routed::Taken(Vec::new())
+                } else {
+                    Routed::Clients
+                };
+            }
+            if !ours {
+                // Pressed before anything was tracked: it ends where it would have gone.
+                return if self.takes_pointer_at(at) {
+                    Routed::Taken(Vec::new())
+                } else {
+                    Routed::Clients
+                };
+            }
+        } else if !self.takes_pointer_at(at) {
+            self.input.client_buttons.insert(button);
+            if self.dialog.is_open() {
+                self.set_keyboard(false);
+            }
             return Routed::Clients;
+        } else {
+            self.input.dialog_buttons.insert(button);
+            if self.on_dialog(at) {
+                self.set_keyboard(true);
+            }
         }
         let Some((x, y)) = self.dialog.local(at) else {
             return Routed::Taken(Vec::new());
@@ -121,6 +215,7 @@ impl ConfirmUi {
         if self.haptic.active() {
             // A tap for the haptic answer: it must not press the dialog or reach a client.
             self.input.touch = Some(p);
+            self.input.client_touch = false;
             let touch_dpi = self.timing.touch_dpi;
             let events =
                 self.haptic
@@ -128,8 +223,17 @@ impl ConfirmUi {
             self.changes.damaged = true;
             return Routed::Taken(events);
         }
-        if !self.dialog.is_open() {
+        if !self.takes_pointer_at(p) {
+            self.input.touch = None;
+            self.input.client_touch = true;
+            if self.dialog.is_open() {
+                self.set_keyboard(false);
+            }
             return Routed::Clients;
+        }
+        self.input.client_touch = false;
+        if self.on_dialog(p) {
+            self.set_keyboard(true);
         }
         let Some((x, y)) = self.dialog.local(p) else {
             return Routed::Taken(Vec::new());
@@ -146,6 +250,9 @@ impl ConfirmUi {
     /// The touch point lifted, read at `now`; it happened at `happened` (see `touch_down`).
     pub fn touch_up(&mut self, now: i64, happened: i64) -> Routed {
         let at = self.input.touch.take();
+        if std::mem::take(&mut self.input.client_touch) {
+            return Routed::Clients;
+        }
         if self.haptic.active() {
             let Some(p) = at else {
                 return Routed::Taken(Vec::new());
@@ -161,10 +268,19 @@ impl ConfirmUi {
             self.changes.damaged = true;
             return Routed::Taken(events);
         }
+        let Some(p) = at else {
+            // Its down was not tracked (before a dialog or a double tap): a modal dialog keeps
+            // it, else it goes where downs go.
+            return if self.dialog.is_open() && self.input.modal {
+                Routed::Taken(Vec::new())
+            } else {
+                Routed::Clients
+            };
+        };
         if !self.dialog.is_open() {
-            return Routed::Clients;
+            return Routed::Taken(Vec::new());
         }
-        let Some((x, y)) = at.and_then(|p| self.dialog.local(p)) else {
+        let Some((x, y)) = self.dialog.local(p) else {
             return Routed::Taken(Vec::new());
         };
         let choice = self.dialog.dialog_mut().pointer_up(x, y, now.max(0) as u64);
@@ -174,39 +290,63 @@ impl ConfirmUi {
 
     /// The touch source cancelled its contact: a cancelled touch is no click.
     pub fn touch_cancel(&mut self) -> Routed {
-        self.input.touch = None;
-        if self.dialog.is_open() || self.haptic.active() {
+        let ours = self.input.touch.take().is_some();
+        if std::mem::take(&mut self.input.client_touch) {
+            return Routed::Clients;
+        }
+        if ours || self.dialog.is_open() || self.haptic.active() {
             Routed::Taken(Vec::new())
         } else {
             Routed::Clients
         }
     }
 
-    /// A key (evdev `code`, seen as `key` by the dialog) went down or up. While the dialog is
-    /// up the key is the dialog's, and its release is kept from clients even if the dialog has
-    /// gone by then.
-    pub fn key(&mut self, code: u32, pressed: bool, key: Key, now: i64) -> Routed {
-        let released_ours = !pressed && self.input.suppressed_keys.remove(&code);
-        if !self.dialog.is_open() {
-            return if released_ours {
-                Routed::Taken(Vec::new())
-            } else {
-                Routed::Clients
+    /// A key (evdev `code`, seen as `key` by the dialog) went down or up; `shortcut`: it is the
+    /// `[overlay] focus_shortcut` with its modifiers. The dialog gets keys only while it has
+    /// the keyboard; the shortcut gives it the keyboard (or gives it back) and reaches no one;
+    /// Escape gives the keyboard back once the dialog has had it (after denying, past the
+    /// guard). A key goes up where it went down.
+    pub fn key(&mut self, code: u32, pressed: bool, key: Key, shortcut: bool, now: i64) -> Routed {
+        if !pressed {
+            return match self.input.keys.remove(&code) {
+                None => Routed::Clients,
+                Some(KeyOwner::Shortcut) => Routed::Taken(Vec::new()),
+                Some(KeyOwner::Dialog) if !self.dialog.is_open() => Routed::Taken(Vec::new()),
+                Some(KeyOwner::Dialog) => {
+                    let choice =
+                        self.dialog
+                            .dialog_mut()
+                            .key(key, KeyState::Released, now.max(0) as u64);
+                    self.changes.damaged = true;
+                    if key == Key::Escape && !self.input.modal {
+                        self.set_keyboard(false);
+                    }
+                    Routed::Taken(match choice {
+                        Some(c) => self.answered(c),
+                        None => Vec::new(),
+                    })
+                }
             };
         }
-        if pressed {
-            self.input.suppressed_keys.insert(code);
-        } else if !released_ours {
-            // Its press went to a client before the dialog came up: the client gets its
-            // release, and the dialog never sees half a key.
+        if !self.dialog.is_open() {
             return Routed::Clients;
         }
-        let state = if pressed {
-            KeyState::Pressed
-        } else {
-            KeyState::Released
-        };
-        let choice = self.dialog.dialog_mut().key(key, state, now.max(0) as u64);
+        if shortcut {
+            self.input.keys.insert(code, KeyOwner::Shortcut);
+            if !self.input.modal {
+                let focused = self.input.keyboard;
+                self.set_keyboard(!focused);
+            }
+            return Routed::Taken(self.activity(now));
+        }
+        if !self.input.keyboard {
+            return Routed::Clients;
+        }
+        self.input.keys.insert(code, KeyOwner::Dialog);
+        let choice = self
+            .dialog
+            .dialog_mut()
+            .key(key, KeyState::Pressed, now.max(0) as u64);
         self.changes.damaged = true;
         Routed::Taken(match choice {
             Some(c) => self.answered(c),

@@ -11,6 +11,7 @@
 
 mod devices;
 mod dialog;
+mod focus;
 mod haptic;
 mod input;
 mod voice;
@@ -31,7 +32,9 @@ use smithay::utils::{Logical, Point};
 
 use self::devices::Devices;
 pub use self::dialog::Placement;
-use self::dialog::{DialogSync, DialogView, losses_to_end, next_countdown_change};
+use self::dialog::{DialogSync, DialogView, losses_to_end, next_countdown_change, risk_of};
+use self::focus::Sharing;
+pub use self::focus::Shortcut;
 use self::haptic::HapticStep;
 pub use self::input::Routed;
 use self::voice::{VoiceStep, wants_voice};
@@ -104,11 +107,15 @@ pub(crate) struct Changes {
     pub shown: Option<bool>,
     /// The dialog's pixels or place changed.
     pub damaged: bool,
+    /// The dialog took the keyboard (`Some(true)`) or gave it back (`Some(false)`).
+    pub keyboard: Option<bool>,
 }
 
 /// The confirmation UI; see the [module documentation](self).
 pub struct ConfirmUi {
     dialog: DialogView,
+    /// `[overlay]`'s modal risk classes, input margin and focus shortcut.
+    sharing: Sharing,
     voice: VoiceStep,
     haptic: HapticStep,
     devices: Devices,
@@ -132,6 +139,7 @@ impl ConfirmUi {
     /// A hidden UI. The speech model (if any) keeps loading in the background; the devices are
     /// probed on their own thread from now on.
     pub fn new(options: UiOptions) -> Result<ConfirmUi, OverlayError> {
+        let sharing = Sharing::of(&options.overlay)?;
         let dialog = DialogView::new(options.overlay)?;
         let engine = options.speech.map(Arc::new);
         let (ping, probe_wakeups) = make_ping().map_err(|e| {
@@ -141,6 +149,7 @@ impl ConfirmUi {
         let devices = Devices::new(engine.as_ref(), interval, ping);
         Ok(ConfirmUi {
             dialog,
+            sharing,
             voice: VoiceStep::new(engine),
             haptic: HapticStep::new(options.haptics, options.haptics_config),
             devices,
@@ -177,6 +186,22 @@ impl ConfirmUi {
     /// The prompt the dialog shows.
     pub fn shown(&self) -> Option<IntentId> {
         self.dialog.shown()
+    }
+
+    /// Whether the dialog has the keyboard: keys go to it, and no client has keyboard focus.
+    pub fn has_keyboard_focus(&self) -> bool {
+        self.input.keyboard
+    }
+
+    /// Whether the dialog up is modal (its risk class is in `[overlay] modal_for`): it takes
+    /// all pointer, touch and key input, and no client gets any.
+    pub fn is_modal(&self) -> bool {
+        self.dialog.is_open() && self.input.modal
+    }
+
+    /// The shortcut that gives the dialog the keyboard (`[overlay] focus_shortcut`).
+    pub fn focus_shortcut(&self) -> &Shortcut {
+        &self.sharing.shortcut
     }
 
     /// Where the dialog is, once placed.
@@ -276,8 +301,18 @@ impl ConfirmUi {
     }
 
     fn apply_overlay_config(&mut self, config: pcp_overlay::Config) {
+        let sharing = match Sharing::of(&config) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("the overlay settings were not applied: {e}");
+                return;
+            }
+        };
         match DialogView::new(config) {
-            Ok(d) => self.dialog = d,
+            Ok(d) => {
+                self.dialog = d;
+                self.sharing = sharing;
+            }
             Err(e) => tracing::warn!("the overlay settings were not applied: {e}"),
         }
     }
@@ -310,6 +345,11 @@ impl ConfirmUi {
         crate::render::elements(renderer, &placed, index, origin, scale)
     }
 
+    /// Whether the keyboard moved to or from the dialog since the host last heard.
+    pub(crate) fn keyboard_changed(&self) -> bool {
+        self.changes.keyboard.is_some()
+    }
+
     /// What changed for the host since the last call.
     pub(crate) fn take_changes(&mut self) -> Changes {
         std::mem::take(&mut self.changes)
@@ -320,9 +360,16 @@ impl ConfirmUi {
             self.changes.shown = Some(false);
             self.changes.damaged = true;
         }
+        self.closed();
         if let Some(config) = self.pending_overlay.take() {
             self.apply_overlay_config(config);
         }
+    }
+
+    /// No dialog is up: the keyboard goes back to the windows.
+    fn closed(&mut self) {
+        self.input.modal = false;
+        self.set_keyboard(false);
     }
 
     /// Brings the UI in line with the gate: starts or stops the voice listener and the haptic
@@ -369,6 +416,7 @@ impl ConfirmUi {
             return tagged(prompt.id, losses);
         }
         let was_open = self.dialog.is_open();
+        let was_shown = self.dialog.shown();
         let synced = self.dialog.sync(
             prompt,
             gate.queued,
@@ -383,13 +431,25 @@ impl ConfirmUi {
                     self.changes.shown = Some(false);
                     self.changes.damaged = true;
                 }
+                if !self.dialog.is_open() {
+                    self.closed();
+                }
                 tagged(prompt.id, losses)
             }
             DialogSync::Shown { first, damaged } => {
                 if first {
-                    // Keyboard focus moves to the dialog: clients get a leave.
                     self.changes.shown = Some(true);
                 }
+                if was_shown != Some(prompt.id) {
+                    // Another prompt: modal only if its risk class asks. A modal dialog has
+                    // the keyboard at once; any other keeps the keyboard where it is.
+                    self.input.modal = self.sharing.modal_for.contains(&risk_of(prompt.risk));
+                    if self.input.modal {
+                        self.set_keyboard(true);
+                    }
+                }
+                let keyboard = self.input.keyboard;
+                self.dialog.dialog_mut().set_keyboard_focus(keyboard);
                 self.changes.damaged |= damaged || first;
                 if self.rechecked != Some(prompt.id) {
                     self.rechecked = Some(prompt.id);
