@@ -39,6 +39,8 @@ use wayland_server::{Client, Display, DisplayHandle, ListeningSocket};
 
 const WIDTH: i32 = 1280;
 const HEIGHT: i32 = 800;
+/// `BTN_LEFT` from linux/input-event-codes.h.
+const BTN_LEFT: u32 = 0x110;
 
 struct App {
     display: DisplayHandle,
@@ -51,6 +53,8 @@ struct App {
     output: Output,
     pcp: Pcp,
     pointer: Point<f64, Logical>,
+    /// The window that had the keyboard when the dialog took it.
+    keyboard_return: Option<WlSurface>,
     dirty: bool,
     running: bool,
 }
@@ -115,20 +119,22 @@ impl PcpHandler for App {
         );
     }
 
-    fn dialog_shown(&mut self, shown: bool) {
-        // The dialog has the keyboard while it is up; clients get it back when it goes.
-        let focus = (!shown)
-            .then(|| {
-                self.space
-                    .elements()
-                    .last()?
-                    .toplevel()
-                    .map(|t| t.wl_surface().clone())
-            })
-            .flatten();
-        if let Some(keyboard) = self.seat.get_keyboard() {
-            keyboard.set_focus(self, focus, SERIAL_COUNTER.next_serial());
-        }
+    fn dialog_keyboard_focus(&mut self, focused: bool) {
+        // The dialog has the keyboard only when the user gave it (a click or tap on it, Super+
+        // Return, or a modal prompt); the window that had it gets it back after.
+        let Some(keyboard) = self.seat.get_keyboard() else {
+            return;
+        };
+        let focus = if focused {
+            self.keyboard_return = keyboard.current_focus();
+            None
+        } else {
+            self.keyboard_return.take()
+        };
+        keyboard.set_focus(self, focus, SERIAL_COUNTER.next_serial());
+    }
+
+    fn dialog_shown(&mut self, _shown: bool) {
         self.dirty = true;
     }
 
@@ -148,8 +154,8 @@ fn seat_input(app: &mut App, line: &str) -> Result<()> {
         Some("click") => {
             app.pointer = (at(1)?, at(2)?).into();
             pcp_plugin::input::pointer_motion(app, app.pointer);
-            pcp_plugin::input::pointer_button(app, app.pointer, true);
-            pcp_plugin::input::pointer_button(app, app.pointer, false);
+            pcp_plugin::input::pointer_button(app, BTN_LEFT, app.pointer, true);
+            pcp_plugin::input::pointer_button(app, BTN_LEFT, app.pointer, false);
         }
         Some("tap") => {
             let p = (at(1)?, at(2)?).into();
@@ -269,6 +275,7 @@ fn main() -> Result<()> {
         output: output.clone(),
         pointer: (f64::from(WIDTH) / 2.0, f64::from(HEIGHT) / 2.0).into(),
         display: dh.clone(),
+        keyboard_return: None,
         dirty: true,
         running: true,
     };

@@ -32,7 +32,9 @@ impl State {
     pub(crate) fn pointer_motion(&mut self, p: Point<f64, Logical>, time: u32) {
         self.pointer = p;
         self.focus = p;
-        let taken = pcp_plugin::input::pointer_motion(self, p);
+        let taken = pcp_plugin::input::pointer_motion(self, p)
+            // The dialog followed the focal point and may now be under the pointer.
+            || self.pcp.ui().takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y });
         if taken {
             self.pointer_to_dialog(time);
             return;

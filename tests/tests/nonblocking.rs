@@ -26,6 +26,7 @@ use wayland_client::protocol::wl_seat::WlSeat;
 use wayland_client::protocol::wl_shm::{self, WlShm};
 use wayland_client::protocol::wl_shm_pool::WlShmPool;
 use wayland_client::protocol::wl_surface::WlSurface;
+use wayland_client::protocol::wl_touch::{self, WlTouch};
 use wayland_client::{Connection, Dispatch, Proxy, QueueHandle, WEnum};
 use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::{self, XdgToplevel};
@@ -45,6 +46,7 @@ enum Seen {
     KeyboardEnter,
     KeyboardLeave,
     Key(u32, bool),
+    Touch(bool),
     Frame,
 }
 
@@ -82,6 +84,7 @@ fn run_window(path: std::path::PathBuf, tx: Sender<Seen>) {
     let seat: WlSeat = globals.bind(&qh, 1..=7, ()).unwrap();
     let _pointer = seat.get_pointer(&qh, ());
     let _keyboard = seat.get_keyboard(&qh, ());
+    let _touch = seat.get_touch(&qh, ());
     let surface = compositor.create_surface(&qh, ());
     let xdg = wm.get_xdg_surface(&surface, &qh, ());
     let toplevel = xdg.get_toplevel(&qh, ());
@@ -202,9 +205,16 @@ fn a_press_on_the_dialog_or_its_margin_reaches_only_the_dialog() {
     let (mx, my) = (f64::from(r.x) - 10.0, f64::from(r.y) + 10.0);
     fx.inject_pointer_motion(mx - 1.0, my);
     fx.inject_click(mx, my);
+    // A touch there too; one beside the dialog is the window's.
+    fx.inject_touch_down(mx, my + 5.0);
+    fx.inject_touch_up();
     let seen = input(&drain(&mut fx, &rx));
     assert_eq!(seen, [Seen::PointerLeave], "only a leave");
     assert!(!fx.dialog_has_keyboard(), "the margin is not the dialog");
+    fx.inject_touch_down(10.0, 10.0);
+    fx.inject_touch_up();
+    let seen = input(&drain(&mut fx, &rx));
+    assert_eq!(seen, [Seen::Touch(true), Seen::Touch(false)]);
     // A click on the dialog (not on a control) gives it the keyboard.
     fx.inject_click(f64::from(r.x) + 4.0, f64::from(r.y) + 4.0);
     assert!(fx.dialog_has_keyboard());
@@ -381,6 +391,24 @@ impl Dispatch<WlPointer, ()> for App {
             wl_pointer::Event::Button { state, .. } => {
                 Seen::Button(state == WEnum::Value(wl_pointer::ButtonState::Pressed))
             }
+            _ => return,
+        };
+        let _ = app.tx.send(seen);
+    }
+}
+
+impl Dispatch<WlTouch, ()> for App {
+    fn event(
+        app: &mut App,
+        _: &WlTouch,
+        event: wl_touch::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<App>,
+    ) {
+        let seen = match event {
+            wl_touch::Event::Down { .. } => Seen::Touch(true),
+            wl_touch::Event::Up { .. } => Seen::Touch(false),
             _ => return,
         };
         let _ = app.tx.send(seen);

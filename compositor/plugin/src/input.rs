@@ -29,6 +29,16 @@ fn event_ms(now: i64, event: u32) -> i64 {
     }
 }
 
+/// Like [`settle`], for an event that moved the focal point: the dialog follows it even when the
+/// event is the clients' (using a window on another output moves the dialog there).
+fn settle_moved<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
+    let taken = settle(state, routed);
+    if !taken && state.pcp().ui.is_open() {
+        drive::refresh(state);
+    }
+    taken
+}
+
 fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
     match routed {
         Routed::Taken(events) => {
@@ -46,11 +56,13 @@ fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
 }
 
 /// The pointer moved to `p` (global logical; the host has already moved its focal point
-/// there). True when the dialog took it: clients get no motion (send them a leave).
+/// there, and the dialog follows it). True when the dialog took it: clients get no motion (send
+/// them a leave). The dialog may have moved under `p` meanwhile: a host asks
+/// [`ConfirmUi::takes_pointer_at`](crate::ConfirmUi::takes_pointer_at) again.
 pub fn pointer_motion<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>) -> bool {
     let now = state.now_ms();
     let routed = state.pcp().ui.pointer_motion(point(p), now);
-    settle(state, routed)
+    settle_moved(state, routed)
 }
 
 /// Pointer button `button` (evdev code) went down or up with the pointer at `at`. True when
@@ -77,7 +89,7 @@ pub fn touch_down<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>, time: u3
     let now = state.now_ms();
     let at = event_ms(now, time);
     let routed = state.pcp().ui.touch_down(point(p), now, at);
-    settle(state, routed)
+    settle_moved(state, routed)
 }
 
 /// The touch point lifted at event time `time` (see [`touch_down`]). True when the dialog or
