@@ -391,6 +391,60 @@ impl Demo {
                 c
             },
         );
+
+        self.step(
+            "A prompt waits without blocking the desktop: the window beside it is used and keeps drawing",
+            "user_approved",
+            |d| {
+                d.look_at(0);
+                let c = d.submit(intent(
+                    "network.share",
+                    json!({"path": "/home/alice/report.pdf", "recipient": "bob@example.org"}),
+                ));
+                d.expect_prompt(&c, "visual", &["visual"], 0);
+                d.shoot("window-beside-prompt-before");
+                let before = d.window_pixels();
+                // The user clicks into the window and types: it gets the pointer and keeps
+                // the keyboard; the dialog has neither.
+                let (x, y) = d.fx.first_window_location().unwrap_or((0, 0));
+                d.fx.inject_click(f64::from(x) + 40.0, f64::from(y) + 40.0);
+                d.fx.inject_key(harness::KEY_A, true);
+                d.fx.inject_key(harness::KEY_A, false);
+                if !d.fx.pointer_on_client() || !d.fx.keyboard_on_client() {
+                    d.problem("the window does not have the pointer and the keyboard");
+                }
+                if d.fx.dialog_has_keyboard() || !d.fx.dialog_open() {
+                    d.problem("the dialog took the keyboard or went away");
+                }
+                // weston-simple-shm draws a new frame each time the compositor asks.
+                let start = Instant::now();
+                while start.elapsed() < Duration::from_millis(400) {
+                    d.fx.render();
+                    d.fx.pump();
+                }
+                let after = d.window_pixels();
+                if before.is_empty() || before == after {
+                    d.problem("the window did not draw while the prompt waited");
+                }
+                d.shoot("window-beside-prompt-after");
+                d.fx.wait(READ);
+                d.fx.click(Control::Approve);
+                c
+            },
+        );
+    }
+
+    /// The pixels of weston-simple-shm's window (its 250×250 buffer) on output 0.
+    fn window_pixels(&mut self) -> Vec<[u8; 4]> {
+        let Some((x, y)) = self.fx.first_window_location() else {
+            return Vec::new();
+        };
+        let capture = self.fx.capture(0);
+        let (x, y) = (x.max(0) as u32, y.max(0) as u32);
+        (0..250)
+            .flat_map(|dy| (0..250).map(move |dx| (x + dx, y + dy)))
+            .map(|(px, py)| capture.pixel(px, py))
+            .collect()
     }
 
     /// Runs one scripted intent: `script` submits it and plays the user's part; the step then

@@ -232,6 +232,18 @@ impl Fixture {
         self.state().pcp.ui().is_modal()
     }
 
+    /// Whether a client's surface has the pointer (the seat's pointer focus).
+    pub fn pointer_on_client(&mut self) -> bool {
+        let pointer = self.state().seat.get_pointer();
+        pointer.is_some_and(|p| p.current_focus().is_some())
+    }
+
+    /// Whether a client's surface has the keyboard (the seat's keyboard focus).
+    pub fn keyboard_on_client(&mut self) -> bool {
+        let keyboard = self.state().seat.get_keyboard();
+        keyboard.is_some_and(|k| k.current_focus().is_some())
+    }
+
     /// Presses and releases the default focus shortcut, Super+Return: the dialog takes the
     /// keyboard (or gives it back).
     pub fn press_focus_shortcut(&mut self) {
