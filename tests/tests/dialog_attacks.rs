@@ -26,9 +26,13 @@ fn still_pending(fx: &mut Fixture) -> bool {
     fx.gate().active().is_some()
 }
 
+/// A modal dialog has the keyboard the moment it appears (a non-modal one never takes it: keys
+/// typed as it appears stay with the window they were typed into).
+const MODAL: &str = "[overlay]\nmodal_for = [\"privileged\"]\n";
+
 #[test]
 fn tab_tab_enter_typed_while_a_prompt_appears_does_not_approve_it() {
-    let mut fx = Fixture::new(ONE);
+    let mut fx = Fixture::with_config(ONE, MODAL);
     let c = fx.submit(intent("settings.change", json!({"key": "a", "value": "b"})));
     fx.pending(&c);
     // The user was typing in a terminal: Tab, Tab, then Enter just after the guard delay.
@@ -53,6 +57,7 @@ fn a_key_press_alone_does_not_approve_its_release_does() {
     let mut fx = Fixture::new(ONE);
     let c = fx.submit(intent("settings.change", json!({"key": "c", "value": "d"})));
     fx.pending(&c);
+    fx.press_focus_shortcut();
     fx.advance_clock(1000);
     tap(&mut fx, KEY_TAB);
     tap(&mut fx, KEY_TAB);
