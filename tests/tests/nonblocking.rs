@@ -196,6 +196,37 @@ fn a_window_keeps_drawing_and_gets_input_beside_a_privileged_prompt() {
 }
 
 #[test]
+fn on_a_large_output_the_dialog_stays_where_it_appeared_while_the_pointer_works_beside_it() {
+    // Wide enough (`large_output_width`) for the dialog to appear at the focal point.
+    let mut fx = Fixture::new(&["3840x2160@0,0", "1920x1080@3840,0"]);
+    fx.inject_pointer_motion(800.0, 600.0);
+    let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "v"})));
+    fx.pending(&c);
+    let r = fx.dialog_rect().unwrap();
+    assert!(
+        f64::from(r.x) < 800.0 && f64::from(r.x + r.w) > 800.0,
+        "near the focal point: {r:?}"
+    );
+    fx.advance_clock(1000);
+    // The pointer leaves the dialog and works elsewhere on the same output: the dialog stays
+    // (it does not follow and sit under the pointer), and its guard is not re-armed.
+    fx.inject_pointer_motion(2800.0, 1600.0);
+    fx.inject_click(2900.0, 1700.0);
+    assert_eq!(fx.dialog_rect(), Some(r));
+    assert_eq!(fx.dialog_output(), Some(0));
+    fx.click(Control::Deny);
+    assert_eq!(fx.decision(&c).resolution, "user_denied");
+    // Looking at the other output still moves the dialog there.
+    let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "w"})));
+    fx.pending(&c);
+    fx.inject_pointer_motion(4500.0, 500.0);
+    assert_eq!(fx.dialog_output(), Some(1));
+    fx.advance_clock(1000);
+    fx.click(Control::Deny);
+    assert_eq!(fx.decision(&c).resolution, "user_denied");
+}
+
+#[test]
 fn a_press_on_the_dialog_or_its_margin_reaches_only_the_dialog() {
     let (mut fx, rx) = with_window("");
     fx.inject_pointer_motion(10.0, 10.0);

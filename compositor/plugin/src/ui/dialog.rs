@@ -206,6 +206,22 @@ impl DialogView {
                 return DialogSync::Unshowable(losses_to_end(&prompt.plan, |m| prompt.answered(m)));
             }
         };
+        // On the same output the dialog stays put: it does not chase the focal point (on a large
+        // output it would sit under the pointer wherever the user works beside it). It moves
+        // when the focal point goes to another output, or its output or its size changed.
+        let placed = match self.placement {
+            Some(old)
+                if old.output_rect == placed.output_rect
+                    && old.scale == placed.scale
+                    && (old.rect.w, old.rect.h) == (placed.rect.w, placed.rect.h) =>
+            {
+                Placement {
+                    output: placed.output,
+                    ..old
+                }
+            }
+            _ => placed,
+        };
         let moved = match self.placement {
             Some(old) => !old.same_place(&placed),
             None => true,
