@@ -28,11 +28,11 @@ fn still_pending(fx: &mut Fixture) -> bool {
 
 /// A modal dialog has the keyboard the moment it appears (a non-modal one never takes it: keys
 /// typed as it appears stay with the window they were typed into).
-const MODAL: &str = "[overlay]\nmodal_for = [\"privileged\"]\n";
+const MODAL: &str = "modal_for = [\"privileged\"]";
 
 #[test]
 fn tab_tab_enter_typed_while_a_prompt_appears_does_not_approve_it() {
-    let mut fx = Fixture::with_config(ONE, MODAL);
+    let mut fx = Fixture::with_overlay(ONE, MODAL);
     let c = fx.submit(intent("settings.change", json!({"key": "a", "value": "b"})));
     fx.pending(&c);
     // The user was typing in a terminal: Tab, Tab, then Enter just after the guard delay.
