@@ -629,6 +629,13 @@ fn export_audit(out: &Path, problems: &mut Vec<String>) -> Result<Vec<AuditRecor
 /// The table: each step's audit record (threshold, plan, outcome, resolution) and the wall time
 /// from submission to the client's decision.
 fn print_table(steps: &[Step], records: &[AuditRecord], problems: &mut Vec<String>) {
+    // The policy the compositor recorded at its first start is no step of the script.
+    let records: Vec<AuditRecord> = records
+        .iter()
+        .filter(|r| r.capability != pcp_gate::POLICY_CAPABILITY)
+        .cloned()
+        .collect();
+    let records = records.as_slice();
     if records.len() != steps.len() {
         problems.push(format!(
             "{} steps but {} audit records",
