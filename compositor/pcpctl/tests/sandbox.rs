@@ -16,6 +16,7 @@ use serde_json::Value;
 
 const KEY_TAB: u32 = 15;
 const KEY_ENTER: u32 = 28;
+const KEY_LEFTMETA: u32 = 125;
 
 struct Setup {
     compositor: Compositor,
@@ -210,6 +211,17 @@ fn an_agent_in_pcpctl_run_cannot_touch_pcp_files_and_its_dialog_names_its_sandbo
     // Approve with the keyboard once the click guard has passed: decided like any intent.
     let state = &mut s.compositor.state;
     state.advance_clock(1000);
+    // The dialog takes the keyboard only when given it (issue 17): Super+Return.
+    if !state.pcp.ui().has_keyboard_focus() {
+        for (key, pressed) in [
+            (KEY_LEFTMETA, true),
+            (KEY_ENTER, true),
+            (KEY_ENTER, false),
+            (KEY_LEFTMETA, false),
+        ] {
+            state.inject_key(key, pressed);
+        }
+    }
     for key in [KEY_TAB, KEY_TAB, KEY_ENTER] {
         state.inject_key(key, true);
         state.inject_key(key, false);

@@ -16,6 +16,7 @@ use serde_json::Value;
 const KEY_ESC: u32 = 1;
 const KEY_TAB: u32 = 15;
 const KEY_ENTER: u32 = 28;
+const KEY_LEFTMETA: u32 = 125;
 
 struct Setup {
     compositor: Compositor,
@@ -77,6 +78,17 @@ impl Setup {
     fn press(&mut self, keys: &[u32]) {
         let state = &mut self.compositor.state;
         state.advance_clock(1000);
+        // The dialog takes the keyboard only when given it (issue 17): Super+Return.
+        if !state.pcp.ui().has_keyboard_focus() {
+            for (key, pressed) in [
+                (KEY_LEFTMETA, true),
+                (KEY_ENTER, true),
+                (KEY_ENTER, false),
+                (KEY_LEFTMETA, false),
+            ] {
+                state.inject_key(key, pressed);
+            }
+        }
         for &key in keys {
             state.inject_key(key, true);
             state.inject_key(key, false);
