@@ -38,7 +38,9 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
 /// Gives the nested window the X input focus (what a window manager does on a click), moves the
 /// X pointer to (x, y), waits `settle`, and presses and releases the key with X keycode
 /// `keycode` through XTEST: real X input, which the nested window receives like a user's.
-fn press_key(display: &str, x: i16, y: i16, settle: Duration, keycode: u8) {
+/// Moves the pointer to `x, y` on the nested window, waits `settle`, then sends `keys` (X
+/// keycodes, pressed or released) in order.
+fn press_keys(display: &str, x: i16, y: i16, settle: Duration, keys: &[(u8, bool)]) {
     use x11rb::connection::Connection;
     use x11rb::protocol::xproto::{
         ConnectionExt as _, InputFocus, KEY_PRESS_EVENT, KEY_RELEASE_EVENT, MOTION_NOTIFY_EVENT,
@@ -65,7 +67,12 @@ fn press_key(display: &str, x: i16, y: i16, settle: Duration, keycode: u8) {
         .expect("pointer motion");
     conn.sync().expect("motion delivered");
     std::thread::sleep(settle);
-    for kind in [KEY_PRESS_EVENT, KEY_RELEASE_EVENT] {
+    for &(keycode, pressed) in keys {
+        let kind = if pressed {
+            KEY_PRESS_EVENT
+        } else {
+            KEY_RELEASE_EVENT
+        };
         conn.xtest_fake_input(kind, keycode, 0, root, 0, 0, 0)
             .expect("key");
     }
@@ -225,9 +232,24 @@ fn the_nested_window_serves_clients_and_draws_the_dialog_with_gles() {
     wait_for("the dialog's pixels in the window", || {
         foreground_pixels(&fbdir, background) > 10_000
     });
-    // X keycode 9 is Escape (evdev 1 + 8). The overlay's guard ignores input for 750 ms after
-    // the dialog appears or moves (and the pointer moving it counts): wait past it.
-    press_key(&display, 320, 240, Duration::from_millis(1500), 9);
+    // X keycodes are evdev + 8: 133 Super_L, 36 Return, 9 Escape. The dialog takes the
+    // keyboard only when given it: Super+Return, then Escape. The overlay's guard ignores input
+    // for 750 ms after the dialog appears or moves (and the pointer moving it counts): wait past
+    // it.
+    press_keys(
+        &display,
+        320,
+        240,
+        Duration::from_millis(1500),
+        &[
+            (133, true),
+            (36, true),
+            (36, false),
+            (133, false),
+            (9, true),
+            (9, false),
+        ],
+    );
     let privileged = privileged.join().unwrap();
     assert!(!privileged.approved, "{privileged:?}");
     assert_eq!(
