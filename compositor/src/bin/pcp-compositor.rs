@@ -230,9 +230,16 @@ fn wake_on_termination(compositor: &mut Compositor) -> Result<()> {
         .handle()
         .insert_source(
             Generic::new(fd, Interest::READ, Mode::Level),
-            |_, _, state| {
+            |_, fd, state| {
+                // Read the counter so the level-triggered source quiets, and keep the source:
+                // removing it would close the fd whose number the signal handler still writes to.
+                let mut count = [0u8; 8];
+                // SAFETY: reading 8 bytes into a local from the eventfd the source owns.
+                unsafe {
+                    libc::read(fd.as_raw_fd(), count.as_mut_ptr().cast::<libc::c_void>(), 8);
+                }
                 state.running = false;
-                Ok(PostAction::Remove)
+                Ok(PostAction::Continue)
             },
         )
         .map_err(|e| anyhow::anyhow!("cannot watch for termination signals: {e}"))?;
