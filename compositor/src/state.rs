@@ -157,6 +157,8 @@ pub struct Settings {
     pub overlay: pcp_overlay::Config,
     pub speech: pcp_speech::Config,
     pub haptics: pcp_haptics::Config,
+    /// The config file as last looked at, to tell a change from nothing.
+    seen: Option<ConfigStamp>,
 }
 
 /// Everything the reference compositor knows.
@@ -202,54 +204,102 @@ struct FrameTimer {
 }
 
 /// Reloads the config file when it changes: told by an inotify watch on its folder, so an idle
-/// compositor does not wake up to look; where no watch can be set, checked every
-/// `reload_check_ms`. `reload_check_ms = 0` turns reloading off.
+/// compositor does not wake up to look; where no watch can be set, or once the folder is gone
+/// (deleted or moved away), the file is checked every `reload_check_ms` until a watch can be
+/// set again. `reload_check_ms = 0` turns reloading off.
 fn watch_config(state: &mut State) -> Result<(), StartError> {
-    let reload = state.settings.config.reload_check_ms;
     let Some(path) = state.settings.path.clone() else {
         return Ok(());
     };
-    if reload == 0 {
+    if state.settings.config.reload_check_ms == 0 {
         return Ok(());
     }
-    let mut seen = state.config_stamp();
-    let mut look = move |state: &mut State| {
-        let now = state.config_stamp();
-        if now != seen {
-            seen = now;
-            state.reload_config();
-        }
-    };
-    let handle = state.loop_handle.clone();
-    let inserted = match crate::watch::FileWatch::new(&path) {
-        Ok(watch) => handle
-            .insert_source(
-                Generic::new(watch, Interest::READ, Mode::Level),
-                move |_, watch, state| {
-                    if watch.changed() {
-                        look(state);
-                    }
-                    Ok(PostAction::Continue)
-                },
-            )
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
+    state.settings.seen = state.config_stamp();
+    match crate::watch::FileWatch::new(&path) {
+        Ok(watch) => watch_config_folder(state, watch),
         Err(e) => {
-            let interval = Duration::from_millis(u64::from(reload));
             tracing::warn!(
-                "cannot watch {} for changes ({e}): checking it every {reload} ms",
-                path.display()
+                "cannot watch {} for changes ({e}): checking it every {} ms",
+                path.display(),
+                state.settings.config.reload_check_ms
             );
-            handle
-                .insert_source(Timer::from_duration(interval), move |_, _, state| {
-                    look(state);
-                    TimeoutAction::ToDuration(interval)
-                })
-                .map(|_| ())
-                .map_err(|e| e.to_string())
+            poll_config(state)
         }
+    }
+    .map_err(StartError::EventLoop)
+}
+
+/// Reloads the config file if it differs from when it was last looked at.
+fn look_at_config(state: &mut State) {
+    let now = state.config_stamp();
+    if now != state.settings.seen {
+        state.settings.seen = now;
+        state.reload_config();
+    }
+}
+
+/// Puts `watch` on the loop: a change looks at the file; a watch gone with its folder gives way
+/// to polling.
+fn watch_config_folder(state: &mut State, watch: crate::watch::FileWatch) -> Result<(), String> {
+    state
+        .loop_handle
+        .insert_source(
+            Generic::new(watch, Interest::READ, Mode::Level),
+            |_, watch, state| {
+                let changes = watch.changes();
+                if changes.file {
+                    look_at_config(state);
+                }
+                if !changes.watch_gone {
+                    return Ok(PostAction::Continue);
+                }
+                tracing::warn!(
+                    "the folder of the config file went away: checking the file every {} ms \
+                     until it can be watched again",
+                    state.settings.config.reload_check_ms
+                );
+                if let Err(e) = poll_config(state) {
+                    // Without a watch or a timer a changed config would go unnoticed until the
+                    // next start, which checks it: say so rather than keep a dead watch.
+                    tracing::error!("config changes are not noticed until restart: {e}");
+                }
+                Ok(PostAction::Remove)
+            },
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Looks at the config file every `reload_check_ms` and tries to watch it again each time; the
+/// timer ends once a watch is set.
+fn poll_config(state: &mut State) -> Result<(), String> {
+    let every = |state: &State| {
+        Duration::from_millis(u64::from(state.settings.config.reload_check_ms.max(1)))
     };
-    inserted.map_err(StartError::EventLoop)
+    let first = every(state);
+    state
+        .loop_handle
+        .insert_source(Timer::from_duration(first), move |_, _, state| {
+            let watch = state
+                .settings
+                .path
+                .as_deref()
+                .and_then(|path| crate::watch::FileWatch::new(path).ok());
+            // Looked at after the watch is set, so a change in between is not missed.
+            look_at_config(state);
+            if let Some(watch) = watch {
+                match watch_config_folder(state, watch) {
+                    Ok(()) => {
+                        tracing::info!("the config file is watched again");
+                        return TimeoutAction::Drop;
+                    }
+                    Err(e) => tracing::warn!("cannot watch the config file again: {e}"),
+                }
+            }
+            TimeoutAction::ToDuration(every(state))
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The listening socket as an event source: each new client is inserted with its data.
@@ -412,6 +462,7 @@ impl Compositor {
                 overlay: in_force.0,
                 speech: in_force.1,
                 haptics: in_force.2,
+                seen: None,
             },
             clock: Clock::default(),
             focus: centre,

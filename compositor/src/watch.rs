@@ -22,6 +22,16 @@ const MASK: u32 = libc::IN_CLOSE_WRITE
 /// The fixed part of a `struct inotify_event` (wd, mask, cookie, len), before the name.
 const HEADER: usize = 16;
 
+/// What one read of a watch's events found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Changes {
+    /// Something happened to the file, or events were lost: look at it.
+    pub file: bool,
+    /// The folder was deleted or moved away: nothing more comes from this watch (the kernel
+    /// dropped it, or it follows the folder to where the file no longer is).
+    pub watch_gone: bool,
+}
+
 /// An inotify watch on the folder of one file.
 pub struct FileWatch {
     fd: OwnedFd,
@@ -62,11 +72,12 @@ impl FileWatch {
         })
     }
 
-    /// Reads every waiting event; true when one is about the file (or events were lost, or
-    /// the folder itself went away: the caller then looks at the file).
-    pub fn changed(&self) -> bool {
+    /// Reads every waiting event: whether one is about the file (or events were lost), and
+    /// whether the watch itself is gone with its folder (the caller then looks at the file by
+    /// other means until a watch can be set again).
+    pub fn changes(&self) -> Changes {
         let mut buf = [0u8; 4096];
-        let mut changed = false;
+        let mut changes = Changes::default();
         loop {
             // SAFETY: reading into a buffer we own, at most its length.
             let n = unsafe {
@@ -78,9 +89,11 @@ impl FileWatch {
             };
             if n <= 0 {
                 // EAGAIN (nothing more), or an error: what was read so far is the answer.
-                return changed;
+                return changes;
             }
-            changed |= events_name(&buf[..n as usize], &self.name);
+            let found = read_events(&buf[..n as usize], &self.name);
+            changes.file |= found.file;
+            changes.watch_gone |= found.watch_gone;
         }
     }
 }
@@ -91,11 +104,11 @@ impl AsFd for FileWatch {
     }
 }
 
-/// Whether the packed inotify events in `buf` concern `name` (or say events were lost or the
-/// watched folder went away).
-fn events_name(buf: &[u8], name: &[u8]) -> bool {
+/// Whether the packed inotify events in `buf` concern `name` (or say events were lost), and
+/// whether they say the watched folder went away.
+fn read_events(buf: &[u8], name: &[u8]) -> Changes {
     let mut at = 0;
-    let mut hit = false;
+    let mut changes = Changes::default();
     while at + HEADER <= buf.len() {
         let word = |i: usize| {
             let b = &buf[at + i..at + i + 4];
@@ -113,11 +126,12 @@ fn events_name(buf: &[u8], name: &[u8]) -> bool {
             || folder_gone
             || OsStr::from_bytes(event_name) == OsStr::from_bytes(name)
         {
-            hit = true;
+            changes.file = true;
         }
+        changes.watch_gone |= folder_gone;
         at += HEADER + len;
     }
-    hit
+    changes
 }
 
 #[cfg(test)]
@@ -130,23 +144,42 @@ mod tests {
         let path = dir.path().join("pcp.toml");
         std::fs::write(&path, "a").unwrap();
         let watch = FileWatch::new(&path).unwrap();
-        assert!(!watch.changed(), "nothing happened yet");
+        assert!(!watch.changes().file, "nothing happened yet");
 
         std::fs::write(dir.path().join("other.toml"), "x").unwrap();
-        assert!(!watch.changed(), "another file in the folder");
+        assert!(!watch.changes().file, "another file in the folder");
 
         std::fs::write(&path, "b").unwrap();
-        assert!(watch.changed(), "written in place");
-        assert!(!watch.changed(), "read once");
+        assert!(watch.changes().file, "written in place");
+        assert!(!watch.changes().file, "read once");
 
         let new = dir.path().join(".pcp.toml.swp");
         std::fs::write(&new, "c").unwrap();
         std::fs::rename(&new, &path).unwrap();
-        assert!(watch.changed(), "renamed over, as editors save");
+        assert!(watch.changes().file, "renamed over, as editors save");
 
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(watch.changed(), "its mode changed");
+        assert!(watch.changes().file, "its mode changed");
+    }
+
+    #[test]
+    fn a_deleted_folder_ends_the_watch_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("pcp");
+        std::fs::create_dir(&folder).unwrap();
+        let path = folder.join("pcp.toml");
+        std::fs::write(&path, "a").unwrap();
+        let watch = FileWatch::new(&path).unwrap();
+        std::fs::remove_dir_all(&folder).unwrap();
+        let changes = watch.changes();
+        assert!(changes.file, "the file went with it: {changes:?}");
+        assert!(changes.watch_gone, "{changes:?}");
+
+        // A folder made again under the same name is not watched by the old watch.
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(&path, "b").unwrap();
+        assert_eq!(watch.changes(), Changes::default());
     }
 
     #[test]

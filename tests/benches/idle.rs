@@ -54,6 +54,32 @@ fn wakeups(excluded: &Excluded) -> u64 {
     all.saturating_sub(theirs)
 }
 
+/// Context switches of every live thread of this process not excluded, by thread name.
+fn by_thread(excluded: &Excluded) -> std::collections::BTreeMap<String, u64> {
+    let excluded = excluded.lock().unwrap().clone();
+    let mut counts = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return counts;
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if excluded.contains(&tid) {
+            continue;
+        }
+        let name = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+            .map(|n| n.trim().to_string())
+            .unwrap_or_default();
+        *counts.entry(name).or_insert(0) += switches_of(tid);
+    }
+    counts
+}
+
 /// Voluntary and involuntary context switches of thread `tid` of this process.
 fn switches_of(tid: i32) -> u64 {
     let Ok(status) = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")) else {
@@ -128,8 +154,22 @@ fn measure(
             excluded.lock().unwrap().insert(gettid());
             std::thread::sleep(settle);
             let before = wakeups(&excluded);
+            let threads_before = by_thread(&excluded);
             std::thread::sleep(Duration::from_secs(seconds));
             let after = wakeups(&excluded);
+            let threads_after = by_thread(&excluded);
+            let busiest: Vec<String> = threads_after
+                .iter()
+                .map(|(name, n)| {
+                    (
+                        name,
+                        n - threads_before.get(name).copied().unwrap_or(0).min(*n),
+                    )
+                })
+                .filter(|(_, n)| *n > 0)
+                .map(|(name, n)| format!("{name} {n}"))
+                .collect();
+            println!("    by thread: {}", busiest.join(", "));
             *counted.lock().unwrap() = Some(after.saturating_sub(before));
             done.store(true, Ordering::SeqCst);
             // Wake the loop, which sleeps with no timeout: a connection is an event.
