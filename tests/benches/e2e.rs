@@ -24,12 +24,22 @@ struct Served {
 }
 
 impl Served {
-    fn start() -> Served {
+    /// A compositor with voice off, or with voice on as the session runs it: a speech engine
+    /// that loads its model only for a voice prompt, its microphone the ALSA file device.
+    fn start(voice: bool) -> Served {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
-            let mut fx = Fixture::new(&["1920x1080@0,0"]);
+            let speech = voice.then(|| pcp_speech::SpeechEngine::start(Default::default()));
+            let mut fx = Fixture::with_devices(&["1920x1080@0,0"], "", speech, None);
+            if voice {
+                assert!(
+                    fx.voice_availability().is_ok(),
+                    "voice is offered: {:?}",
+                    fx.voice_availability()
+                );
+            }
             tx.send(fx.socket_path()).unwrap();
             while !flag.load(Ordering::Relaxed) {
                 fx.dispatch(Duration::from_millis(50));
@@ -52,21 +62,61 @@ impl Drop for Served {
     }
 }
 
+/// Points ALSA's default capture at a second of silence (the ALSA `file` PCM), so a
+/// compositor with voice on has a microphone here; the folder holding it lives as long as the
+/// returned guard.
+fn microphone_of_silence() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let set = |env: Vec<(String, std::ffi::OsString)>| {
+        for (key, value) in env {
+            // SAFETY: set on the bench's main thread before any compositor or audio thread
+            // exists; nothing reads the environment concurrently.
+            unsafe { std::env::set_var(key, value) };
+        }
+    };
+    // Opened once with a placeholder to learn the encoding the device opens with.
+    let placeholder = dir.path().join("empty.raw");
+    std::fs::write(&placeholder, []).unwrap();
+    set(harness::alsa_file_env(
+        &placeholder,
+        &dir.path().join("played.raw"),
+    ));
+    let encoding = harness::audio::encoding(&pcp_speech::Config::default());
+    let silence = harness::audio::silence(dir.path(), &encoding);
+    set(harness::alsa_file_env(
+        &silence,
+        &dir.path().join("played.raw"),
+    ));
+    dir
+}
+
 fn round_trips(c: &mut Criterion) {
-    let served = Served::start();
+    let _microphone = microphone_of_silence();
+    let served = Served::start(false);
+    let voiced = Served::start(true);
     let mut client = IntentClient::connect_to(&served.socket).unwrap();
+    let mut voiced_client = IntentClient::connect_to(&voiced.socket).unwrap();
     let mut group = c.benchmark_group("protocol");
     group.bench_function("wl_display.sync round trip", |b| {
         b.iter(|| client.roundtrip().unwrap())
     });
     let routine = intent("file.write", json!({"path": "/tmp/bench"}));
+    let submit = |client: &mut IntentClient| {
+        let h = client.submit(&routine).unwrap();
+        let d = client.wait(&h).unwrap();
+        assert!(d.approved);
+        h.destroy();
+    };
     group.bench_function("routine intent submit → approved", |b| {
-        b.iter(|| {
-            let h = client.submit(&routine).unwrap();
-            let d = client.wait(&h).unwrap();
-            assert!(d.approved);
-            h.destroy();
-        })
+        b.iter(|| submit(&mut client))
+    });
+    // Voice on costs a routine intent nothing: devices are known from the probe, not asked
+    // per submit.
+    group.bench_function("wl_display.sync round trip, voice on", |b| {
+        b.iter(|| voiced_client.roundtrip().unwrap())
+    });
+    group.bench_function("routine intent submit → approved, voice on", |b| {
+        b.iter(|| submit(&mut voiced_client))
     });
     group.finish();
 }
