@@ -29,11 +29,17 @@ pub struct PluginConfig {
 /// What the built-in defaults are called in messages.
 pub const BUILT_IN: &str = "<built-in defaults>";
 
-/// The `[speech]` section, parsed from the whole file so that errors carry its line and column.
+/// The plugin's own sections as one typed document, each section's type provided by its crate:
+/// read in one pass over the text the gate read, so every error (an unknown key, a wrong type)
+/// carries the file's line and column. Other sections are the gate's or the host's.
 #[derive(serde::Deserialize, Default)]
-struct SpeechSection {
+struct PluginSections {
+    #[serde(default)]
+    overlay: pcp_overlay::Config,
     #[serde(default)]
     speech: pcp_speech::Config,
+    #[serde(default)]
+    haptics: pcp_haptics::Config,
 }
 
 /// Reads and checks the config file at `path`, or the default file
@@ -60,27 +66,83 @@ pub fn load(path: Option<&Path>) -> Result<PluginConfig, ConfigError> {
 /// store, the text that was approved.
 pub fn sections(gate: GateConfig) -> Result<PluginConfig, ConfigError> {
     let file = gate.sources.config.path.clone();
-    let text = gate.sources.config.text.clone();
-    let overlay = match gate.file.overlay.clone() {
-        Some(t) => t.try_into().map_err(|e: toml::de::Error| {
-            ConfigError::Section(format!("{}: [overlay] {}", file.display(), e.message()))
-        })?,
-        None => pcp_overlay::Config::default(),
-    };
+    let text = &gate.sources.config.text;
+    let PluginSections {
+        overlay,
+        speech,
+        haptics,
+    } = toml::from_str(text).map_err(|e| pcp_gate::ConfigError::from_toml(&file, text, &e))?;
     crate::ui::Shortcut::parse(&overlay.focus_shortcut)
         .map_err(|e| ConfigError::Section(format!("{}: [overlay] {e}", file.display())))?;
-    let speech = toml::from_str::<SpeechSection>(&text)
-        .map_err(|e| pcp_gate::ConfigError::from_toml(&file, &text, &e))?
-        .speech;
     speech
         .validate()
         .map_err(|e| ConfigError::Section(format!("{}: [speech] {e}", file.display())))?;
-    let haptics = pcp_haptics::Config::from_document(&text, &file)
-        .map_err(|e| ConfigError::Section(format!("[haptics] {e}")))?;
+    haptics.validate().map_err(|(key, reason)| {
+        ConfigError::Section(format!("{}: [haptics] `{key}`: {reason}", file.display()))
+    })?;
     Ok(PluginConfig {
         gate,
         overlay,
         speech,
         haptics,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        match load(Some(&path)) {
+            Ok(_) => panic!("accepted: {text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_bad_key_in_any_plugin_section_is_named_with_its_line_and_column() {
+        for (text, line, key) in [
+            ("[state]\n\n[overlay]\nmax_widht = 3\n", 4, "max_widht"),
+            (
+                "[overlay]\ntext_scale = 1.0\n[speech]\nlanguag = \"ko\"\n",
+                4,
+                "languag",
+            ),
+            ("[haptics]\n\ngian = 0.5\n", 3, "gian"),
+        ] {
+            let e = refused(text);
+            assert!(
+                e.contains(&format!("config.toml:{line}:")),
+                "{text:?} names its line: {e}"
+            );
+            assert!(e.contains(key), "{text:?} names the key: {e}");
+        }
+    }
+
+    #[test]
+    fn a_value_out_of_range_names_the_file_the_section_and_the_key() {
+        let e = refused("[haptics]\ngain = 7.0\n");
+        assert!(
+            e.contains("config.toml") && e.contains("[haptics]") && e.contains("gain"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_shipped_sections_load_as_written() {
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/config");
+        let mut text = String::new();
+        for name in ["overlay.toml", "speech.toml", "haptics.toml"] {
+            text += &std::fs::read_to_string(assets.join(name)).unwrap();
+            text += "\n";
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, &text).unwrap();
+        let loaded = load(Some(&path)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.overlay, pcp_overlay::Config::default());
+    }
 }
