@@ -374,6 +374,10 @@ impl Compositor {
         })
         .map_err(|e| StartError::Overlay(e.to_string()))?;
         ui.set_input_devices(usize::from(options.input_available));
+        #[cfg(feature = "a11y")]
+        if config.accessibility {
+            ui.enable_accessibility();
+        }
         // The udev backend's outputs are the connected displays, not the specs.
         let first = backend
             .outputs
