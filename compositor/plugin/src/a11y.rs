@@ -63,6 +63,8 @@ pub struct DialogReading {
     pub requester: String,
     pub risk: String,
     pub target: Option<String>,
+    /// `[overlay.text] target_label`, read before the target.
+    pub target_label: String,
     pub steps: Vec<String>,
     /// The countdown: its text, and seconds left of the whole.
     pub countdown: String,
@@ -217,6 +219,7 @@ fn read_dialog(
         requester,
         risk,
         target,
+        target_label: text.target_label.clone(),
         steps,
         countdown,
         seconds_left,
@@ -227,6 +230,12 @@ fn read_dialog(
         buttons,
         bounds: None,
         focus: live.focus.filter(|_| keyboard),
+    }
+}
+
+impl DialogReading {
+    fn target_line(&self, target: &str) -> String {
+        format!("{}: {target}", self.target_label)
     }
 }
 
@@ -260,7 +269,11 @@ pub fn tree_of(reading: &Reading) -> TreeUpdate {
         add(REQUESTER, text_node(Role::Label, &d.requester), &mut nodes);
         add(RISK, text_node(Role::Label, &d.risk), &mut nodes);
         if let Some(t) = &d.target {
-            add(TARGET, text_node(Role::Label, t), &mut nodes);
+            add(
+                TARGET,
+                text_node(Role::Label, &d.target_line(t)),
+                &mut nodes,
+            );
         }
         if !d.steps.is_empty() {
             let mut list = Node::new(Role::List);
@@ -376,9 +389,14 @@ impl DeactivationHandler for Deactivate {
     fn deactivate_accessibility(&mut self) {}
 }
 
+/// The body of an adapter's thread: applies readings until the channel closes.
+type AdapterThread = fn(Receiver<Reading>, Arc<AtomicU64>);
+
 /// Publishes readings to the accessibility bus without ever waiting on it.
 pub(crate) struct Publisher {
     sender: Option<SyncSender<Reading>>,
+    /// What runs on the adapter's thread ([`run_adapter`]; tests put in a stalling one).
+    adapter: AdapterThread,
     /// The last reading handed over (an unchanged one is not sent again).
     last: Option<Reading>,
     refused: Arc<AtomicU64>,
@@ -388,8 +406,13 @@ pub(crate) struct Publisher {
 impl Publisher {
     /// A publisher whose adapter thread starts now.
     pub fn new() -> Publisher {
+        Publisher::with_adapter(run_adapter)
+    }
+
+    fn with_adapter(adapter: AdapterThread) -> Publisher {
         let mut p = Publisher {
             sender: None,
+            adapter,
             last: None,
             refused: Arc::new(AtomicU64::new(0)),
             restarts: 0,
@@ -449,9 +472,10 @@ impl Publisher {
     fn start(&self) -> Option<SyncSender<Reading>> {
         let (sender, receiver) = sync_channel(CHANNEL_BOUND);
         let refused = Arc::clone(&self.refused);
+        let adapter = self.adapter;
         let spawned = std::thread::Builder::new()
             .name("pcp-a11y".into())
-            .spawn(move || run_adapter(receiver, refused));
+            .spawn(move || adapter(receiver, refused));
         match spawned {
             Ok(_) => Some(sender),
             Err(e) => {
@@ -483,5 +507,137 @@ fn run_adapter(readings: Receiver<Reading>, refused: Arc<AtomicU64>) {
         *latest.lock().unwrap_or_else(PoisonError::into_inner) = reading.clone();
         adapter.update_if_active(|| tree_of(&reading));
         adapter.update_window_focus_state(keyboard);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn reading(keyboard: bool, focus: Option<Control>) -> Reading {
+        let button = |control, label: &str| ButtonReading {
+            control,
+            label: label.into(),
+            enabled: true,
+            bounds: Some(accesskit::Rect::new(10.0, 20.0, 110.0, 60.0)),
+        };
+        Reading {
+            window: "Confirmation".into(),
+            dialog: Some(DialogReading {
+                action: "Install the package cowsay".into(),
+                description: "/usr/bin/agent — Not sandboxed · process 7. asks to: …".into(),
+                requester: "/usr/bin/agent — Not sandboxed · process 7".into(),
+                risk: "Changes the system".into(),
+                target: Some("cowsay".into()),
+                target_label: "Target".into(),
+                steps: vec!["download".into(), "install".into()],
+                countdown: "12 s left".into(),
+                seconds_left: 12,
+                timeout_seconds: 30,
+                voice: Some("Listening…".into()),
+                hold: Some("Hold Approve to confirm".into()),
+                queued: Some("2 more waiting".into()),
+                buttons: vec![
+                    button(Control::Deny, "Deny"),
+                    button(Control::Approve, "Approve"),
+                ],
+                bounds: None,
+                focus,
+            }),
+            announcement: "Confirmation needed: Install the package cowsay".into(),
+            keyboard,
+        }
+    }
+
+    fn node(update: &TreeUpdate, id: NodeId) -> &Node {
+        &update
+            .nodes
+            .iter()
+            .find(|(i, _)| *i == id)
+            .expect("the node")
+            .1
+    }
+
+    #[test]
+    fn the_dialog_is_a_modal_alert_dialog_with_everything_it_shows() {
+        let t = tree_of(&reading(false, None));
+        let d = node(&t, DIALOG);
+        assert_eq!(d.role(), Role::AlertDialog);
+        assert!(d.is_modal());
+        assert_eq!(d.label(), Some("Install the package cowsay"));
+        assert!(d.description().unwrap().contains("/usr/bin/agent"));
+        let countdown = node(&t, COUNTDOWN);
+        assert_eq!(countdown.numeric_value(), Some(12.0));
+        assert_eq!(countdown.max_numeric_value(), Some(30.0));
+        assert_eq!(node(&t, TARGET).value(), Some("Target: cowsay"));
+        assert_eq!(node(&t, VOICE).label(), Some("Listening…"));
+        assert_eq!(node(&t, QUEUED).label(), Some("2 more waiting"));
+        assert_eq!(node(&t, STEPS).children().len(), 2);
+        assert_eq!(node(&t, APPROVE).label(), Some("Approve"));
+        assert_eq!(node(&t, ANNOUNCEMENT).live(), Some(Live::Polite));
+        // Without the keyboard nothing in the dialog has the focus.
+        assert_eq!(t.focus, ROOT);
+    }
+
+    #[test]
+    fn the_focus_follows_the_seat_and_the_tree_empties_when_the_dialog_goes() {
+        assert_eq!(tree_of(&reading(true, None)).focus, DIALOG);
+        assert_eq!(tree_of(&reading(true, Some(Control::Deny))).focus, DENY);
+        assert_eq!(
+            tree_of(&reading(true, Some(Control::Approve))).focus,
+            APPROVE
+        );
+        let mut gone = reading(false, None);
+        gone.dialog = None;
+        gone.announcement = "Denied: Install the package cowsay".into();
+        let t = tree_of(&gone);
+        assert_eq!(node(&t, ROOT).children(), [ANNOUNCEMENT]);
+        assert_eq!(t.nodes.len(), 2);
+        assert_eq!(
+            node(&t, ANNOUNCEMENT).value(),
+            Some("Denied: Install the package cowsay")
+        );
+    }
+
+    static STALLED: AtomicBool = AtomicBool::new(true);
+
+    /// An adapter stuck on D-Bus: it reads nothing while `STALLED`.
+    fn stuck(readings: Receiver<Reading>, _: Arc<AtomicU64>) {
+        while STALLED.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        while readings.recv().is_ok() {}
+    }
+
+    #[test]
+    fn a_stalled_adapter_is_replaced_and_publishing_never_waits() {
+        // A publisher that waited on the adapter would never return from the loop below.
+        let mut p = Publisher::with_adapter(stuck);
+        for n in 0..=CHANNEL_BOUND as u32 {
+            let mut r = reading(false, None);
+            r.dialog.as_mut().unwrap().seconds_left = n;
+            p.publish(r);
+        }
+        // The first `CHANNEL_BOUND` readings filled the channel; the next one replaced the
+        // adapter, and the new one has it.
+        assert_eq!(p.restarts(), 1);
+        assert_eq!(
+            p.last
+                .as_ref()
+                .unwrap()
+                .dialog
+                .as_ref()
+                .unwrap()
+                .seconds_left,
+            CHANNEL_BOUND as u32
+        );
+        // An unchanged reading is not sent again.
+        let again = p.last.clone().unwrap();
+        p.publish(again);
+        assert_eq!(p.restarts(), 1);
+        STALLED.store(false, Ordering::Relaxed);
     }
 }

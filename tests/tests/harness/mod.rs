@@ -227,6 +227,12 @@ impl Fixture {
         self.state().pcp.ui().has_keyboard_focus()
     }
 
+    /// How many actions assistive software asked for on the dialog and was refused, and how
+    /// many times a stalled accessibility adapter was replaced.
+    pub fn accessibility_counters(&mut self) -> (u64, u64) {
+        self.state().pcp.ui().accessibility_counters()
+    }
+
     /// Whether the dialog up is modal.
     pub fn dialog_modal(&mut self) -> bool {
         self.state().pcp.ui().is_modal()
