@@ -430,6 +430,11 @@ impl Compositor {
             loop_handle: loop_handle.clone(),
         };
         state.pcp.use_event_loop(loop_handle.clone());
+        // The desktop's high-contrast preference, from the settings portal when one answers.
+        #[cfg(feature = "a11y")]
+        if let Err(e) = pcp_plugin::desktop::follow_contrast(&loop_handle) {
+            tracing::warn!("{e}: the config's theme stays");
+        }
         pcp_plugin::refresh(&mut state);
         // Outputs and input devices are known now: a changed policy found at the start can be
         // asked about (or waits, proposed again, until something can answer).

@@ -9,39 +9,13 @@
 mod harness;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::Instant;
 
+use harness::dbus::{Reaped, private_session_bus, use_session_bus};
 use harness::*;
 use serde_json::json;
-
-/// Ends a helper process when the test ends, passing or not.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A private session bus; its address.
-fn private_session_bus() -> (Reaped, String) {
-    let mut daemon = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("dbus-daemon runs (Debian package `dbus-daemon`)");
-    let mut line = String::new();
-    BufReader::new(daemon.stdout.take().expect("its stdout"))
-        .read_line(&mut line)
-        .expect("dbus-daemon prints its address");
-    let address = line.trim().to_string();
-    assert!(!address.is_empty(), "dbus-daemon did not start");
-    (Reaped(daemon), address)
-}
 
 /// Turns accessibility on for the session, as a screen reader does at start: the accessibility
 /// bus launcher (at-spi2-core) is activated on the session bus to answer.
@@ -110,8 +84,7 @@ impl Reader {
 fn a_screen_reader_reads_the_dialog_and_cannot_answer_it() {
     let (_bus, address) = private_session_bus();
     // The compositor's adapter connects to the session bus named here, on its own thread.
-    // SAFETY: no other thread of this test binary reads the environment meanwhile (one test).
-    unsafe { std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &address) };
+    use_session_bus(&address);
     turn_accessibility_on(&address);
     let mut fx = Fixture::with_config(&["1280x800@0,0"], "accessibility = true\n");
 

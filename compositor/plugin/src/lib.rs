@@ -27,6 +27,8 @@
 #[cfg(feature = "a11y")]
 pub mod a11y;
 pub mod config;
+#[cfg(feature = "a11y")]
+pub mod desktop;
 pub mod drive;
 pub mod identity;
 pub mod input;

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod audio;
+pub mod dbus;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -231,6 +232,17 @@ impl Fixture {
     /// many times a stalled accessibility adapter was replaced.
     pub fn accessibility_counters(&mut self) -> (u64, u64) {
         self.state().pcp.ui().accessibility_counters()
+    }
+
+    /// Whether the desktop asks for high contrast, as the compositor last heard from the
+    /// settings portal.
+    pub fn desktop_high_contrast(&mut self) -> bool {
+        self.state().pcp.ui().desktop_high_contrast()
+    }
+
+    /// The palette the dialog draws with now.
+    pub fn dialog_palette(&mut self) -> pcp_overlay::Palette {
+        self.state().pcp.ui().dialog().palette().clone()
     }
 
     /// Whether the dialog up is modal.
