@@ -86,7 +86,10 @@ fn a_screen_reader_reads_the_dialog_and_cannot_answer_it() {
     // The compositor's adapter connects to the session bus named here, on its own thread.
     use_session_bus(&address);
     turn_accessibility_on(&address);
-    let mut fx = Fixture::with_config(&["1280x800@0,0"], "accessibility = true\n");
+    let mut fx = Fixture::with_config(
+        &["1280x800@0,0"],
+        "accessibility = true\n[queue]\nper_client = 2\n",
+    );
 
     let app = std::env::current_exe()
         .expect("the test binary")
@@ -95,6 +98,7 @@ fn a_screen_reader_reads_the_dialog_and_cannot_answer_it() {
         .to_string_lossy()
         .into_owned();
     let action = "Install the package cowsay";
+    let (next_action, last_action) = ("Install the package sl", "Install the package lolcat");
     let requester = std::env::current_exe()
         .expect("the test binary")
         .to_string_lossy()
@@ -103,7 +107,15 @@ fn a_screen_reader_reads_the_dialog_and_cannot_answer_it() {
     // Debian's python3-pyatspi is for the system interpreter.
     let mut child = Command::new("/usr/bin/python3")
         .arg(&script)
-        .args([&app, action, &requester, "Approve", "Deny"])
+        .args([
+            &app,
+            action,
+            &requester,
+            "Approve",
+            "Deny",
+            next_action,
+            last_action,
+        ])
         .env("DBUS_SESSION_BUS_ADDRESS", &address)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -164,4 +176,21 @@ fn a_screen_reader_reads_the_dialog_and_cannot_answer_it() {
     reader.tell("DECIDED");
     let said = reader.expect(&mut fx, "EMPTIED");
     assert_eq!(said, format!("Denied: {action}"));
+
+    // Two prompts, one waiting behind the other: the badge is read, and denying the first
+    // shows the second in the same round — both the denial and the new prompt are announced.
+    let next = fx.submit(intent("package.install", json!({"package": "sl"})));
+    fx.pending(&next);
+    let last = fx.submit(intent("package.install", json!({"package": "lolcat"})));
+    fx.pending(&last);
+    assert_eq!(fx.queued(), 1);
+    reader.tell("QUEUED");
+    reader.expect(&mut fx, "BADGE");
+    fx.advance_clock(1000);
+    fx.press_focus_shortcut();
+    fx.inject_key(KEY_ESC, true);
+    fx.inject_key(KEY_ESC, false);
+    assert!(!fx.decision(&next).approved);
+    reader.tell("DENIED");
+    reader.expect(&mut fx, "NEXT");
 }

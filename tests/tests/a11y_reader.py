@@ -1,6 +1,6 @@
 """A screen reader's view of the compositor's dialog, through AT-SPI (pyatspi), for tests/a11y.rs.
 
-Usage: a11y_reader.py APP ACTION REQUESTER APPROVE DENY
+Usage: a11y_reader.py APP ACTION REQUESTER APPROVE DENY NEXT_ACTION LAST_ACTION
 
 It talks to the test on stdin/stdout, one line each way per phase:
   prints READY        once the compositor's application is on the accessibility bus and the
@@ -10,7 +10,12 @@ It talks to the test on stdin/stdout, one line each way per phase:
                       pressed Tab);
   prints ACTED        once it saw the focus on Deny, asked for focus and a press on Approve,
                       and saw the focus stay on Deny; waits for DECIDED;
-  prints EMPTIED TEXT once the dialog left the tree and TEXT was announced; then exits 0.
+  prints EMPTIED TEXT once the dialog left the tree and TEXT was announced; waits for QUEUED
+                      (two more prompts, NEXT_ACTION shown and LAST_ACTION behind it);
+  prints BADGE        once it read NEXT_ACTION's dialog and its queue badge; waits for DENIED
+                      (the seat denied NEXT_ACTION);
+  prints NEXT         once it heard NEXT_ACTION's denial announced, then LAST_ACTION's prompt,
+                      in that order, and read LAST_ACTION's dialog; then exits 0.
 Any check that fails prints FAIL and a reason and exits 1.
 """
 
@@ -26,7 +31,7 @@ import pyatspi  # noqa: E402
 
 WAIT_S = 20.0
 
-app_name, action, requester, approve_label, deny_label = sys.argv[1:6]
+app_name, action, requester, approve_label, deny_label, next_action, last_action = sys.argv[1:8]
 context = GLib.MainContext.default()
 announcements = []
 
@@ -159,3 +164,27 @@ said = wait_for(
     lambda: [a for a in announcements if action in a and a != shown[0]],
 )
 say("EMPTIED " + said[-1])
+if sys.stdin.readline().strip() != "QUEUED":
+    fail("the test did not queue two prompts")
+
+# Phase 4: a queue. The badge is read; a denial followed at once by the next prompt is heard
+# in full: both announcements, in order.
+d = wait_for("the next dialog", lambda: (lambda d: d if d and d.name == next_action else None)(dialog()))
+badge = wait_for(
+    "the queue badge",
+    lambda: find(d, lambda n: n.getRole() == pyatspi.ROLE_STATUS_BAR and n.name == "1 more waiting"),
+)
+say("BADGE")
+if sys.stdin.readline().strip() != "DENIED":
+    fail("the test did not deny")
+wait_for("the last dialog", lambda: (lambda d: d if d and d.name == last_action else None)(dialog()))
+
+
+def heard_in_order():
+    denied = [i for i, a in enumerate(announcements) if a == "Denied: " + next_action]
+    shown = [i for i, a in enumerate(announcements) if a == "Confirmation needed: " + last_action]
+    return denied and shown and denied[0] < shown[-1]
+
+
+wait_for(f"the denial, then the next prompt, announced: {announcements!r}", heard_in_order)
+say("NEXT")

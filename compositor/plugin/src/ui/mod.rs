@@ -268,6 +268,10 @@ impl ConfirmUi {
                 &text.announce_denied
             };
             self.announcement = wording.replace("{action}", action);
+            // Published now, while the dialog still shows the decided prompt: the next prompt
+            // may be shown in the same round, and its own announcement must not replace this
+            // one before a screen reader heard it.
+            self.publish_accessibility();
         }
     }
 
