@@ -234,6 +234,11 @@ impl Fixture {
         self.state().pcp.ui().accessibility_counters()
     }
 
+    /// What a screen reader reads now (`None`: the compositor's accessibility is off).
+    pub fn accessible_reading(&mut self) -> Option<pcp_plugin::a11y::Reading> {
+        self.state().pcp.ui().accessible_reading()
+    }
+
     /// Whether the desktop asks for high contrast, as the compositor last heard from the
     /// settings portal.
     pub fn desktop_high_contrast(&mut self) -> bool {
