@@ -395,6 +395,50 @@ mod tests {
             .1
     }
 
+    fn shown(fixture: &str) -> ConfirmDialog {
+        let config = pcp_overlay::Config::default();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../overlay/tests/fixtures")
+            .join(fixture);
+        let content = pcp_overlay::load_content(&path, &config).unwrap();
+        let fonts = pcp_overlay::Fonts::with_files::<&str>(&[]).unwrap();
+        let mut d = ConfirmDialog::new(config, fonts);
+        d.show(content, 0).unwrap();
+        d
+    }
+
+    #[test]
+    fn the_reading_says_what_the_dialog_shows() {
+        let mut d = shown("delete.json");
+        let r = Reading::of(&d, None, "", false);
+        let read = r.dialog.unwrap();
+        assert_eq!(read.action, "Delete report.pdf");
+        assert_eq!(
+            read.requester,
+            "org.gnome.Nautilus — Verified: flatpak sandbox. Calls itself “Files”"
+        );
+        assert_eq!(read.risk, "Destructive: cannot be undone");
+        assert_eq!(read.target.as_deref(), Some("/home/u/report.pdf"));
+        assert_eq!(read.countdown, "27 s left");
+        assert_eq!(read.queued.as_deref(), Some("2 more waiting"));
+        assert_eq!(read.voice.as_deref(), Some("Listening… say “yes” or “no”"));
+        assert!(read.description.starts_with(&read.requester));
+        assert!(read.description.contains("/home/u/report.pdf"));
+        d.set_voice(VoiceState::Heard, 0.5);
+        let heard = Reading::of(&d, None, "", false).dialog.unwrap().voice;
+        assert_eq!(heard.as_deref(), Some("Heard “yes”: now choose Approve"));
+
+        let d = shown("multistep.json");
+        let read = Reading::of(&d, None, "", false).dialog.unwrap();
+        assert_eq!(read.steps.len(), 3);
+        assert!(
+            read.description
+                .contains("Steps: Move 14 PDF files to Documents/Papers;")
+        );
+        assert_eq!(read.voice, None, "no voice step, no voice state");
+        assert_eq!(read.queued, None);
+    }
+
     #[test]
     fn the_dialog_is_a_modal_alert_dialog_with_everything_it_shows() {
         let t = tree_of(&reading(false, None));
