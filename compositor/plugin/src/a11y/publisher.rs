@@ -21,13 +21,17 @@ struct Refuse {
 
 impl ActionHandler for Refuse {
     fn do_action(&mut self, request: ActionRequest) {
-        self.refused.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(
-            "refused {:?} on node {} from assistive software: only the seat, the voice and the \
-             haptic double tap answer prompts",
-            request.action,
-            request.target_node.0
-        );
+        let refused = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
+        // Any process on the accessibility bus can send these: the log names the 1st, 2nd,
+        // 4th, 8th… so that a flood of them cannot flood the log.
+        if refused.is_power_of_two() {
+            tracing::info!(
+                "refused {:?} on node {} from assistive software ({refused} refused so far): \
+                 only the seat, the voice and the haptic double tap answer prompts",
+                request.action,
+                request.target_node.0
+            );
+        }
     }
 }
 
