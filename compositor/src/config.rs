@@ -132,6 +132,9 @@ pub struct CompositorConfig {
     /// Logical pixels per inch of touch input, to turn the compositor's touch points into the
     /// millimetres `[haptics.tap]` distances are in.
     pub touch_dpi: f64,
+    /// Publish the dialog's accessibility tree on the session's AT-SPI bus, for screen readers
+    /// (read at start; only in a build with the `a11y` feature, the default).
+    pub accessibility: bool,
 }
 
 impl Default for CompositorConfig {
@@ -150,6 +153,7 @@ impl Default for CompositorConfig {
             device_probe_ms: 2000,
             voice_poll_ms: 20,
             touch_dpi: 96.0,
+            accessibility: true,
         }
     }
 }

@@ -424,6 +424,10 @@ impl Compositor {
         })
         .map_err(|e| StartError::Overlay(e.to_string()))?;
         ui.set_input_devices(usize::from(options.input_available));
+        #[cfg(feature = "a11y")]
+        if config.accessibility {
+            ui.enable_accessibility();
+        }
         // The udev backend's outputs are the connected displays, not the specs.
         let first = backend
             .outputs
@@ -477,6 +481,11 @@ impl Compositor {
             loop_handle: loop_handle.clone(),
         };
         state.pcp.use_event_loop(loop_handle.clone());
+        // The desktop's high-contrast preference, from the settings portal when one answers.
+        #[cfg(feature = "a11y")]
+        if let Err(e) = pcp_plugin::desktop::follow_contrast(&loop_handle) {
+            tracing::warn!("{e}: the config's theme stays");
+        }
         pcp_plugin::refresh(&mut state);
         // Outputs and input devices are known now: a changed policy found at the start can be
         // asked about (or waits, proposed again, until something can answer).

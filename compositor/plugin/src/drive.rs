@@ -55,6 +55,7 @@ pub fn apply<D: PcpHandler>(state: &mut D, mut events: Vec<PromptEvent>) {
         }
         outcomes.extend(pcp.gate.tick(now).into_iter().map(|o| (o, None)));
         for (outcome, approved) in outcomes {
+            state.pcp().ui.decided(&outcome);
             intent::deliver(state, outcome, approved);
         }
         let around = state.surroundings();
@@ -84,6 +85,7 @@ pub fn apply<D: PcpHandler>(state: &mut D, mut events: Vec<PromptEvent>) {
         if changes.damaged {
             state.dialog_damaged();
         }
+        state.pcp().ui.publish_accessibility();
         if events.is_empty() && !again {
             rearm(state);
             return;
@@ -113,6 +115,7 @@ pub fn on_wakeup<D: PcpHandler>(state: &mut D) {
 pub(crate) fn cancel<D: PcpHandler>(state: &mut D, id: IntentId) {
     let now = state.now_ms();
     if let Some(outcome) = state.pcp().gate.cancel(id, now) {
+        state.pcp().ui.decided(&outcome);
         intent::deliver(state, outcome, None);
     }
     refresh(state);

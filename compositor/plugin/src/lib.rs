@@ -24,7 +24,11 @@
 //! [`PcpHandler::policy_settled`] says the policy applied. The reference
 //! compositor (`pcp-compositor`) does exactly that and nothing more; see `docs/embedding.md`.
 
+#[cfg(feature = "a11y")]
+pub mod a11y;
 pub mod config;
+#[cfg(feature = "a11y")]
+pub mod desktop;
 pub mod drive;
 pub mod identity;
 pub mod input;

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod audio;
+pub mod dbus;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -225,6 +226,28 @@ impl Fixture {
     /// Whether the dialog has the keyboard.
     pub fn dialog_has_keyboard(&mut self) -> bool {
         self.state().pcp.ui().has_keyboard_focus()
+    }
+
+    /// How many actions assistive software asked for on the dialog and was refused, and how
+    /// many times a stalled accessibility adapter was replaced.
+    pub fn accessibility_counters(&mut self) -> (u64, u64) {
+        self.state().pcp.ui().accessibility_counters()
+    }
+
+    /// What a screen reader reads now (`None`: the compositor's accessibility is off).
+    pub fn accessible_reading(&mut self) -> Option<pcp_plugin::a11y::Reading> {
+        self.state().pcp.ui().accessible_reading()
+    }
+
+    /// Whether the desktop asks for high contrast, as the compositor last heard from the
+    /// settings portal.
+    pub fn desktop_high_contrast(&mut self) -> bool {
+        self.state().pcp.ui().desktop_high_contrast()
+    }
+
+    /// The palette the dialog draws with now.
+    pub fn dialog_palette(&mut self) -> pcp_overlay::Palette {
+        self.state().pcp.ui().dialog().palette().clone()
     }
 
     /// Whether the dialog up is modal.

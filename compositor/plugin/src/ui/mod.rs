@@ -9,6 +9,7 @@
 //! and from a press-and-hold that has lasted long enough ([`ConfirmUi::timers`], the hold
 //! timer) — never from [`ConfirmUi::sync`], which only draws.
 
+mod accessible;
 mod devices;
 mod dialog;
 mod focus;
@@ -128,11 +129,21 @@ pub struct ConfirmUi {
     rechecked: Option<IntentId>,
     /// Overlay settings from a reload, applied once no dialog is up.
     pending_overlay: Option<pcp_overlay::Config>,
+    /// The desktop asks for high contrast (kept across new overlay settings).
+    desktop_high_contrast: bool,
     /// When the listener is next polled and the haptic device next checked (wall time).
     next_voice_poll: Option<Instant>,
     next_haptic_check: Option<Instant>,
     /// Wakes the event loop when the probe thread has news; inserted by `use_event_loop`.
     probe_wakeups: Option<PingSource>,
+    /// The accessibility tree's publisher, once enabled.
+    #[cfg(feature = "a11y")]
+    accessibility: Option<crate::a11y::Publisher>,
+    /// The last polite announcement, and the prompt (with what it asks) last announced.
+    #[cfg(feature = "a11y")]
+    announcement: String,
+    #[cfg(feature = "a11y")]
+    announced: Option<(IntentId, String)>,
 }
 
 impl ConfirmUi {
@@ -159,9 +170,16 @@ impl ConfirmUi {
             waiting_voice: None,
             rechecked: None,
             pending_overlay: None,
+            desktop_high_contrast: false,
             next_voice_poll: None,
             next_haptic_check: None,
             probe_wakeups: Some(probe_wakeups),
+            #[cfg(feature = "a11y")]
+            accessibility: None,
+            #[cfg(feature = "a11y")]
+            announcement: String::new(),
+            #[cfg(feature = "a11y")]
+            announced: None,
         })
     }
 
@@ -309,12 +327,30 @@ impl ConfirmUi {
             }
         };
         match DialogView::new(config) {
-            Ok(d) => {
+            Ok(mut d) => {
+                d.dialog_mut()
+                    .set_desktop_high_contrast(self.desktop_high_contrast);
                 self.dialog = d;
                 self.sharing = sharing;
             }
             Err(e) => tracing::warn!("the overlay settings were not applied: {e}"),
         }
+    }
+
+    /// The desktop asks (`true`) or stops asking for high contrast (the settings portal's
+    /// `contrast`, see [`crate::desktop`]): with `[overlay] follow_desktop_contrast` the dialog
+    /// draws with the high-contrast palette. Run [`crate::refresh`] after.
+    pub fn set_desktop_high_contrast(&mut self, high: bool) {
+        if self.desktop_high_contrast != high {
+            self.desktop_high_contrast = high;
+            self.dialog.dialog_mut().set_desktop_high_contrast(high);
+            self.changes.damaged = true;
+        }
+    }
+
+    /// Whether the desktop asks for high contrast, as last heard.
+    pub fn desktop_high_contrast(&self) -> bool {
+        self.desktop_high_contrast
     }
 
     /// The dialog's pixels as drawn for its output (width, height, premultiplied RGBA), for
