@@ -111,7 +111,10 @@ impl Fixture {
         Fixture::start(outputs, None, None, state, edit)
     }
 
-    fn start(
+    /// The most general start: these outputs, speech engine and haptic backend (see
+    /// [`Fixture::with_devices`]), the gate's state in `state` when given, and the harness config
+    /// as `edit` changes it.
+    pub fn start(
         outputs: &[&str],
         speech: Option<pcp_speech::SpeechEngine>,
         haptics: Option<Box<dyn pcp_haptics::Haptics>>,
@@ -561,6 +564,20 @@ impl Fixture {
             .expect("the dialog is up")
             .requester
             .clone()
+    }
+
+    /// The challenge word the dialog shows (the word a spoken approval must contain), if any.
+    pub fn dialog_challenge(&mut self) -> Option<String> {
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp.ui();
+        ui.dialog().content().and_then(|c| c.challenge.clone())
+    }
+
+    /// Whether the dialog shows its "Allow until logout" control.
+    pub fn dialog_offers_session(&mut self) -> bool {
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp.ui();
+        ui.dialog().content().is_some_and(|c| c.offer_session)
     }
 
     /// The seconds the dialog counts down from now (as last synced).
