@@ -410,9 +410,10 @@ impl Harness {
         let plan: Vec<&str> = prompt.plan.modalities.iter().map(|m| m.as_str()).collect();
         let plan = json!(plan);
         let hold = prompt.plan.press_and_hold;
+        let params = prompt.params.clone();
         let challenge = self.fx.dialog_challenge();
         let offers_session = self.fx.dialog_offers_session();
-        let answer = self.script.answer_for(&capability).cloned();
+        let answer = self.script.answer_for(&capability, &params).cloned();
         // The microphone hears the phrase, or silence, from the moment the compositor opens it
         // (after the question is read); a phrase from an earlier dialog is never heard again.
         let phrase = answer
@@ -498,11 +499,8 @@ impl Harness {
 
     /// Clicks Approve once the click guard is armed, or holds it when the plan asks.
     fn approve(&mut self, id: IntentId) -> String {
-        let armed = Instant::now();
-        while !self.fx.dialog_live().is_some_and(|l| l.armed) {
-            if armed.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
-                return "approve (the dialog was never ready)".into();
-            }
+        if !self.wait_armed(id) {
+            return "approve (the dialog was never ready)".into();
         }
         let hold = self
             .fx
@@ -522,8 +520,21 @@ impl Harness {
         "approve (held)".into()
     }
 
+    /// Serves until the dialog's click guard is armed (a click before it is ignored, as a
+    /// person's would be); false when prompt `id` went away first.
+    fn wait_armed(&mut self, id: IntentId) -> bool {
+        let start = Instant::now();
+        while !self.fx.dialog_live().is_some_and(|l| l.armed) {
+            if start.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Clicks `control` once the guard is armed.
     fn click(&mut self, id: IntentId, control: Control) {
-        if self.showing(id) {
+        if self.wait_armed(id) && self.showing(id) {
             self.fx.click(control);
         }
     }
@@ -682,6 +693,8 @@ impl Harness {
 /// One JSON line on stdout, flushed at once (a test reads it live).
 fn emit(value: &Value) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
-    let _ = out.flush();
+    // Whoever started the harness reads its lines: once nobody can, it ends.
+    if writeln!(out, "{value}").and_then(|()| out.flush()).is_err() {
+        STOP.store(true, Ordering::SeqCst);
+    }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use pcp_gate::rules::Glob;
 use serde::Deserialize;
+use serde_json::Value;
 use toml::Spanned;
 
 /// How long the user reads a dialog before each action when the script does not say: past the
@@ -71,6 +72,9 @@ impl Action {
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub capability: Glob,
+    /// Globs the named parameters' values must match too (a string as it is, anything else as
+    /// JSON text); a parameter the intent lacks does not match.
+    pub params: Vec<(String, Glob)>,
     pub actions: Vec<Action>,
     /// The phrase `say` speaks; `{challenge}` stands for the challenge word the dialog shows.
     pub say: Option<String>,
@@ -172,8 +176,15 @@ impl Script {
                 }
                 (phrase, _) => phrase.as_ref().map(|p| p.get_ref().clone()),
             };
+            let params = answer
+                .params
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(name, glob)| (name, Glob::new(glob.get_ref())))
+                .collect();
             answers.push(Answer {
                 capability: Glob::new(pattern),
+                params,
                 actions,
                 say,
                 delay_ms: answer
@@ -189,11 +200,16 @@ impl Script {
         })
     }
 
-    /// The answer for `capability`: the first whose glob matches.
-    pub fn answer_for(&self, capability: &str) -> Option<&Answer> {
-        self.answers
-            .iter()
-            .find(|a| a.capability.matches(capability))
+    /// The answer for `capability` with `params`: the first whose globs all match.
+    pub fn answer_for(&self, capability: &str, params: &Value) -> Option<&Answer> {
+        self.answers.iter().find(|a| {
+            a.capability.matches(capability)
+                && a.params.iter().all(|(name, glob)| match params.get(name) {
+                    Some(Value::String(text)) => glob.matches(text),
+                    Some(other) => glob.matches(&other.to_string()),
+                    None => false,
+                })
+        })
     }
 
     /// Whether any answer speaks (the harness then loads the voice model).
@@ -248,6 +264,7 @@ struct AnswerFile {
     actions: Spanned<OneOrMany>,
     say: Option<Spanned<String>>,
     delay_ms: Option<u64>,
+    params: Option<std::collections::BTreeMap<String, Spanned<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -271,16 +288,17 @@ mod tests {
             "user.toml",
         )
         .unwrap();
-        let a = s.answer_for("window.move").unwrap();
+        let none = Value::Null;
+        let a = s.answer_for("window.move", &none).unwrap();
         assert_eq!(
             (a.actions.as_slice(), a.delay_ms),
             (&[Action::Approve][..], 900)
         );
-        let d = s.answer_for("file.delete").unwrap();
+        let d = s.answer_for("file.delete", &none).unwrap();
         assert_eq!(d.actions, [Action::Say, Action::Approve]);
         assert_eq!(d.delay_ms, 2000);
         assert_eq!(
-            s.answer_for("session.logout").unwrap().actions,
+            s.answer_for("session.logout", &none).unwrap().actions,
             [Action::Nothing]
         );
         assert!(s.speaks());
@@ -294,6 +312,28 @@ mod tests {
 
     fn error(text: &str) -> String {
         Script::parse(text, "user.toml").unwrap_err()
+    }
+
+    #[test]
+    fn parameter_globs_narrow_an_answer() {
+        use serde_json::json;
+        let s = Script::parse(
+            "[[answer]]\ncapability = \"file.delete\"\ndo = \"deny\"\n\
+             params = { path = \"/etc/*\", force = \"true\" }\n\n\
+             [[answer]]\ncapability = \"file.delete\"\ndo = \"approve\"\n",
+            "user.toml",
+        )
+        .unwrap();
+        let answer = |params: Value| s.answer_for("file.delete", &params).unwrap().actions[0];
+        assert_eq!(
+            answer(json!({"path": "/etc/passwd", "force": true})),
+            Action::Deny
+        );
+        assert_eq!(answer(json!({"path": "/etc/passwd"})), Action::Approve);
+        assert_eq!(
+            answer(json!({"path": "/tmp/x", "force": true})),
+            Action::Approve
+        );
     }
 
     #[test]
