@@ -266,8 +266,109 @@ fn a_bad_script_is_refused_with_its_file_line_and_column() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("{}:3:6: unknown action `shrug`", user.display())),
+        stderr.contains(&format!("{}:3:6: unknown action 'shrug'", user.display())),
         "{stderr}"
     );
     assert!(out.stdout.is_empty(), "no compositor started");
+}
+
+#[test]
+fn a_double_tap_allow_until_logout_and_captures_of_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("extra.toml");
+    std::fs::write(&config, "[gate]\nsession_approvals = true\n").unwrap();
+    let pngs = dir.path().join("pngs");
+    let script = r#"
+[[answer]]
+capability = "settings.change"
+do = "double-tap"
+
+[[answer]]
+capability = "network.share"
+do = "allow-session"
+"#;
+    let config = config.to_str().unwrap();
+    let pngs_arg = pngs.to_str().unwrap();
+    let mut h = Running::start(
+        dir.path(),
+        script,
+        &[
+            "--config",
+            config,
+            "--capture",
+            pngs_arg,
+            "--output",
+            "1280x800",
+            "--output",
+            "800x600*2@1280,0",
+        ],
+    );
+    assert_eq!(h.ready["outputs"][1]["name"], "HEADLESS-2");
+
+    let d = decided(&h.submit("settings.change", json!({"key": "theme", "value": "dark"})));
+    assert_eq!(d.resolution, "user_approved", "{d:?}");
+    assert_eq!(
+        d.modalities,
+        ["haptic"],
+        "the recording haptic device answers"
+    );
+    let line = h.next("decision");
+    assert_eq!(line["user"], json!(["double-tap"]));
+
+    let share = json!({"path": "/a", "recipient": "bob"});
+    let d = decided(&h.submit("network.share", share.clone()));
+    assert_eq!(d.resolution, "user_approved", "{d:?}");
+    let line = h.next("decision");
+    assert_eq!(line["user"], json!(["allow-session"]));
+    let d = decided(&h.submit("network.share", share));
+    assert_eq!(d.resolution, "user_approved_for_session", "{d:?}");
+    let line = h.next("decision");
+    assert_eq!((&line["user"], line.get("scripted")), (&json!([]), None));
+
+    let exit = h.stop(true);
+    assert!(
+        exit["haptic_calls"].as_u64().unwrap() > 0,
+        "the cue was played"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&pngs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "001-settings.change-output-0.png",
+            "001-settings.change-output-1.png",
+            "002-network.share-output-0.png",
+            "002-network.share-output-1.png"
+        ]
+    );
+    let png = std::fs::read(pngs.join("002-network.share-output-1.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+}
+
+#[test]
+fn a_command_after_the_options_runs_against_the_harness_and_gives_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(binary())
+        .arg("--state")
+        .arg(dir.path().join("state.sqlite3"))
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "test -S \"$WAYLAND_DISPLAY\" && test -d \"$XDG_RUNTIME_DIR\" && \
+             test -f \"$PCP_CONFIG\" && echo agent output && exit 3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].to_string())
+        .collect();
+    assert_eq!(events, ["\"ready\"", "\"exit\""]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agent output"));
 }

@@ -64,6 +64,11 @@ struct Args {
     /// Load the voice model even if the script never speaks.
     #[arg(long)]
     voice: bool,
+    /// A program to run against the harness (after `--`), with `WAYLAND_DISPLAY`,
+    /// `XDG_RUNTIME_DIR`, `PCP_CONFIG` and `PCP_STATE` set and its output on stderr: the harness
+    /// ends when it does and exits with its status.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 /// Set by SIGTERM and SIGINT: the harness commits its audit log and exits.
@@ -76,7 +81,8 @@ extern "C" fn on_signal(_: libc::c_int) {
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(code)) => ExitCode::from(code),
         Err(e) => {
             eprintln!("pcp-harness: {e}");
             ExitCode::from(2)
@@ -84,7 +90,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args) -> Result<(), String> {
+/// Runs the harness; the status of `--`'s command, if one ran.
+fn run(args: Args) -> Result<Option<u8>, String> {
     let script = match &args.user {
         Some(path) => Script::load(path)?,
         None => Script::idle(),
@@ -130,9 +137,24 @@ fn run(args: Args) -> Result<(), String> {
         );
     }
     let mut harness = Harness::start(&args, script, &outputs, &extra)?;
+    if let Some((program, rest)) = args.command.split_first() {
+        let child = harness
+            .fx
+            .command(program)
+            .args(rest)
+            .env("PCP_CONFIG", harness.fx.config_path())
+            .env("PCP_STATE", &harness.state)
+            .stdin(std::process::Stdio::null())
+            // Its output goes to stderr: stdout stays the harness's JSON lines.
+            .stdout(std::io::stderr())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot run {program}: {e}"))?;
+        harness.program = Some(child);
+    }
     harness.serve();
     harness.finish();
-    Ok(())
+    Ok(harness.program_status)
 }
 
 /// The config file must at least be TOML; its meaning is checked by the compositor.
@@ -205,6 +227,11 @@ struct Harness {
     line_no: usize,
     quit: bool,
     polled: Instant,
+    /// The gate's state file.
+    state: PathBuf,
+    /// `--`'s command while it runs, and its exit status once it ended.
+    program: Option<std::process::Child>,
+    program_status: Option<u8>,
 }
 
 impl Harness {
@@ -308,12 +335,16 @@ impl Harness {
             let records = fx.gate().store().audit_since(0).unwrap_or_default();
             records.last().map_or((0, 0), |r| (r.seq, r.time_ms))
         };
+        let state = args
+            .state
+            .clone()
+            .unwrap_or_else(|| fx.runtime_dir().join("state.sqlite3"));
         emit(&json!({
             "event": "ready",
             "wayland_display": fx.socket_path(),
             "xdg_runtime_dir": fx.runtime_dir(),
             "config": fx.config_path(),
-            "state": args.state.clone().unwrap_or_else(|| fx.runtime_dir().join("state.sqlite3")),
+            "state": state,
             "outputs": outputs,
             "voice": voice,
         }));
@@ -332,6 +363,9 @@ impl Harness {
             line_no: 0,
             quit: false,
             polled: Instant::now(),
+            state,
+            program: None,
+            program_status: None,
         })
     }
 
@@ -345,7 +379,19 @@ impl Harness {
         }
     }
 
-    fn stopping(&self) -> bool {
+    fn stopping(&mut self) -> bool {
+        if let Some(program) = &mut self.program
+            && let Ok(Some(status)) = program.try_wait()
+        {
+            // A signal's death is reported as the shell does, 128 + the signal.
+            let code = status
+                .code()
+                .or_else(|| std::os::unix::process::ExitStatusExt::signal(&status).map(|s| 128 + s))
+                .unwrap_or(1);
+            self.program_status = Some(u8::try_from(code).unwrap_or(1));
+            self.program = None;
+            self.quit = true;
+        }
         self.quit || STOP.load(Ordering::SeqCst)
     }
 
@@ -684,6 +730,10 @@ impl Harness {
 
     /// Commits the audit log and prints the last decisions.
     fn finish(&mut self) {
+        if let Some(mut program) = self.program.take() {
+            let _ = program.kill();
+            let _ = program.wait();
+        }
         self.emit_decisions();
         let played = self.haptics.0.borrow().calls().len();
         emit(&json!({"event": "exit", "haptic_calls": played}));

@@ -144,8 +144,8 @@ impl Script {
                     at(
                         do_span.clone(),
                         &format!(
-                            "unknown action `{name}`: expected approve, deny, allow-session, say, \
-                             double-tap or nothing"
+                            "unknown action '{name}': expected approve, deny, allow-session, \
+                             say, double-tap or nothing"
                         ),
                     )
                 })?;
@@ -340,7 +340,7 @@ mod tests {
     fn an_unknown_action_is_named_at_its_line_and_column() {
         let e = error("[[answer]]\ncapability = \"file.*\"\ndo = [\"approve\", \"maybe\"]\n");
         assert!(
-            e.starts_with("user.toml:3:6: unknown action `maybe`"),
+            e.starts_with("user.toml:3:6: unknown action 'maybe'"),
             "{e}"
         );
     }
