@@ -457,8 +457,9 @@ impl Harness {
         let plan = json!(plan);
         let hold = prompt.plan.press_and_hold;
         let params = prompt.params.clone();
-        let challenge = self.fx.dialog_challenge();
+        // (This one brings the dialog's content up to date first.)
         let offers_session = self.fx.dialog_offers_session();
+        let challenge = self.fx.dialog_challenge();
         let answer = self.script.answer_for(&capability, &params).cloned();
         // The microphone hears the phrase, or silence, from the moment the compositor opens it
         // (after the question is read); a phrase from an earlier dialog is never heard again.

@@ -225,6 +225,16 @@ impl Fixture {
         self.state().pcp.ui().dialog().live().cloned()
     }
 
+    /// The challenge word the dialog shows, if any.
+    pub fn dialog_challenge(&mut self) -> Option<String> {
+        self.state()
+            .pcp
+            .ui()
+            .dialog()
+            .content()
+            .and_then(|c| c.challenge.clone())
+    }
+
     /// Whether the dialog has the keyboard.
     pub fn dialog_has_keyboard(&mut self) -> bool {
         self.state().pcp.ui().has_keyboard_focus()
@@ -564,13 +574,6 @@ impl Fixture {
             .expect("the dialog is up")
             .requester
             .clone()
-    }
-
-    /// The challenge word the dialog shows (the word a spoken approval must contain), if any.
-    pub fn dialog_challenge(&mut self) -> Option<String> {
-        pcp_plugin::refresh(self.state());
-        let ui = self.compositor.state.pcp.ui();
-        ui.dialog().content().and_then(|c| c.challenge.clone())
     }
 
     /// Whether the dialog shows its "Allow until logout" control.
