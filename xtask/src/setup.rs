@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
 /// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
-/// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap. The Python agent example: python3.
+/// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",

@@ -245,6 +245,13 @@ impl Fixture {
         self.state().pcp.ui().is_modal()
     }
 
+    /// Whether the dialog shows its "Allow until logout" control.
+    pub fn dialog_offers_session(&mut self) -> bool {
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp.ui();
+        ui.dialog().content().is_some_and(|c| c.offer_session)
+    }
+
     /// Whether a client's surface has the pointer (the seat's pointer focus).
     pub fn pointer_on_client(&mut self) -> bool {
         let pointer = self.state().seat.get_pointer();
@@ -574,13 +581,6 @@ impl Fixture {
             .expect("the dialog is up")
             .requester
             .clone()
-    }
-
-    /// Whether the dialog shows its "Allow until logout" control.
-    pub fn dialog_offers_session(&mut self) -> bool {
-        pcp_plugin::refresh(self.state());
-        let ui = self.compositor.state.pcp.ui();
-        ui.dialog().content().is_some_and(|c| c.offer_session)
     }
 
     /// The seconds the dialog counts down from now (as last synced).
