@@ -372,3 +372,42 @@ fn a_command_after_the_options_runs_against_the_harness_and_gives_its_status() {
     assert_eq!(events, ["\"ready\"", "\"exit\""]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("agent output"));
 }
+
+#[test]
+fn a_bad_manifest_or_config_is_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("caps");
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("agent.toml"),
+        "[[capability]]\nname = \"notes.save\"\nversion = 1\nside_effects = \"sometimes\"\n",
+    )
+    .unwrap();
+    let out = Command::new(binary())
+        .arg("--manifests")
+        .arg(&manifests)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("pcp-harness: the compositor did not start:")
+            && stderr.contains("agent.toml:4:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let config = dir.path().join("extra.toml");
+    std::fs::write(&config, "[speech]\nenabled = true\n").unwrap();
+    let out = Command::new(binary())
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[speech] is set by the harness"),
+        "{stderr}"
+    );
+}

@@ -157,10 +157,34 @@ fn run(args: Args) -> Result<Option<u8>, String> {
     Ok(harness.program_status)
 }
 
-/// The config file must at least be TOML; its meaning is checked by the compositor.
+/// What is wrong with the harness config `text` (and the manifests it names), as the compositor
+/// says it, if anything.
+fn config_error(text: &str) -> Option<String> {
+    if text.is_empty() {
+        return None;
+    }
+    let dir = tempfile::tempdir().ok()?;
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, text).ok()?;
+    pcp_compositor::startup::load(Some(&path))
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// The tables the harness writes itself: a `--config` file may not set them again.
+const HARNESS_TABLES: [&str; 5] = ["manifests", "state", "overlay", "speech", "compositor"];
+
+/// The config file must be TOML and leave the harness's own tables alone; its meaning is checked
+/// by the compositor.
 fn check_toml(text: &str, path: &Path) -> Result<(), String> {
     match text.parse::<toml::Table>() {
-        Ok(_) => Ok(()),
+        Ok(table) => match HARNESS_TABLES.iter().find(|t| table.contains_key(**t)) {
+            Some(t) => Err(format!(
+                "{}: [{t}] is set by the harness (use --manifests for capability folders)",
+                path.display()
+            )),
+            None => Ok(()),
+        },
         Err(e) => {
             let place = e.span().map_or_else(String::new, |s| {
                 let (line, column) = script::line_column(text, s.start);
@@ -287,20 +311,43 @@ impl Harness {
         let specs: Vec<&str> = outputs.iter().map(String::as_str).collect();
         let manifests = args.manifests.clone();
         let extra = extra.to_string();
-        let mut fx = Fixture::start(
-            &specs,
-            speech,
-            Some(Box::new(haptics.clone())),
-            args.state.as_deref(),
-            move |text| {
-                let mut text = text;
-                for dir in &manifests {
-                    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-                    text = text.replacen("dirs = [", &format!("dirs = [{dir:?}, "), 1);
-                }
-                text + "\n" + &extra
-            },
-        );
+        // The config text the fixture writes, to say what is wrong with it if it does not load.
+        let written = std::rc::Rc::new(std::cell::RefCell::new(String::new()));
+        let keep = std::rc::Rc::clone(&written);
+        let start = || {
+            Fixture::start(
+                &specs,
+                speech,
+                Some(Box::new(haptics.clone())),
+                args.state.as_deref(),
+                move |text| {
+                    let mut text = text;
+                    for dir in &manifests {
+                        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                        text = text.replacen("dirs = [", &format!("dirs = [{dir:?}, "), 1);
+                    }
+                    let text = text + "\n" + &extra;
+                    keep.borrow_mut().clone_from(&text);
+                    text
+                },
+            )
+        };
+        // The fixture fails loudly (a bad manifest or config, no socket): said here as one
+        // error, not as a panic.
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(start));
+        std::panic::set_hook(hook);
+        let mut fx = started.map_err(|payload| {
+            let why = config_error(&written.borrow()).unwrap_or_else(|| {
+                payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "an unknown failure".into())
+            });
+            format!("the compositor did not start: {why}")
+        })?;
         fx.use_real_clock();
         fx.gate_mut().attach_scripted_user();
         if voice {
