@@ -222,16 +222,30 @@ fn the_scripted_user_approves_and_denies_and_every_line_and_record_says_so() {
 #[test]
 fn a_test_can_answer_live_on_stdin() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = Running::start(dir.path(), "", &["--stdin"]);
+    let pngs = dir.path().join("pngs");
+    let mut h = Running::start(
+        dir.path(),
+        "",
+        &["--stdin", "--capture", pngs.to_str().unwrap()],
+    );
     let rx = h.submit("network.share", json!({"path": "/a", "recipient": "bob"}));
     let prompt = h.next("prompt");
     assert_eq!(
         prompt["scripted"], false,
         "no answer in the script: it waits for stdin"
     );
+    h.next("capture");
+    h.say("capture before/deny");
+    let capture = h.next("capture");
+    assert_eq!(
+        capture["path"],
+        json!(pngs.join("before_deny-output-0.png")),
+        "a name stays in the capture folder"
+    );
+    assert!(pngs.join("before_deny-output-0.png").exists());
     h.say("wave");
     let error = h.next("error");
-    assert_eq!(error["at"], "stdin:1:1");
+    assert_eq!(error["at"], "stdin:2:1", "the second line");
     assert!(
         error["message"]
             .as_str()
