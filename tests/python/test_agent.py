@@ -48,7 +48,7 @@ do = "approve"
 capability = "file.delete"
 params = { path = "*/draft.txt" }
 do = ["say", "approve"]
-say = "네 {challenge}"
+say = "네, {challenge}"
 
 # Only a click: the voice half of a destructive prompt is never answered.
 [[answer]]
