@@ -425,3 +425,35 @@ fn a_bad_manifest_or_config_is_one_clear_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_phrase_said_on_stdin_answers_the_next_dialog_by_voice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Running::start(dir.path(), "", &["--stdin", "--voice"]);
+    assert_eq!(h.ready["voice"], true);
+    h.say("say 네, {challenge}");
+    let rx = h.submit("file.delete", json!({"path": "/home/alice/draft.txt"}));
+    let prompt = h.next("prompt");
+    assert_eq!(prompt["plan"], json!(["voice", "visual"]));
+    h.say("approve");
+    let d = decided(&rx);
+    assert_eq!(d.resolution, "user_approved", "{d:?}");
+    let line = h.next("decision");
+    let said = line["user"][0].as_str().unwrap();
+    assert!(said.starts_with("say 네,"), "{line}");
+    assert_eq!(line["user"][1], "approve");
+    let mut results: Vec<(&str, &str)> = line["modality_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["modality"].as_str().unwrap(),
+                r["result"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    results.sort();
+    assert_eq!(results, [("visual", "approve"), ("voice", "approve")]);
+    h.stop(false);
+}

@@ -43,7 +43,8 @@ struct Args {
     #[arg(long, value_name = "SCRIPT.toml")]
     user: Option<PathBuf>,
     /// Also take commands on stdin, one a line: approve, deny, allow-session, double-tap,
-    /// capture NAME, quit. They act on the dialog shown now; end of input quits.
+    /// capture NAME, quit act on the dialog shown now; say PHRASE is spoken into the next
+    /// dialog's microphone. End of input quits.
     #[arg(long)]
     stdin: bool,
     /// A virtual output `WxH[*SCALE][@X,Y]`; repeat for more (default one 1920x1080).
@@ -251,6 +252,8 @@ struct Harness {
     line_no: usize,
     quit: bool,
     polled: Instant,
+    /// A phrase said on stdin, for the next dialog's microphone.
+    next_phrase: Option<String>,
     /// The gate's state file.
     state: PathBuf,
     /// `--`'s command while it runs, and its exit status once it ended.
@@ -410,6 +413,7 @@ impl Harness {
             line_no: 0,
             quit: false,
             polled: Instant::now(),
+            next_phrase: None,
             state,
             program: None,
             program_status: None,
@@ -510,11 +514,17 @@ impl Harness {
         let answer = self.script.answer_for(&capability, &params).cloned();
         // The microphone hears the phrase, or silence, from the moment the compositor opens it
         // (after the question is read); a phrase from an earlier dialog is never heard again.
-        let phrase = answer
-            .as_ref()
-            .and_then(|a| a.say.as_deref())
-            .map(|p| script::phrase_for(p, challenge.as_deref()));
+        // A phrase said on stdin answers the next dialog when the script has none.
+        let live = self.next_phrase.take();
+        let scripted = answer.as_ref().and_then(|a| a.say.clone());
+        let said_live = scripted.is_none() && live.is_some();
+        let phrase = scripted
+            .or(live)
+            .map(|p| script::phrase_for(&p, challenge.as_deref()));
         let mut did = Vec::new();
+        if said_live && let Some(p) = &phrase {
+            did.push(format!("say {p}"));
+        }
         if let Some(mic) = &mut self.microphone {
             let file = match &phrase {
                 Some(p) => mic.phrase(p),
@@ -668,6 +678,15 @@ impl Harness {
         let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
         match word {
             "quit" => self.quit = true,
+            "say" if !rest.trim().is_empty() => {
+                if self.microphone.is_none() {
+                    self.live_error("`say`: no microphone (start with --voice)");
+                    return;
+                }
+                // The compositor opens the microphone as a dialog begins: the phrase is spoken
+                // into the next dialog's.
+                self.next_phrase = Some(rest.trim().to_string());
+            }
             "capture" if !rest.trim().is_empty() => {
                 let name = rest.trim().replace('/', "_");
                 self.capture_named(&name);
@@ -676,7 +695,7 @@ impl Harness {
                 let Some(action) = Action::parse(word).filter(|a| *a != Action::Say) else {
                     self.live_error(&format!(
                         "unknown command `{line}`: expected approve, deny, allow-session, \
-                         double-tap, nothing, capture NAME or quit"
+                         double-tap, nothing, say PHRASE, capture NAME or quit"
                     ));
                     return;
                 };
