@@ -99,6 +99,10 @@ impl PcpHandler for App {
     fn execute_builtin(&mut self, capability: &str, _: &serde_json::Value) -> Result<(), String> {
         match capability {
             "session.logout" => {
+                // The session ends: its "Allow until logout" choices end with it.
+                if let Err(e) = self.pcp.gate_mut().end_session() {
+                    eprintln!("the session's audit records could not be committed: {e}");
+                }
                 self.running = false;
                 Ok(())
             }

@@ -40,7 +40,14 @@ pub fn execute(state: &mut State, capability: &str, params: &Value) -> Result<()
                 .map_err(|e| e.to_string())?;
             state.dirty = true;
         }
-        "session.logout" => state.running = false,
+        "session.logout" => {
+            // The session ends here: its "Allow until logout" choices end with it, whatever the
+            // process does next (an embedder may keep running to show a greeter).
+            if let Err(e) = state.pcp.gate_mut().end_session() {
+                tracing::error!("the session's audit records could not be committed: {e}");
+            }
+            state.running = false;
+        }
         other => return Err(format!("this compositor does not perform {other}")),
     }
     state

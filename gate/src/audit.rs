@@ -152,6 +152,11 @@ pub struct AuditRecord {
     /// For `execution_failed`: the sequence number of the approval that was not carried out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_seq: Option<u64>,
+    /// The prompt was answered (or left unanswered) by a scripted user in the test harness
+    /// (`pcp-harness`), not by a person. Only a gate built with the `scripted-user` feature can
+    /// set it, and no session binary is built with it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scripted: bool,
     pub prev_hash: String,
 }
 

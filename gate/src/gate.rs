@@ -44,6 +44,9 @@ pub struct Gate {
     /// "Allow until logout" choices in force, each with the capability as it was declared
     /// when the user chose (see `session`).
     pub(crate) session_approvals: HashMap<FrictionKey, Arc<Capability>>,
+    /// Prompts are answered by a scripted user (the test harness): their records say so.
+    /// Settable only with the `scripted-user` feature.
+    pub(crate) scripted_user: bool,
 }
 
 impl Gate {
@@ -62,6 +65,7 @@ impl Gate {
             turns: HashMap::new(),
             served_turn: 0,
             session_approvals: HashMap::new(),
+            scripted_user: false,
         };
         gate.sync_capability_versions()?;
         Ok(gate)
@@ -89,7 +93,22 @@ impl Gate {
             turns: HashMap::new(),
             served_turn: 0,
             session_approvals: HashMap::new(),
+            scripted_user: false,
         })
+    }
+
+    /// From now on every prompt is answered by a scripted user, and its audit record says so
+    /// (`scripted: true`). Only for the test harness: the `scripted-user` feature that compiles
+    /// this is enabled by `pcp-tests` alone, never by a session binary, so a real session can
+    /// never mark a person's answer as scripted (or hide one behind the mark).
+    #[cfg(feature = "scripted-user")]
+    pub fn attach_scripted_user(&mut self) {
+        self.scripted_user = true;
+    }
+
+    /// Whether prompts are answered by a scripted user (see `attach_scripted_user`).
+    pub fn scripted_user(&self) -> bool {
+        self.scripted_user
     }
 
     /// Opens the store and token key at the config's state path.

@@ -132,7 +132,7 @@ impl Gate {
             }
         };
         let update = history_after(resolution, &prompt.friction_key, history, now_ms);
-        let record = self.record(RecordFacts {
+        let mut record = self.record(RecordFacts {
             intent: &prompt.intent,
             capability: Some(&prompt.capability),
             params: &prompt.params,
@@ -151,6 +151,7 @@ impl Gate {
             note: Some(reason.clone()),
             now_ms,
         });
+        record.scripted = self.scripted_user;
         let outcome = Outcome {
             id: prompt.id,
             capability: prompt.capability.name.clone(),
@@ -383,6 +384,7 @@ impl Gate {
             .to_string(),
             resolution: facts.resolution,
             approval_seq: None,
+            scripted: false,
             prev_hash: String::new(),
         }
     }

@@ -16,8 +16,8 @@ use anyhow::{Context, Result, bail};
 const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice>
   setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
           fuzzing tools (nightly, cargo-fuzz)
-  test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, every fuzz
-          target for 15 s and the demo
+  test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, the Python
+          agent example against pcp-harness, every fuzz target for 15 s and the demo
   demo    setup, then play the scripted session on the headless compositor (two virtual
           outputs); PNGs and the audit log go to target/demo/
   run     setup, then start a session with the best backend here (udev on a virtual terminal,
@@ -115,6 +115,8 @@ fn test() -> Result<()> {
         &cache,
     )?;
     cargo(&["test", "--workspace"], &cache)?;
+    // The README's "Testing your agent": the Python agent against pcp-harness.
+    agent_example(&cache)?;
     // The nested development backend is behind a feature (it pulls in winit and GL): lint it and
     // run its Xvfb test too, so it keeps building and working.
     lint_feature("winit", &cache)?;
@@ -226,6 +228,39 @@ fn demo() -> Result<()> {
 
 /// The scripted session (tests/examples/demo.rs): it prints its table and exits non-zero when a
 /// step did not go as scripted.
+/// The Python example agent's test (tests/python) against `pcp-harness` with a scripted user,
+/// as an agent developer runs it in their CI.
+fn agent_example(cache: &Path) -> Result<()> {
+    cargo(
+        &[
+            "build",
+            "--package",
+            "pcp-tests",
+            "--example",
+            "pcp-harness",
+        ],
+        cache,
+    )?;
+    cargo(&["build", "--package", "pcpctl", "--bin", "pcpctl"], cache)?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join("debug");
+    eprintln!("xtask: python3 -m unittest discover -s tests/python -v");
+    let status = Command::new("python3")
+        .args(["-m", "unittest", "discover", "-s", "tests/python", "-v"])
+        .current_dir(root())
+        .env("PCP_CACHE_DIR", cache)
+        .env("PCP_HARNESS", target.join("examples/pcp-harness"))
+        .env("PCPCTL", target.join("pcpctl"))
+        .status()
+        .context("cannot run python3")?;
+    if !status.success() {
+        bail!("the Python agent example's test failed ({status})");
+    }
+    Ok(())
+}
+
 fn play_demo(cache: &Path) -> Result<()> {
     let out = root().join("target/demo");
     let out = out.to_string_lossy();

@@ -32,6 +32,8 @@ const APT_PACKAGES: &[&str] = &[
     "xkb-data",
     "unzip",
     "python3-pip",
+    // The Python agent example's test (tests/python, README "Testing your agent").
+    "python3",
     "fonts-droid-fallback",
     "xvfb",
     // `pcpctl run` confines agents with bubblewrap (and its tests run it).

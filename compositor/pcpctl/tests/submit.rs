@@ -26,6 +26,11 @@ struct Setup {
 /// A compositor without voice: these tests never speak, and each compositor would otherwise load
 /// a Vosk model (and wait for the load when it is dropped).
 fn setup() -> Setup {
+    setup_with("")
+}
+
+/// Like [`setup`], with `extra` appended to the config.
+fn setup_with(extra: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets");
@@ -33,7 +38,7 @@ fn setup() -> Setup {
     std::fs::write(
         &config,
         format!(
-            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n[speech]\nenabled = false\n",
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n[speech]\nenabled = false\n{extra}",
             assets.join("capabilities.d"),
             dir.path().join("state.sqlite3")
         ),
@@ -93,6 +98,23 @@ impl Setup {
             state.inject_key(key, true);
             state.inject_key(key, false);
         }
+    }
+
+    /// Clicks the dialog's "Allow until logout" once the click guard has passed.
+    fn click_allow_until_logout(&mut self) {
+        let state = &mut self.compositor.state;
+        state.advance_clock(1000);
+        pcp_plugin::refresh(state);
+        let ui = state.pcp.ui();
+        let rect = ui.placement().expect("the dialog is up").rect;
+        let [x, y, w, h] = ui
+            .dialog()
+            .control_bounds(pcp_overlay::Control::Session)
+            .expect("the dialog offers Allow until logout");
+        state.inject_click(
+            f64::from(rect.x) + x + w / 2.0,
+            f64::from(rect.y) + y + h / 2.0,
+        );
     }
 
     fn pump_until(&mut self, mut done: impl FnMut(&mut Setup) -> bool) {
@@ -203,6 +225,48 @@ fn shown(s: &mut Setup) -> Option<(String, String)> {
         prompt.intent.capability.clone(),
         prompt.intent.client.app_key(),
     ))
+}
+
+/// Two programs: pcpctl copied under two names, as two agents would be two executables.
+fn two_agents(s: &Setup) -> (std::path::PathBuf, std::path::PathBuf) {
+    let bin = s.dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let (a, b) = (bin.join("agent-a"), bin.join("agent-b"));
+    for copy in [&a, &b] {
+        std::fs::copy(env!("CARGO_BIN_EXE_pcpctl"), copy).unwrap();
+    }
+    (a, b)
+}
+
+#[test]
+fn allow_until_logout_given_to_one_app_does_not_cover_another_app() {
+    let mut s = setup_with("[gate]\nsession_approvals = true\n");
+    let (a, b) = two_agents(&s);
+    let args = [
+        "submit",
+        "network.share",
+        "--params",
+        r#"{"path":"/home/alice/report.pdf","recipient":"bob@example.org"}"#,
+    ];
+    let child = s.run_as(&a, &args);
+    s.pump_until(|s| shown(s).is_some());
+    s.click_allow_until_logout();
+    let (out, v) = s.finish(child);
+    assert_eq!(v["resolution"], "user_approved", "{out:?}");
+    // Agent A asks the same again: allowed for the session, no dialog.
+    let child = s.run_as(&a, &args);
+    let (_, v) = s.finish(child);
+    assert_eq!(v["resolution"], "user_approved_for_session", "{v}");
+    assert!(v["token"].is_string());
+
+    // Agent B asks the same: the dialog, its own answer.
+    let child = s.run_as(&b, &args);
+    s.pump_until(|s| shown(s).is_some());
+    let (_, app) = shown(&mut s).unwrap();
+    assert!(app.ends_with("/bin/agent-b"), "{app}");
+    s.press(&[KEY_ESC]);
+    let (_, v) = s.finish(child);
+    assert_eq!(v["resolution"], "user_denied");
 }
 
 #[test]

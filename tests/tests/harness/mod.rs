@@ -112,7 +112,10 @@ impl Fixture {
         Fixture::start(outputs, None, None, state, edit)
     }
 
-    fn start(
+    /// The most general start: these outputs, speech engine and haptic backend (see
+    /// [`Fixture::with_devices`]), the gate's state in `state` when given, and the harness config
+    /// as `edit` changes it.
+    pub fn start(
         outputs: &[&str],
         speech: Option<pcp_speech::SpeechEngine>,
         haptics: Option<Box<dyn pcp_haptics::Haptics>>,
@@ -223,6 +226,16 @@ impl Fixture {
         self.state().pcp.ui().dialog().live().cloned()
     }
 
+    /// The challenge word the dialog shows, if any.
+    pub fn dialog_challenge(&mut self) -> Option<String> {
+        self.state()
+            .pcp
+            .ui()
+            .dialog()
+            .content()
+            .and_then(|c| c.challenge.clone())
+    }
+
     /// Whether the dialog has the keyboard.
     pub fn dialog_has_keyboard(&mut self) -> bool {
         self.state().pcp.ui().has_keyboard_focus()
@@ -253,6 +266,13 @@ impl Fixture {
     /// Whether the dialog up is modal.
     pub fn dialog_modal(&mut self) -> bool {
         self.state().pcp.ui().is_modal()
+    }
+
+    /// Whether the dialog shows its "Allow until logout" control.
+    pub fn dialog_offers_session(&mut self) -> bool {
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp.ui();
+        ui.dialog().content().is_some_and(|c| c.offer_session)
     }
 
     /// Whether a client's surface has the pointer (the seat's pointer focus).

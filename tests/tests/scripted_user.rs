@@ -1,0 +1,459 @@
+//! `pcp-harness` as an agent developer runs it: the built binary with a scripted user file, a
+//! real protocol client, the JSON lines it prints, the audit log it leaves, and its errors for a
+//! bad script. The script parser's own tests run here too (`script::tests`): `cargo test` builds
+//! the example as the binary these tests start, not as a test.
+
+#[path = "../examples/pcp_harness/script.rs"]
+#[allow(dead_code)]
+mod script;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+use pcp_gate::store::Store;
+use pcp_protocol::client::{Decision, IntentClient, Submission};
+use serde_json::{Value, json};
+
+/// The example binary cargo built beside this test (`cargo test` builds the examples first; with
+/// a target filter, `cargo build -p pcp-tests --example pcp-harness`).
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let debug = exe.parent().unwrap().parent().unwrap();
+    let bin = debug.join("examples/pcp-harness");
+    assert!(
+        bin.exists(),
+        "{} is missing: cargo build -p pcp-tests --example pcp-harness",
+        bin.display()
+    );
+    bin
+}
+
+struct Running {
+    child: Child,
+    lines: Receiver<Value>,
+    ready: Value,
+}
+
+impl Running {
+    fn start(dir: &Path, script: &str, extra: &[&str]) -> Running {
+        let user = dir.join("user.toml");
+        std::fs::write(&user, script).unwrap();
+        let mut child = Command::new(binary())
+            .arg("--user")
+            .arg(&user)
+            .arg("--state")
+            .arg(dir.join("state.sqlite3"))
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let line = line.unwrap();
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut running = Running {
+            child,
+            lines,
+            ready: Value::Null,
+        };
+        running.ready = running.next("ready");
+        running
+    }
+
+    /// The next line of `event`, skipping others.
+    fn next(&mut self, event: &str) -> Value {
+        let start = Instant::now();
+        loop {
+            let left = Duration::from_secs(60).saturating_sub(start.elapsed());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no `{event}` line: {e}"));
+            if line["event"] == event {
+                return line;
+            }
+        }
+    }
+
+    fn socket(&self) -> PathBuf {
+        PathBuf::from(self.ready["wayland_display"].as_str().unwrap())
+    }
+
+    /// Submits on a new connection and waits for the decision on a thread.
+    fn submit(&self, capability: &str, params: Value) -> mpsc::Receiver<Decision> {
+        let socket = self.socket();
+        let submission = Submission {
+            capability: capability.into(),
+            params,
+            target: None,
+            steps: Vec::new(),
+        };
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut client = IntentClient::connect_to(&socket).unwrap();
+            let handle = client.submit(&submission).unwrap();
+            let _ = tx.send(client.wait(&handle).unwrap());
+        });
+        rx
+    }
+
+    fn say(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Ends the harness by closing its stdin (with `--stdin`) or by SIGTERM; its exit line.
+    fn stop(mut self, by_signal: bool) -> Value {
+        if by_signal {
+            unsafe {
+                libc::kill(self.child.id() as i32, libc::SIGTERM);
+            }
+        } else {
+            drop(self.child.stdin.take());
+        }
+        let exit = self.next("exit");
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "pcp-harness exited {status}");
+        exit
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // A failed test must not leave its compositor behind.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn decided(rx: &mpsc::Receiver<Decision>) -> Decision {
+    rx.recv_timeout(Duration::from_secs(60)).unwrap()
+}
+
+const SCRIPT: &str = r#"
+[[answer]]
+capability = "network.*"
+do = "approve"
+
+[[answer]]
+capability = "output.configure"
+do = "deny"
+delay_ms = 300
+"#;
+
+#[test]
+fn the_scripted_user_approves_and_denies_and_every_line_and_record_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Running::start(dir.path(), SCRIPT, &[]);
+    assert_eq!(h.ready["outputs"][0]["name"], "HEADLESS-1");
+
+    let share = json!({"path": "/home/alice/report.pdf", "recipient": "bob@example.org"});
+    let d = decided(&h.submit("network.share", share.clone()));
+    assert_eq!(d.resolution, "user_approved");
+    assert!(d.token.is_some(), "an approval carries its token");
+    let prompt = h.next("prompt");
+    assert_eq!(
+        (&prompt["capability"], &prompt["threshold"]),
+        (&json!("network.share"), &json!("visual"))
+    );
+    let line = h.next("decision");
+    assert_eq!(line["capability"], "network.share");
+    assert_eq!(line["resolution"], "user_approved");
+    assert_eq!(line["approved"], true);
+    assert_eq!(line["scripted"], true);
+    assert_eq!(line["user"], json!(["approve"]));
+    assert_eq!(line["params"], share);
+
+    let d = decided(&h.submit(
+        "output.configure",
+        json!({"output": "HEADLESS-1", "mode": "1280x720"}),
+    ));
+    assert_eq!(d.resolution, "user_denied", "{d:?}");
+    let line = h.next("decision");
+    assert_eq!(
+        (&line["resolution"], &line["user"]),
+        (&json!("user_denied"), &json!(["deny"]))
+    );
+
+    // No prompt, no scripted user: a routine write is allowed and its line says it was not
+    // scripted.
+    let d = decided(&h.submit("file.write", json!({"path": "/home/alice/notes.txt"})));
+    assert_eq!(d.resolution, "policy_allow");
+    let line = h.next("decision");
+    assert_eq!(
+        (&line["resolution"], &line["user"]),
+        (&json!("policy_allow"), &json!([]))
+    );
+    assert!(line.get("scripted").is_none());
+
+    h.stop(true);
+    let store = Store::open_read_only(&dir.path().join("state.sqlite3")).unwrap();
+    assert!(matches!(store.verify_audit(), Ok(Ok(_))), "the chain holds");
+    let records = store.audit_since(0).unwrap();
+    let scripted: Vec<(&str, bool)> = records
+        .iter()
+        .filter(|r| r.capability != pcp_gate::POLICY_CAPABILITY)
+        .map(|r| (r.resolution.as_str(), r.scripted))
+        .collect();
+    assert_eq!(
+        scripted,
+        [
+            ("user_approved", true),
+            ("user_denied", true),
+            ("policy_allow", false)
+        ]
+    );
+}
+
+#[test]
+fn a_test_can_answer_live_on_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let pngs = dir.path().join("pngs");
+    let mut h = Running::start(
+        dir.path(),
+        "",
+        &["--stdin", "--capture", pngs.to_str().unwrap()],
+    );
+    let rx = h.submit("network.share", json!({"path": "/a", "recipient": "bob"}));
+    let prompt = h.next("prompt");
+    assert_eq!(
+        prompt["scripted"], false,
+        "no answer in the script: it waits for stdin"
+    );
+    h.next("capture");
+    h.say("capture before/deny");
+    let capture = h.next("capture");
+    assert_eq!(
+        capture["path"],
+        json!(pngs.join("before_deny-output-0.png")),
+        "a name stays in the capture folder"
+    );
+    assert!(pngs.join("before_deny-output-0.png").exists());
+    h.say("wave");
+    let error = h.next("error");
+    assert_eq!(error["at"], "stdin:2:1", "the second line");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown command `wave`")
+    );
+    h.say("deny");
+    let d = decided(&rx);
+    assert_eq!(d.resolution, "user_denied", "{d:?}");
+    let line = h.next("decision");
+    assert_eq!(
+        (&line["user"], &line["scripted"]),
+        (&json!(["deny"]), &json!(true))
+    );
+    h.stop(false);
+}
+
+#[test]
+fn a_bad_script_is_refused_with_its_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.toml");
+    std::fs::write(
+        &user,
+        "[[answer]]\ncapability = \"file.*\"\ndo = [\"approve\", \"shrug\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(binary())
+        .arg("--user")
+        .arg(&user)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}:3:6: unknown action 'shrug'", user.display())),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "no compositor started");
+}
+
+#[test]
+fn a_double_tap_allow_until_logout_and_captures_of_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("extra.toml");
+    std::fs::write(&config, "[gate]\nsession_approvals = true\n").unwrap();
+    let pngs = dir.path().join("pngs");
+    let script = r#"
+[[answer]]
+capability = "settings.change"
+do = "double-tap"
+
+[[answer]]
+capability = "network.share"
+do = "allow-session"
+"#;
+    let config = config.to_str().unwrap();
+    let pngs_arg = pngs.to_str().unwrap();
+    let mut h = Running::start(
+        dir.path(),
+        script,
+        &[
+            "--config",
+            config,
+            "--capture",
+            pngs_arg,
+            "--output",
+            "1280x800",
+            "--output",
+            "800x600*2@1280,0",
+        ],
+    );
+    assert_eq!(h.ready["outputs"][1]["name"], "HEADLESS-2");
+
+    let d = decided(&h.submit("settings.change", json!({"key": "theme", "value": "dark"})));
+    assert_eq!(d.resolution, "user_approved", "{d:?}");
+    assert_eq!(
+        d.modalities,
+        ["haptic"],
+        "the recording haptic device answers"
+    );
+    let line = h.next("decision");
+    assert_eq!(line["user"], json!(["double-tap"]));
+
+    let share = json!({"path": "/a", "recipient": "bob"});
+    let d = decided(&h.submit("network.share", share.clone()));
+    assert_eq!(d.resolution, "user_approved", "{d:?}");
+    let line = h.next("decision");
+    assert_eq!(line["user"], json!(["allow-session"]));
+    let d = decided(&h.submit("network.share", share));
+    assert_eq!(d.resolution, "user_approved_for_session", "{d:?}");
+    let line = h.next("decision");
+    assert_eq!((&line["user"], line.get("scripted")), (&json!([]), None));
+
+    let exit = h.stop(true);
+    assert!(
+        exit["haptic_calls"].as_u64().unwrap() > 0,
+        "the cue was played"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&pngs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "001-settings.change-output-0.png",
+            "001-settings.change-output-1.png",
+            "002-network.share-output-0.png",
+            "002-network.share-output-1.png"
+        ]
+    );
+    let png = std::fs::read(pngs.join("002-network.share-output-1.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+}
+
+#[test]
+fn a_command_after_the_options_runs_against_the_harness_and_gives_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(binary())
+        .arg("--state")
+        .arg(dir.path().join("state.sqlite3"))
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "test -S \"$WAYLAND_DISPLAY\" && test -d \"$XDG_RUNTIME_DIR\" && \
+             test -f \"$PCP_CONFIG\" && echo agent output && exit 3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<String> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].to_string())
+        .collect();
+    assert_eq!(events, ["\"ready\"", "\"exit\""]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agent output"));
+}
+
+#[test]
+fn a_bad_manifest_or_config_is_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifests = dir.path().join("caps");
+    std::fs::create_dir(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("agent.toml"),
+        "[[capability]]\nname = \"notes.save\"\nversion = 1\nside_effects = \"sometimes\"\n",
+    )
+    .unwrap();
+    let out = Command::new(binary())
+        .arg("--manifests")
+        .arg(&manifests)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("pcp-harness: the compositor did not start:")
+            && stderr.contains("agent.toml:4:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let config = dir.path().join("extra.toml");
+    std::fs::write(&config, "[speech]\nenabled = true\n").unwrap();
+    let out = Command::new(binary())
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[speech] is set by the harness"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_phrase_said_on_stdin_answers_the_next_dialog_by_voice() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Running::start(dir.path(), "", &["--stdin", "--voice"]);
+    assert_eq!(h.ready["voice"], true);
+    h.say("say 네, {challenge}");
+    let rx = h.submit("file.delete", json!({"path": "/home/alice/draft.txt"}));
+    let prompt = h.next("prompt");
+    assert_eq!(prompt["plan"], json!(["voice", "visual"]));
+    h.say("approve");
+    let d = decided(&rx);
+    assert_eq!(d.resolution, "user_approved", "{d:?}");
+    let line = h.next("decision");
+    let said = line["user"][0].as_str().unwrap();
+    assert!(said.starts_with("say 네,"), "{line}");
+    assert_eq!(line["user"][1], "approve");
+    let mut results: Vec<(&str, &str)> = line["modality_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["modality"].as_str().unwrap(),
+                r["result"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    results.sort();
+    assert_eq!(results, [("visual", "approve"), ("voice", "approve")]);
+    h.stop(false);
+}
