@@ -110,6 +110,11 @@ pub struct QueueConfig {
     pub max_pending: usize,
     /// Open prompts one client may have; more → `rate_limited`.
     pub per_client: usize,
+    /// A connection refused `rate_limited` this many times within `disconnect_window_seconds`
+    /// is ended with a protocol error.
+    pub disconnect_after: u32,
+    /// The window, in seconds, in which `disconnect_after` refusals end a connection.
+    pub disconnect_window_seconds: u32,
 }
 
 impl Default for QueueConfig {
@@ -117,6 +122,8 @@ impl Default for QueueConfig {
         QueueConfig {
             max_pending: 8,
             per_client: 1,
+            disconnect_after: 20,
+            disconnect_window_seconds: 10,
         }
     }
 }
@@ -470,7 +477,7 @@ fn validate_wording(
 
 /// Zero counts and timeouts would make the gate useless or silently permissive: refuse them.
 fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
-    let checks: [(&str, &str, u64); 14] = [
+    let checks: [(&str, &str, u64); 16] = [
         (
             "policy_change",
             "max_lines",
@@ -498,6 +505,16 @@ fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), Co
         ),
         ("queue", "max_pending", file.queue.max_pending as u64),
         ("queue", "per_client", file.queue.per_client as u64),
+        (
+            "queue",
+            "disconnect_after",
+            file.queue.disconnect_after.into(),
+        ),
+        (
+            "queue",
+            "disconnect_window_seconds",
+            file.queue.disconnect_window_seconds.into(),
+        ),
         (
             "tokens",
             "expiry_seconds",

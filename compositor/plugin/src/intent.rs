@@ -4,7 +4,7 @@
 //! malformed ones are protocol errors, the rest go to `Gate::submit`; built-in capabilities run
 //! in the host only after approval, other capabilities get a token their executor verifies.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::os::fd::AsFd;
 use std::sync::Mutex;
 
@@ -53,6 +53,10 @@ impl<D> IntentDispatch for D where
 pub struct IntentManagerState {
     global: GlobalId,
     objects: HashMap<IntentId, PcpIntentV1>,
+    /// When each connection was last refused `rate_limited`, newest last: at most
+    /// `[queue] disconnect_after` times per connection, and only connections refused within the
+    /// last `[queue] disconnect_window_seconds` are kept.
+    rate_limited: HashMap<ClientId, VecDeque<i64>>,
 }
 
 /// The state of one `pcp_intent_v1` object, kept with it.
@@ -93,6 +97,7 @@ impl IntentManagerState {
         IntentManagerState {
             global,
             objects: HashMap::new(),
+            rate_limited: HashMap::new(),
         }
     }
 
@@ -104,6 +109,35 @@ impl IntentManagerState {
     /// How many intents wait for their decision on the wire.
     pub fn open(&self) -> usize {
         self.objects.len()
+    }
+
+    /// Notes that `client` was refused `rate_limited` at `now_ms`; true when that makes
+    /// `limit` refusals within the last `window_ms` (the client is then to be disconnected).
+    fn note_rate_limited(
+        &mut self,
+        client: ClientId,
+        now_ms: i64,
+        limit: u32,
+        window_ms: i64,
+    ) -> bool {
+        let since = now_ms.saturating_sub(window_ms);
+        // Connections not refused within the window are forgotten (and gone ones with them).
+        self.rate_limited
+            .retain(|_, times| times.back().is_some_and(|&t| t > since));
+        let times = self.rate_limited.entry(client.clone()).or_default();
+        while times.front().is_some_and(|&t| t <= since) {
+            times.pop_front();
+        }
+        times.push_back(now_ms);
+        let limit = usize::try_from(limit.max(1)).unwrap_or(usize::MAX);
+        while times.len() > limit {
+            times.pop_front();
+        }
+        if times.len() >= limit {
+            self.rate_limited.remove(&client);
+            return true;
+        }
+        false
     }
 }
 
@@ -324,14 +358,22 @@ fn submit<D: PcpHandler>(
     submission: Submission,
 ) {
     use pcp_intent_manager_v1::Error as E;
-    let checked = wire::check_capability(&submission.capability).and(submission.body);
-    let (params, steps) = match checked {
-        Ok(body) => body,
+    let checked = wire::check_capability(&submission.capability)
+        .and_then(|()| wire::check_target(submission.target.as_deref()))
+        .and(submission.body);
+    let (params, steps, unreadable) = match checked {
+        Ok((params, steps)) => (params, steps, None),
+        // A bad fd ends only this request (a denial, audited): the client's other intents are
+        // not its hostage.
+        Err(ParamsError::BadFd(reason)) => {
+            (Value::Object(Default::default()), Vec::new(), Some(reason))
+        }
         Err(e) => {
             let code = match &e {
                 ParamsError::InvalidCapability(_) => E::InvalidCapability,
                 ParamsError::InlineTooLarge(_) => E::InlineTooLarge,
                 ParamsError::InvalidJson(_) => E::InvalidJson,
+                ParamsError::InvalidTarget(_) => E::InvalidTarget,
                 ParamsError::BadFd(_) => E::BadFd,
                 ParamsError::FdTooLarge(_) => E::FdTooLarge,
             };
@@ -364,6 +406,16 @@ fn submit<D: PcpHandler>(
         client: identity,
     };
     let now = state.now_ms();
+    if let Some(reason) = unreadable {
+        tracing::warn!("refusing {}: {reason}", intent.capability);
+        let outcome = state.pcp().gate.refuse_unreadable(intent, &reason, now);
+        if let Some(data) = object.data::<IntentData>() {
+            data.set(ObjectState::Finished);
+        }
+        send_outcome(state, &object, outcome, None);
+        drive::refresh(state);
+        return;
+    }
     if let Some(change) = changed {
         // The process that connected is not the one asking now: whatever the dialog would name,
         // it would not be who asks. Refused (not a protocol error: the client is told why, and
@@ -390,12 +442,33 @@ fn submit<D: PcpHandler>(
             if let Some(data) = object.data::<IntentData>() {
                 data.set(ObjectState::Finished);
             }
+            let flooding = outcome.resolution == Resolution::RateLimited && {
+                let queue = &state.pcp().gate.config().file.queue;
+                let (limit, window) = (queue.disconnect_after, queue.disconnect_window_seconds);
+                state.pcp().intents.note_rate_limited(
+                    client.id(),
+                    now,
+                    limit,
+                    i64::from(window) * 1000,
+                )
+            };
             let approved = Approved {
                 capability: submission.capability,
                 params,
                 client: asker,
             };
             send_outcome(state, &object, outcome, Some(&approved));
+            if flooding {
+                // It keeps asking while told to wait: each refusal still costs an audit record
+                // and a dispatch, so the connection ends (its open prompts are withdrawn).
+                tracing::warn!("a client kept being rate-limited, ending that client");
+                let queue = &state.pcp().gate.config().file.queue;
+                let message = format!(
+                    "refused rate_limited {} times within {} s ([queue] disconnect_after)",
+                    queue.disconnect_after, queue.disconnect_window_seconds
+                );
+                manager.post_error(E::RateLimited, message);
+            }
             // Routine records wait for their group commit: the timer may be due sooner now.
             drive::refresh(state);
         }
