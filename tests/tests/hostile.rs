@@ -391,3 +391,50 @@ fn second_app_submits() {
     let d = client.wait(&h).unwrap();
     println!("second app: {}", d.resolution);
 }
+
+#[test]
+fn attack8_built_ins_asked_for_in_a_loop_leave_a_bounded_record() {
+    const APP: &str = "org.freedesktop.weston.simple-shm";
+    let mut fx = Fixture::new(&["800x600@0,0", "800x600@800,0"]);
+    fx.set_focus_hint(100.0, 100.0);
+    let mut shm = fx.spawn(fx.command("weston-simple-shm"));
+    fx.pump_until("weston-simple-shm's window", |fx| {
+        fx.window_location_of(APP).is_some()
+    });
+    let kept = pcp_compositor::builtins::PERFORMED_KEPT;
+    for i in 0..kept + 36 {
+        let output = if i % 2 == 0 {
+            "HEADLESS-2"
+        } else {
+            "HEADLESS-1"
+        };
+        let c = fx.submit(intent(
+            "window.move",
+            json!({"window": APP, "output": output}),
+        ));
+        // Asked until the history of approvals lets it run unasked.
+        let d = match fx.next_event(&c).unwrap() {
+            IntentEvent::Pending { .. } => {
+                fx.advance_clock(1000);
+                fx.click(Control::Approve);
+                fx.decision(&c)
+            }
+            IntentEvent::Final { decision, .. } => decision,
+        };
+        assert!(d.approved, "{i}: {d:?}");
+    }
+    assert_eq!(
+        fx.window_location_of(APP).unwrap().0,
+        0,
+        "it ran every time"
+    );
+    let performed = fx.performed();
+    assert_eq!(
+        performed.len(),
+        kept,
+        "the record of performed built-ins grew"
+    );
+    assert!(performed.iter().all(|c| c == "window.move"));
+    let _ = shm.kill();
+    let _ = shm.wait();
+}
