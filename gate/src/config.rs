@@ -115,6 +115,9 @@ pub struct QueueConfig {
     pub disconnect_after: u32,
     /// The window, in seconds, in which `disconnect_after` refusals end a connection.
     pub disconnect_window_seconds: u32,
+    /// Intents decided in one round of the host's event loop; more wait for the next round,
+    /// connections taking turns (so a flood never delays the user's input).
+    pub intents_per_round: u32,
 }
 
 impl Default for QueueConfig {
@@ -124,6 +127,7 @@ impl Default for QueueConfig {
             per_client: 1,
             disconnect_after: 20,
             disconnect_window_seconds: 10,
+            intents_per_round: 16,
         }
     }
 }
@@ -477,7 +481,7 @@ fn validate_wording(
 
 /// Zero counts and timeouts would make the gate useless or silently permissive: refuse them.
 fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
-    let checks: [(&str, &str, u64); 16] = [
+    let checks: [(&str, &str, u64); 17] = [
         (
             "policy_change",
             "max_lines",
@@ -514,6 +518,11 @@ fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), Co
             "queue",
             "disconnect_window_seconds",
             file.queue.disconnect_window_seconds.into(),
+        ),
+        (
+            "queue",
+            "intents_per_round",
+            file.queue.intents_per_round.into(),
         ),
         (
             "tokens",

@@ -438,3 +438,57 @@ fn attack8_built_ins_asked_for_in_a_loop_leave_a_bounded_record() {
     let _ = shm.kill();
     let _ = shm.wait();
 }
+
+/// Starts a client that connects, then writes `count` routine submissions at once and, when
+/// `cancel_last`, cancels the last one in the same burst; returns once all of it is on the
+/// socket, before the compositor has read any of it.
+fn burst(fx: &mut Fixture, count: usize, cancel_last: bool) -> AsyncIntent {
+    let (ready_tx, ready) = mpsc::channel::<()>();
+    let (go, wait) = mpsc::channel::<()>();
+    let (written_tx, written) = mpsc::channel::<()>();
+    let c = fx.client(move |c| {
+        let _ = ready_tx.send(());
+        let _ = wait.recv();
+        let mut handles = Vec::new();
+        for i in 0..count {
+            let p = json!({"path": format!("/tmp/burst/{i}")});
+            handles.push(c.submit(&intent("file.write", p))?);
+        }
+        if cancel_last {
+            handles.last().unwrap().cancel();
+        }
+        let _ = written_tx.send(());
+        Ok(handles)
+    });
+    fx.pump_until("the client to connect", |_| ready.try_recv().is_ok());
+    go.send(()).unwrap();
+    // Not served meanwhile: the burst fits the socket's buffer.
+    if written.recv_timeout(harness::WAIT).is_err() {
+        panic!("the burst was not written: {:?}", fx.next_event(&c));
+    }
+    c
+}
+
+#[test]
+fn flood_intents_beyond_a_round_wait_their_turn_in_order() {
+    let mut fx = Fixture::new(ONE);
+    // 40 at once: decided in turns over rounds, in the order sent; the last, cancelled while
+    // it waited, is never decided.
+    let c = burst(&mut fx, 40, true);
+    let mut finals = Vec::new();
+    while finals.len() < 40 {
+        if let IntentEvent::Final { intent, decision } = fx.next_event(&c).unwrap() {
+            finals.push((intent, decision.resolution));
+        }
+    }
+    let ids: Vec<u32> = finals.iter().map(|(i, _)| *i).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "decided in the order sent");
+    assert!(
+        finals[..39].iter().all(|(_, r)| r == "policy_allow"),
+        "{finals:?}"
+    );
+    assert_eq!(finals[39].1, "cancelled");
+    still_serving(&mut fx);
+}
