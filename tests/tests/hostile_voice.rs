@@ -138,3 +138,37 @@ fn attack11_a_yes_from_the_speakers_alone_never_approves() {
     assert!(!d.approved, "{d:?}");
     assert_eq!(d.resolution, "confirmation.timeout");
 }
+
+#[test]
+fn attack2_a_question_that_cannot_be_spoken_is_still_listened_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(dir.path(), &placeholder(dir.path()));
+    let yes = audio::speech(dir.path(), "yes", "네", &encoding());
+    // SAFETY: `_g` holds `ALSA`.
+    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &yes) };
+    // The question is spoken, in a voice espeak-ng does not have: synthesis fails.
+    let cfg = Config {
+        speak_prompt: true,
+        voice: "no-such-voice".into(),
+        ..config()
+    };
+    let engine = SpeechEngine::with_model(cfg, model()).expect("engine");
+    let mut fx = Fixture::with_devices(ONE, "", Some(engine), None);
+    let c = fx.submit(delete());
+    let (_, modalities) = fx.pending(&c);
+    assert_eq!(modalities, ["voice", "visual"]);
+    // The answer is still heard: voice was not dropped for the question's failure.
+    fx.pump_until("the spoken answer", |fx| {
+        assert!(
+            fx.gate()
+                .active()
+                .is_some_and(|p| p.plan.modalities.contains(&Modality::Voice)),
+            "the voice step was dropped"
+        );
+        fx.answered(Modality::Voice)
+    });
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    let d = fx.decision(&c);
+    assert_eq!(d.resolution, "user_approved", "{d:?}");
+}
