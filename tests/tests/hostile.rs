@@ -492,3 +492,30 @@ fn flood_intents_beyond_a_round_wait_their_turn_in_order() {
     assert_eq!(finals[39].1, "cancelled");
     still_serving(&mut fx);
 }
+
+#[test]
+fn attack10_a_token_names_the_app_it_was_given_to() {
+    let mut fx = Fixture::new(ONE);
+    let params = json!({"path": "/tmp/token-app"});
+    let c = fx.submit(intent("file.write", params.clone()));
+    let d = fx.decision(&c);
+    let token = d.token.expect("a token for an executor");
+    let exe = std::env::current_exe().unwrap();
+    // SAFETY: getuid has no arguments and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let mine = format!("exe:{uid}:{}", exe.display());
+    // Another app presenting this app's token is refused (pcpctl token verify --app does this).
+    let other = format!("exe:{uid}:/usr/bin/other-agent");
+    let refused = fx
+        .gate_mut()
+        .verify_token(&token, "file.write", &params, &[], Some(&other), 0)
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(refused.code(), "wrong_app", "{refused}");
+    let claims = fx
+        .gate_mut()
+        .verify_token(&token, "file.write", &params, &[], Some(&mine), 0)
+        .unwrap()
+        .expect("valid for the app it was given to");
+    assert_eq!(claims.app, mine);
+}
