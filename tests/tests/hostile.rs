@@ -519,3 +519,33 @@ fn attack10_a_token_names_the_app_it_was_given_to() {
         .expect("valid for the app it was given to");
     assert_eq!(claims.app, mine);
 }
+
+#[test]
+fn attack4_approve_waits_until_the_whole_action_was_on_screen() {
+    const KEY_END: u32 = 107;
+    let mut fx = Fixture::new(&["800x480@0,0"]);
+    // A value long enough to scroll, its point at the very end.
+    let value = format!("{}; rm -rf ~", "harmless ".repeat(200));
+    let c = fx.submit(intent(
+        "settings.change",
+        json!({"key": "shell.rc", "value": value}),
+    ));
+    fx.pending(&c);
+    assert!(
+        fx.dialog_content().action.ends_with("; rm -rf ~"),
+        "the dialog has the whole action"
+    );
+    // Past the guard, Approve is clicked before the end was ever on screen: nothing.
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    fx.pump();
+    assert!(fx.gate().active().is_some(), "approved unread text");
+    // Scrolled to the end (keyboard End: the click gave the dialog the keyboard), the click
+    // counts.
+    assert!(fx.dialog_has_keyboard());
+    fx.inject_key(KEY_END, true);
+    fx.inject_key(KEY_END, false);
+    assert!(fx.dialog_live().unwrap().read_all, "scrolled to the end");
+    fx.click(Control::Approve);
+    assert_eq!(fx.decision(&c).resolution, "user_approved");
+}
