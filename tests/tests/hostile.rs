@@ -549,3 +549,77 @@ fn attack4_approve_waits_until_the_whole_action_was_on_screen() {
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
 }
+
+/// What the bursting client of [`flood_a_client_with_too_many_intents_waiting_is_disconnected`]
+/// says.
+enum Burst {
+    Connected,
+    Written,
+    Ended(ClientError),
+}
+
+#[test]
+fn flood_a_client_with_too_many_intents_waiting_is_disconnected() {
+    let mut fx = Fixture::new(ONE);
+    let path = fx.socket_path();
+    let (tx, rx) = mpsc::channel();
+    let (go, wait) = mpsc::channel::<()>();
+    let client = std::thread::spawn(move || {
+        let stream = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        // Room for the whole burst on the socket (each message is a buffer of its own there).
+        let room: libc::c_int = 16 << 20;
+        // SAFETY: setsockopt on a socket this thread owns, with a pointer to a live c_int.
+        let set = unsafe {
+            libc::setsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUFFORCE,
+                (&room as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(
+            set,
+            0,
+            "SO_SNDBUFFORCE: {}",
+            std::io::Error::last_os_error()
+        );
+        let conn = wayland_client::Connection::from_socket(stream).unwrap();
+        let mut c = pcp_protocol::client::IntentClient::from_connection(conn).unwrap();
+        let _ = tx.send(Burst::Connected);
+        let _ = wait.recv();
+        let mut handles = Vec::new();
+        for i in 0..300 {
+            let p = json!({"path": format!("/tmp/burst/{i}")});
+            handles.push(c.submit(&intent("file.write", p)).unwrap());
+        }
+        let _ = tx.send(Burst::Written);
+        loop {
+            if let Err(e) = c.next_event() {
+                let _ = tx.send(Burst::Ended(e));
+                return;
+            }
+        }
+    });
+    fx.pump_until("the client to connect", |_| {
+        matches!(rx.try_recv(), Ok(Burst::Connected))
+    });
+    go.send(()).unwrap();
+    // All 300 are on the socket before the compositor reads any: one round reads them all.
+    assert!(matches!(rx.recv_timeout(harness::WAIT), Ok(Burst::Written)));
+    let mut ended = None;
+    fx.pump_until("the client to be ended", |_| {
+        if let Ok(Burst::Ended(e)) = rx.try_recv() {
+            ended = Some(e);
+        }
+        ended.is_some()
+    });
+    match ended {
+        Some(ClientError::Protocol { code, message, .. }) => {
+            assert_eq!(code, 7, "too_many_waiting: {message}")
+        }
+        other => panic!("expected too_many_waiting, got {other:?}"),
+    }
+    client.join().unwrap();
+    still_serving(&mut fx);
+}
