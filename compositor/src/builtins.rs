@@ -8,6 +8,9 @@ use smithay::desktop::Window;
 use crate::handlers::xdg::app_id;
 use crate::state::State;
 
+/// How many performed built-ins [`State::performed`] keeps.
+pub const PERFORMED_KEPT: usize = 64;
+
 /// Performs `capability` with `params`; the error says what was wrong (the client then gets
 /// `denied(execution_failed)`).
 pub fn execute(state: &mut State, capability: &str, params: &Value) -> Result<(), String> {
@@ -50,9 +53,10 @@ pub fn execute(state: &mut State, capability: &str, params: &Value) -> Result<()
         }
         other => return Err(format!("this compositor does not perform {other}")),
     }
-    state
-        .performed
-        .push((capability.to_string(), params.clone()));
+    if state.performed.len() >= PERFORMED_KEPT {
+        state.performed.pop_front();
+    }
+    state.performed.push_back(capability.to_string());
     Ok(())
 }
 

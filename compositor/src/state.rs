@@ -186,8 +186,10 @@ pub struct State {
     /// Where the dialog was last said to be (see `log_placement`).
     logged_placement: Option<pcp_plugin::Placement>,
     pub running: bool,
-    /// Built-in capabilities performed, in order (capability, params), for logs and tests.
-    pub performed: Vec<(String, serde_json::Value)>,
+    /// The capabilities of the last [`crate::builtins::PERFORMED_KEPT`] built-ins performed,
+    /// oldest first, for logs and tests (the audit log has every one, with its params): bounded,
+    /// so a client asking for routine built-ins in a loop grows nothing.
+    pub performed: std::collections::VecDeque<String>,
 }
 
 /// What tells a changed config file: modification time, length, mode, owner.
@@ -476,7 +478,7 @@ impl Compositor {
             logged_placement: None,
             frames: FrameTimer::default(),
             running: true,
-            performed: Vec::new(),
+            performed: std::collections::VecDeque::new(),
             dh,
             loop_handle: loop_handle.clone(),
         };

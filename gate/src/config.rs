@@ -110,6 +110,14 @@ pub struct QueueConfig {
     pub max_pending: usize,
     /// Open prompts one client may have; more → `rate_limited`.
     pub per_client: usize,
+    /// A connection refused `rate_limited` this many times within `disconnect_window_seconds`
+    /// is ended with a protocol error.
+    pub disconnect_after: u32,
+    /// The window, in seconds, in which `disconnect_after` refusals end a connection.
+    pub disconnect_window_seconds: u32,
+    /// Intents decided in one round of the host's event loop; more wait for the next round,
+    /// connections taking turns (so a flood never delays the user's input).
+    pub intents_per_round: u32,
 }
 
 impl Default for QueueConfig {
@@ -117,6 +125,9 @@ impl Default for QueueConfig {
         QueueConfig {
             max_pending: 8,
             per_client: 1,
+            disconnect_after: 20,
+            disconnect_window_seconds: 10,
+            intents_per_round: 16,
         }
     }
 }
@@ -470,7 +481,7 @@ fn validate_wording(
 
 /// Zero counts and timeouts would make the gate useless or silently permissive: refuse them.
 fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
-    let checks: [(&str, &str, u64); 14] = [
+    let checks: [(&str, &str, u64); 17] = [
         (
             "policy_change",
             "max_lines",
@@ -498,6 +509,21 @@ fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), Co
         ),
         ("queue", "max_pending", file.queue.max_pending as u64),
         ("queue", "per_client", file.queue.per_client as u64),
+        (
+            "queue",
+            "disconnect_after",
+            file.queue.disconnect_after.into(),
+        ),
+        (
+            "queue",
+            "disconnect_window_seconds",
+            file.queue.disconnect_window_seconds.into(),
+        ),
+        (
+            "queue",
+            "intents_per_round",
+            file.queue.intents_per_round.into(),
+        ),
         (
             "tokens",
             "expiry_seconds",

@@ -240,6 +240,17 @@ impl Gate {
         self.deny_unprompted(ctx, Resolution::IdentityChanged, reason, now_ms)
     }
 
+    /// Refuses `intent` because its parameters could not be read (e.g. a `submit_fd` whose fd is
+    /// not a sealed memfd of the announced size): denied `invalid_params` without asking anyone,
+    /// audited with `reason`. Only this request ends; the client's other intents carry on.
+    pub fn refuse_unreadable(&mut self, intent: Intent, reason: &str, now_ms: i64) -> Outcome {
+        let id = IntentId(self.next_id);
+        self.next_id += 1;
+        let ctx = DenyContext::bare(id, &intent, self.profile.clone());
+        let reason = format!("refused: {reason}");
+        self.deny_unprompted(ctx, Resolution::InvalidParams, reason, now_ms)
+    }
+
     /// Decides an intent at `now_ms`: execute, deny, or ask through a plan.
     pub fn submit(&mut self, intent: Intent, now_ms: i64) -> Decision {
         let id = IntentId(self.next_id);

@@ -13,7 +13,8 @@
 //! - longer timeouts lower protection (a prompt stays answerable longer; a timeout is a denial);
 //! - `voice_drops_after` and `implicit_after` raise it as they grow; `reconfirm_every` and
 //!   `idle_reset_hours` lower it as they grow;
-//! - larger queues, longer token expiry, larger group commits and writer queues,
+//! - larger queues (more prompts, more refusals before a disconnect, more intents decided per
+//!   round; a longer `disconnect_window_seconds` raises it), longer token expiry, larger group commits and writer queues,
 //!   `redact_params = true`, a parent authorizer, another state file or profile, a new manifest
 //!   folder and any change to the prompt's own wording lower it; `full_params = true` and a
 //!   larger `params_excerpt_bytes` (more of the parameters in the audit log) raise it;
@@ -173,6 +174,8 @@ pub fn gate_rules() -> Vec<KeyRule> {
         KeyRule::new("friction.*.implicit_after", LargerRaises),
         KeyRule::new("friction.*.reconfirm_every", LargerLowers),
         KeyRule::new("friction.*.idle_reset_hours", LargerLowers),
+        // A longer window counts more refusals toward a disconnect: stricter.
+        KeyRule::new("queue.disconnect_window_seconds", LargerRaises),
         KeyRule::new("queue.*", LargerLowers),
         KeyRule::new("tokens.expiry_seconds", LargerLowers),
         KeyRule::new("audit.redact_params", TrueLowers),

@@ -291,7 +291,12 @@ fn worker(
     tx: &Sender<SpeechEvent>,
 ) -> Result<Option<SpeechEvent>, SpeechError> {
     let config = job.config;
-    speak(job.question, config)?;
+    // Speaking and listening are separate: a question that cannot be spoken (a voice missing,
+    // text the synthesizer refuses) is still on the dialog, and the answer is still listened
+    // for. Reporting it as voice unavailable would let a client's text drop the voice step.
+    if let Err(e) = speak(job.question, config) {
+        warn!("the question could not be spoken; listening for the answer anyway: {e}");
+    }
     if stop.load(Ordering::Relaxed) {
         return Ok(None);
     }

@@ -4,8 +4,8 @@
 //! malformed ones are protocol errors, the rest go to `Gate::submit`; built-in capabilities run
 //! in the host only after approval, other capabilities get a token their executor verifies.
 
-use std::collections::HashMap;
-use std::os::fd::AsFd;
+use std::collections::{HashMap, VecDeque};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Mutex;
 
 use pcp_gate::{
@@ -53,7 +53,75 @@ impl<D> IntentDispatch for D where
 pub struct IntentManagerState {
     global: GlobalId,
     objects: HashMap<IntentId, PcpIntentV1>,
+    /// When each connection was last refused `rate_limited`, newest last: at most
+    /// `[queue] disconnect_after` times per connection, and only connections refused within the
+    /// last `[queue] disconnect_window_seconds` are kept.
+    rate_limited: HashMap<ClientId, VecDeque<i64>>,
+    /// Submissions read off the wire and not yet decided (see [`Backlog`]).
+    backlog: Backlog,
+    display: DisplayHandle,
 }
+
+/// Submissions beyond `[queue] intents_per_round` in one round of the event loop wait here, one
+/// queue per connection served in turn, and are decided at most that many per round from an
+/// idle callback: a flood of requests never keeps the loop (and with it the user's input) from
+/// going round, and another client's intent waits for one turn, not for the whole flood.
+#[derive(Default)]
+struct Backlog {
+    queues: HashMap<ClientId, VecDeque<Waiting>>,
+    /// Connections with waiting submissions, in the order they are served.
+    turns: VecDeque<ClientId>,
+    /// Submissions this round may still decide at once.
+    left_this_round: u32,
+    /// Whether the idle callback that decides waiting submissions is scheduled.
+    scheduled: bool,
+    /// Schedules that callback on the host's event loop (none before `Pcp::use_event_loop`:
+    /// then every submission is decided at once).
+    schedule: Option<Box<dyn FnMut()>>,
+}
+
+/// One submission waiting for its turn: as it came off the wire, parsed only when decided.
+struct Waiting {
+    manager: PcpIntentManagerV1,
+    object: PcpIntentV1,
+    raw: RawSubmission,
+}
+
+/// A request's arguments, not yet checked.
+struct RawSubmission {
+    capability: String,
+    target: Option<String>,
+    body: RawBody,
+}
+
+enum RawBody {
+    Inline {
+        params: String,
+        steps: Option<String>,
+    },
+    Fd {
+        fd: OwnedFd,
+        size: u32,
+    },
+}
+
+impl RawSubmission {
+    fn parse(self) -> Submission {
+        let body = match self.body {
+            RawBody::Inline { params, steps } => wire::parse_inline(&params, steps.as_deref()),
+            RawBody::Fd { fd, size } => wire::read_fd(fd, size),
+        };
+        Submission {
+            capability: self.capability,
+            target: self.target,
+            body,
+        }
+    }
+}
+
+/// Submissions one connection may have waiting in the backlog; one more is the protocol error
+/// `too_many_waiting`.
+pub const MAX_WAITING_PER_CONNECTION: usize = 256;
 
 /// The state of one `pcp_intent_v1` object, kept with it.
 #[derive(Debug, Default)]
@@ -66,6 +134,8 @@ enum ObjectState {
     /// Refused with a protocol error before reaching the gate.
     #[default]
     Refused,
+    /// Waiting in the backlog for its turn to be decided.
+    Waiting,
     Open(IntentId),
     Cancelled,
     Finished,
@@ -93,6 +163,9 @@ impl IntentManagerState {
         IntentManagerState {
             global,
             objects: HashMap::new(),
+            rate_limited: HashMap::new(),
+            backlog: Backlog::default(),
+            display: display.clone(),
         }
     }
 
@@ -104,6 +177,50 @@ impl IntentManagerState {
     /// How many intents wait for their decision on the wire.
     pub fn open(&self) -> usize {
         self.objects.len()
+    }
+
+    /// How many submissions wait in the backlog to be decided.
+    pub fn waiting(&self) -> usize {
+        self.backlog.queues.values().map(VecDeque::len).sum()
+    }
+
+    /// Decides waiting submissions from an idle callback on `handle`'s loop.
+    pub(crate) fn use_event_loop<D: PcpHandler>(
+        &mut self,
+        handle: calloop::LoopHandle<'static, D>,
+    ) {
+        self.backlog.schedule = Some(Box::new(move || {
+            handle.insert_idle(decide_waiting::<D>);
+        }));
+    }
+
+    /// Notes that `client` was refused `rate_limited` at `now_ms`; true when that makes
+    /// `limit` refusals within the last `window_ms` (the client is then to be disconnected).
+    fn note_rate_limited(
+        &mut self,
+        client: ClientId,
+        now_ms: i64,
+        limit: u32,
+        window_ms: i64,
+    ) -> bool {
+        let since = now_ms.saturating_sub(window_ms);
+        // Connections not refused within the window are forgotten (and gone ones with them).
+        self.rate_limited
+            .retain(|_, times| times.back().is_some_and(|&t| t > since));
+        let times = self.rate_limited.entry(client.clone()).or_default();
+        while times.front().is_some_and(|&t| t <= since) {
+            times.pop_front();
+        }
+        times.push_back(now_ms);
+        let limit = usize::try_from(limit.max(1)).unwrap_or(usize::MAX);
+        while times.len() > limit {
+            times.pop_front();
+        }
+        if times.len() >= limit {
+            self.rate_limited.remove(&client);
+            return true;
+        }
+        false
     }
 }
 
@@ -278,7 +395,7 @@ impl<D: IntentDispatch> Dispatch<PcpIntentManagerV1, (), D> for IntentManagerSta
         dh: &DisplayHandle,
         data_init: &mut DataInit<'_, D>,
     ) {
-        let (id, submission) = match request {
+        let (id, raw) = match request {
             pcp_intent_manager_v1::Request::Submit {
                 id,
                 capability,
@@ -287,10 +404,10 @@ impl<D: IntentDispatch> Dispatch<PcpIntentManagerV1, (), D> for IntentManagerSta
                 steps,
             } => (
                 id,
-                Submission {
-                    body: wire::parse_inline(&params, steps.as_deref()),
+                RawSubmission {
                     capability,
                     target,
+                    body: RawBody::Inline { params, steps },
                 },
             ),
             pcp_intent_manager_v1::Request::SubmitFd {
@@ -301,17 +418,120 @@ impl<D: IntentDispatch> Dispatch<PcpIntentManagerV1, (), D> for IntentManagerSta
                 target,
             } => (
                 id,
-                Submission {
-                    body: wire::read_fd(fd, size),
+                RawSubmission {
                     capability,
                     target,
+                    body: RawBody::Fd { fd, size },
                 },
             ),
             // Destroy, and requests of later versions (the enum is open): nothing to submit.
             _ => return,
         };
         let object = data_init.init(id, IntentData::default());
-        submit(state, client, dh, manager, object, submission);
+        let backlog = &mut state.pcp().intents.backlog;
+        let queued = backlog.queues.get(&client.id()).map_or(0, VecDeque::len);
+        // Decided at once while this round has room and the connection has nothing waiting
+        // (its intents are decided in the order it sent them).
+        if backlog.schedule.is_none() || (queued == 0 && backlog.left_this_round > 0) {
+            backlog.left_this_round = backlog.left_this_round.saturating_sub(1);
+            submit(state, client, dh, manager, object, raw.parse());
+            return;
+        }
+        if queued >= MAX_WAITING_PER_CONNECTION {
+            tracing::warn!("a client has too many intents waiting, ending that client");
+            manager.post_error(
+                pcp_intent_manager_v1::Error::TooManyWaiting,
+                format!("more than {MAX_WAITING_PER_CONNECTION} intents waiting to be decided"),
+            );
+            return;
+        }
+        if let Some(data) = object.data::<IntentData>() {
+            data.set(ObjectState::Waiting);
+        }
+        let waiting = Waiting {
+            manager: manager.clone(),
+            object,
+            raw,
+        };
+        let queue = backlog.queues.entry(client.id()).or_default();
+        if queue.is_empty() {
+            backlog.turns.push_back(client.id());
+        }
+        queue.push_back(waiting);
+        if !backlog.scheduled {
+            backlog.scheduled = true;
+            if let Some(schedule) = &mut backlog.schedule {
+                schedule();
+            }
+        }
+    }
+}
+
+/// The idle callback: a new round begins (its budget is `[queue] intents_per_round`), and up to
+/// that many waiting submissions are decided, one per connection in turn.
+fn decide_waiting<D: PcpHandler>(state: &mut D) {
+    let per_round = state
+        .pcp()
+        .gate
+        .config()
+        .file
+        .queue
+        .intents_per_round
+        .max(1);
+    let dh = state.pcp().intents.display.clone();
+    let mut decided = 0;
+    while decided < per_round {
+        let backlog = &mut state.pcp().intents.backlog;
+        let Some(client_id) = backlog.turns.pop_front() else {
+            break;
+        };
+        let Some(queue) = backlog.queues.get_mut(&client_id) else {
+            continue;
+        };
+        let Some(waiting) = queue.pop_front() else {
+            backlog.queues.remove(&client_id);
+            continue;
+        };
+        if queue.is_empty() {
+            backlog.queues.remove(&client_id);
+        } else {
+            backlog.turns.push_back(client_id.clone());
+        }
+        // Gone with its client, or destroyed or cancelled while it waited: nothing to decide.
+        let Ok(client) = dh.get_client(waiting.object.id()) else {
+            continue;
+        };
+        let cancelled = waiting
+            .object
+            .data::<IntentData>()
+            .is_none_or(|d| d.get() != ObjectState::Waiting);
+        if cancelled || !waiting.object.is_alive() {
+            if waiting.object.is_alive() {
+                waiting.object.denied(
+                    pcp_intent_v1::Resolution::Cancelled,
+                    "cancelled before it was decided".into(),
+                );
+            }
+            continue;
+        }
+        decided += 1;
+        submit(
+            state,
+            &client,
+            &dh,
+            &waiting.manager,
+            waiting.object,
+            waiting.raw.parse(),
+        );
+    }
+    let backlog = &mut state.pcp().intents.backlog;
+    backlog.left_this_round = per_round;
+    backlog.scheduled = false;
+    if !backlog.turns.is_empty() {
+        backlog.scheduled = true;
+        if let Some(schedule) = &mut backlog.schedule {
+            schedule();
+        }
     }
 }
 
@@ -324,14 +544,22 @@ fn submit<D: PcpHandler>(
     submission: Submission,
 ) {
     use pcp_intent_manager_v1::Error as E;
-    let checked = wire::check_capability(&submission.capability).and(submission.body);
-    let (params, steps) = match checked {
-        Ok(body) => body,
+    let checked = wire::check_capability(&submission.capability)
+        .and_then(|()| wire::check_target(submission.target.as_deref()))
+        .and(submission.body);
+    let (params, steps, unreadable) = match checked {
+        Ok((params, steps)) => (params, steps, None),
+        // A bad fd ends only this request (a denial, audited): the client's other intents are
+        // not its hostage.
+        Err(ParamsError::BadFd(reason)) => {
+            (Value::Object(Default::default()), Vec::new(), Some(reason))
+        }
         Err(e) => {
             let code = match &e {
                 ParamsError::InvalidCapability(_) => E::InvalidCapability,
                 ParamsError::InlineTooLarge(_) => E::InlineTooLarge,
                 ParamsError::InvalidJson(_) => E::InvalidJson,
+                ParamsError::InvalidTarget(_) => E::InvalidTarget,
                 ParamsError::BadFd(_) => E::BadFd,
                 ParamsError::FdTooLarge(_) => E::FdTooLarge,
             };
@@ -364,6 +592,16 @@ fn submit<D: PcpHandler>(
         client: identity,
     };
     let now = state.now_ms();
+    if let Some(reason) = unreadable {
+        tracing::warn!("refusing {}: {reason}", intent.capability);
+        let outcome = state.pcp().gate.refuse_unreadable(intent, &reason, now);
+        if let Some(data) = object.data::<IntentData>() {
+            data.set(ObjectState::Finished);
+        }
+        send_outcome(state, &object, outcome, None);
+        drive::refresh(state);
+        return;
+    }
     if let Some(change) = changed {
         // The process that connected is not the one asking now: whatever the dialog would name,
         // it would not be who asks. Refused (not a protocol error: the client is told why, and
@@ -390,12 +628,33 @@ fn submit<D: PcpHandler>(
             if let Some(data) = object.data::<IntentData>() {
                 data.set(ObjectState::Finished);
             }
+            let flooding = outcome.resolution == Resolution::RateLimited && {
+                let queue = &state.pcp().gate.config().file.queue;
+                let (limit, window) = (queue.disconnect_after, queue.disconnect_window_seconds);
+                state.pcp().intents.note_rate_limited(
+                    client.id(),
+                    now,
+                    limit,
+                    i64::from(window) * 1000,
+                )
+            };
             let approved = Approved {
                 capability: submission.capability,
                 params,
                 client: asker,
             };
             send_outcome(state, &object, outcome, Some(&approved));
+            if flooding {
+                // It keeps asking while told to wait: each refusal still costs an audit record
+                // and a dispatch, so the connection ends (its open prompts are withdrawn).
+                tracing::warn!("a client kept being rate-limited, ending that client");
+                let queue = &state.pcp().gate.config().file.queue;
+                let message = format!(
+                    "refused rate_limited {} times within {} s ([queue] disconnect_after)",
+                    queue.disconnect_after, queue.disconnect_window_seconds
+                );
+                manager.post_error(E::RateLimited, message);
+            }
             // Routine records wait for their group commit: the timer may be due sooner now.
             drive::refresh(state);
         }
@@ -436,6 +695,8 @@ impl<D: IntentDispatch> Dispatch<PcpIntentV1, IntentData, D> for IntentManagerSt
                     data.set(ObjectState::Cancelled);
                     drive::cancel(state, id);
                 }
+                // Never decided: it leaves the backlog with `cancelled` (nobody was asked).
+                ObjectState::Waiting => data.set(ObjectState::Cancelled),
                 ObjectState::Cancelled => object.post_error(
                     pcp_intent_v1::Error::AlreadyCancelled,
                     "cancel was sent twice",

@@ -103,6 +103,7 @@ impl Pcp {
     /// device reports on `handle`'s loop.
     pub fn use_event_loop<D: PcpHandler>(&mut self, handle: calloop::LoopHandle<'static, D>) {
         self.wakeup = drive::Wakeup::on_loop(handle.clone());
+        self.intents.use_event_loop(handle.clone());
         self.ui.use_event_loop(handle);
     }
 

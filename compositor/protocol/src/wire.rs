@@ -2,13 +2,19 @@
 //! [`Step`], and intent parameters — inline JSON text for small ones, a sealed memfd for large
 //! ones. Both sides use these: a client to send (and to read a large token back), the compositor
 //! to check everything a client sends; each error says which rule was broken.
+//!
+//! Client JSON is parsed strictly ([`parse_strict`]): a duplicate key (which a lenient parser
+//! resolves by keeping the last one, so what one reader shows another never saw) or a control
+//! character in any key or string (a NUL breaks the spoken question) is refused, naming where.
 
+use std::fmt;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::FileExt;
 
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Inline params and steps together may be at most this many bytes (Smithay 0.7's server drops a
 /// client whose message exceeds its 4 KiB buffer; the rest of the message needs room too).
@@ -37,6 +43,8 @@ pub enum ParamsError {
     InlineTooLarge(usize),
     #[error("{0}")]
     InvalidJson(String),
+    #[error("target holds the control character U+{0:04X}")]
+    InvalidTarget(u32),
     #[error("{0}")]
     BadFd(String),
     #[error("submit_fd size {0} is over the {MAX_FD_BYTES}-byte limit")]
@@ -59,6 +67,14 @@ pub fn check_capability(name: &str) -> Result<(), ParamsError> {
     }
 }
 
+/// A target hint is shown on the dialog: like every client string, no control characters.
+pub fn check_target(target: Option<&str>) -> Result<(), ParamsError> {
+    match target.and_then(control_character) {
+        Some(c) => Err(ParamsError::InvalidTarget(c as u32)),
+        None => Ok(()),
+    }
+}
+
 /// Parses `submit`'s inline params (empty means `{}`) and optional steps.
 pub fn parse_inline(params: &str, steps: Option<&str>) -> Result<(Value, Vec<Step>), ParamsError> {
     let total = params.len() + steps.map_or(0, str::len);
@@ -71,16 +87,17 @@ pub fn parse_inline(params: &str, steps: Option<&str>) -> Result<(Value, Vec<Ste
         parse_object(params, "params")?
     };
     let steps = match steps {
-        Some(text) => parse_steps(
-            serde_json::from_str(text)
-                .map_err(|e| ParamsError::InvalidJson(format!("steps is not JSON: {e}")))?,
-        )?,
+        Some(text) => parse_steps(parse_strict(text.as_bytes(), "steps").map_err(|e| {
+            ParamsError::InvalidJson(format!("steps is not acceptable JSON: {e}"))
+        })?)?,
         None => Vec::new(),
     };
     Ok((params, steps))
 }
 
-/// Reads `submit_fd`'s document `{"params": {...}, "steps": [...]}` from a sealed memfd.
+/// Reads `submit_fd`'s document `{"params": {...}, "steps": [...]}` from a sealed memfd, with
+/// positioned reads: the file offset, which the client shares (it keeps the same open file), is
+/// neither used nor moved.
 pub fn read_fd(fd: OwnedFd, size: u32) -> Result<(Value, Vec<Step>), ParamsError> {
     let size = size as usize;
     if size > MAX_FD_BYTES {
@@ -101,7 +118,7 @@ pub fn read_fd(fd: OwnedFd, size: u32) -> Result<(Value, Vec<Step>), ParamsError
             "the memfd must be sealed with F_SEAL_WRITE, F_SEAL_SHRINK and F_SEAL_SEAL".into(),
         ));
     }
-    let mut file = File::from(fd);
+    let file = File::from(fd);
     let len = file
         .metadata()
         .map_err(|e| ParamsError::BadFd(format!("cannot stat the memfd: {e}")))?
@@ -112,11 +129,10 @@ pub fn read_fd(fd: OwnedFd, size: u32) -> Result<(Value, Vec<Step>), ParamsError
         )));
     }
     let mut text = vec![0u8; size];
-    file.seek(SeekFrom::Start(0))
-        .and_then(|_| file.read_exact(&mut text))
+    file.read_exact_at(&mut text, 0)
         .map_err(|e| ParamsError::BadFd(format!("cannot read the memfd: {e}")))?;
-    let doc: Value = serde_json::from_slice(&text)
-        .map_err(|e| ParamsError::InvalidJson(format!("the memfd is not JSON: {e}")))?;
+    let doc = parse_strict(&text, "memfd")
+        .map_err(|e| ParamsError::InvalidJson(format!("the memfd is not acceptable JSON: {e}")))?;
     let Value::Object(mut doc) = doc else {
         return Err(ParamsError::InvalidJson(
             "the memfd must hold a JSON object {\"params\": …, \"steps\": …}".into(),
@@ -144,12 +160,128 @@ pub fn read_fd(fd: OwnedFd, size: u32) -> Result<(Value, Vec<Step>), ParamsError
 }
 
 fn parse_object(text: &str, what: &str) -> Result<Value, ParamsError> {
-    match serde_json::from_str::<Value>(text) {
+    match parse_strict(text.as_bytes(), what) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(_) => Err(ParamsError::InvalidJson(format!(
             "{what} must be a JSON object"
         ))),
-        Err(e) => Err(ParamsError::InvalidJson(format!("{what} is not JSON: {e}"))),
+        Err(e) => Err(ParamsError::InvalidJson(format!(
+            "{what} is not acceptable JSON: {e}"
+        ))),
+    }
+}
+
+/// Parses JSON text refusing what a client must never send: a key given twice in one object,
+/// and a control character (Unicode category Cc: U+0000–U+001F, U+007F–U+009F, escaped or not)
+/// in any key or string, at any depth. `root` names the document in messages, which give the
+/// path of the offending member (e.g. `params.a[2].b`) and serde_json's line and column.
+pub fn parse_strict(text: &[u8], root: &str) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let value = Strict { path: root }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// The first control character of `text`, if any.
+fn control_character(text: &str) -> Option<char> {
+    text.chars().find(|c| c.is_control())
+}
+
+/// A JSON value at `path`, checked as it is built.
+struct Strict<'p> {
+    path: &'p str,
+}
+
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a JSON value at {}", self.path)
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        if let Some(c) = control_character(v) {
+            return Err(E::custom(format_args!(
+                "the string at {} holds the control character U+{:04X}",
+                self.path, c as u32
+            )));
+        }
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        if let Some(c) = control_character(&v) {
+            return Err(E::custom(format_args!(
+                "the string at {} holds the control character U+{:04X}",
+                self.path, c as u32
+            )));
+        }
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            let path = format!("{}[{}]", self.path, items.len());
+            match seq.next_element_seed(Strict { path: &path })? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if let Some(c) = control_character(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "a key in {} holds the control character U+{:04X}",
+                    self.path, c as u32
+                )));
+            }
+            if members.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "the key `{key}` appears twice in {}",
+                    self.path
+                )));
+            }
+            let path = format!("{}.{key}", self.path);
+            let value = map.next_value_seed(Strict { path: &path })?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
     }
 }
 
@@ -186,12 +318,12 @@ pub fn sealed_memfd(params: &Value, steps: &[Step]) -> std::io::Result<(OwnedFd,
     sealed_bytes(&text)
 }
 
-/// Reads the first `size` bytes of a file descriptor (a memfd the compositor sent).
+/// Reads the first `size` bytes of a file descriptor (a memfd the compositor sent), with a
+/// positioned read that leaves the file offset alone.
 pub fn read_all(fd: OwnedFd, size: u32) -> std::io::Result<Vec<u8>> {
-    let mut file = File::from(fd);
+    let file = File::from(fd);
     let mut bytes = vec![0u8; size as usize];
-    file.seek(SeekFrom::Start(0))?;
-    file.read_exact(&mut bytes)?;
+    file.read_exact_at(&mut bytes, 0)?;
     Ok(bytes)
 }
 
@@ -267,6 +399,80 @@ mod tests {
         let err = parse_inline("{}", Some(r#"[{"capability":"x","params":3}]"#)).unwrap_err();
         assert!(err.to_string().contains("steps[0].params"), "{err}");
         assert!(parse_inline("{}", Some(r#"{"a":1}"#)).is_err());
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_at_any_depth() {
+        for (params, steps, place) in [
+            (r#"{"path":"/a","path":"/"}"#, None, "params"),
+            (r#"{"a":[{"b":1,"b":2}]}"#, None, "params.a[0]"),
+            (
+                "{}",
+                Some(r#"[{"capability":"x","params":{"p":1,"p":2}}]"#),
+                "steps[0].params",
+            ),
+            (
+                "{}",
+                Some(r#"[{"capability":"x","capability":"y","params":{}}]"#),
+                "steps[0]",
+            ),
+        ] {
+            let err = parse_inline(params, steps).unwrap_err();
+            assert!(matches!(err, ParamsError::InvalidJson(_)), "{err}");
+            assert!(err.to_string().contains("appears twice"), "{err}");
+            assert!(err.to_string().contains(place), "{err}");
+        }
+        let doc = br#"{"params":{"path":"/a"},"params":{"path":"/"}}"#;
+        let (fd, size) = sealed_bytes(doc).unwrap();
+        let err = read_fd(fd, size).unwrap_err();
+        assert!(err.to_string().contains("`params` appears twice"), "{err}");
+    }
+
+    #[test]
+    fn control_characters_are_refused_in_keys_values_and_steps() {
+        for (params, steps, what) in [
+            (r#"{"path":"/tmp/x\u0000; rm -rf ~"}"#, None, "U+0000"),
+            (r#"{"a":{"b":["ok","\u001b[2J"]}}"#, None, "U+001B"),
+            ("{\"a\":\"\u{85}\"}", None, "U+0085"),
+            (r#"{"pa\u0007th":"/x"}"#, None, "U+0007"),
+            (r#"{"text":"two\nlines"}"#, None, "U+000A"),
+            (
+                "{}",
+                Some(r#"[{"capability":"x","params":{"p":"\u007f"}}]"#),
+                "U+007F",
+            ),
+        ] {
+            let err = parse_inline(params, steps).unwrap_err();
+            assert!(matches!(err, ParamsError::InvalidJson(_)), "{err}");
+            assert!(err.to_string().contains(what), "{what}: {err}");
+        }
+        // Characters a dialog must show visibly are not control characters: they pass here.
+        assert!(parse_inline(r#"{"p":"a\u200fb\u00a0c"}"#, None).is_ok());
+        let (fd, size) = sealed_memfd(&json!({"deep": [{"k": "\u{0}"}]}), &[]).unwrap();
+        let err = read_fd(fd, size).unwrap_err();
+        assert!(err.to_string().contains("memfd.params.deep[0].k"), "{err}");
+        assert_eq!(
+            check_target(Some("a\tb")),
+            Err(ParamsError::InvalidTarget(9))
+        );
+        assert_eq!(check_target(Some("/tmp/x")), Ok(()));
+    }
+
+    #[test]
+    fn reading_a_memfd_leaves_the_shared_file_offset_alone() {
+        let (fd, size) = sealed_memfd(&json!({"path": "/a"}), &[]).unwrap();
+        let mine = fd.try_clone().unwrap();
+        // SAFETY: lseek on a descriptor we own.
+        assert_eq!(
+            unsafe { libc::lseek(mine.as_raw_fd(), 3, libc::SEEK_SET) },
+            3
+        );
+        read_fd(fd, size).unwrap();
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { libc::lseek(mine.as_raw_fd(), 0, libc::SEEK_CUR) },
+            3
+        );
     }
 
     #[test]

@@ -311,9 +311,10 @@ impl Fixture {
         self.state().pcp.ui().voice_availability().clone()
     }
 
-    /// Built-in capabilities performed so far: (capability, params).
-    pub fn performed(&mut self) -> Vec<(String, Value)> {
-        self.state().performed.clone()
+    /// The capabilities of the last built-ins performed (at most
+    /// `pcp_compositor::builtins::PERFORMED_KEPT`), oldest first.
+    pub fn performed(&mut self) -> Vec<String> {
+        self.state().performed.iter().cloned().collect()
     }
 
     /// The text of the refused-reload notice on screen.
@@ -604,6 +605,13 @@ impl Fixture {
             .expect("the dialog is up")
             .requester
             .clone()
+    }
+
+    /// Everything the dialog shows now (what, on what, steps, extra parameters, who asks).
+    pub fn dialog_content(&mut self) -> pcp_overlay::DialogContent {
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp.ui();
+        ui.dialog().content().expect("the dialog is up").clone()
     }
 
     /// The seconds the dialog counts down from now (as last synced).
