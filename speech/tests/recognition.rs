@@ -25,7 +25,8 @@ fn spoken_answers_map_to_approve_deny_and_cancel() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("네", ReportAnswer::Approve),
-        ("예", ReportAnswer::Approve),
+        // A decoy in the Korean pack: it sounds like the hesitation "에".
+        ("예", ReportAnswer::None),
         ("아니요", ReportAnswer::Deny),
         ("아니", ReportAnswer::Deny),
         ("취소", ReportAnswer::Cancel),
@@ -228,4 +229,43 @@ fn missing_and_broken_models_are_named() {
     model()
         .check_pack(&pcp_speech::PhrasePack::load(None, "ko").unwrap())
         .unwrap();
+}
+
+/// One round over `wav` for a prompt showing `challenge`, with the shipped defaults.
+fn round_with_challenge(wav: &std::path::Path, challenge: &str) -> ReportAnswer {
+    let config = Config::default();
+    let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
+    let round =
+        pcp_speech::listen::round_from_wav(&model(), pack, &config, Some(challenge), wav).unwrap();
+    round.report().answer
+}
+
+#[test]
+fn a_challenge_prompt_approves_only_with_the_shown_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let clip = |name: &str, text: &str| {
+        speech(dir.path(), name, text, 16_000, 1, Encoding::I16, (0.5, 1.5))
+    };
+    let right = clip("right.wav", "네, 기차");
+    let alone = clip("alone.wav", "네");
+    let wrong = clip("wrong.wav", "네, 거울");
+    let deny = clip("deny.wav", "아니요");
+    assert_eq!(round_with_challenge(&right, "기차"), ReportAnswer::Approve);
+    assert_eq!(round_with_challenge(&alone, "기차"), ReportAnswer::None);
+    assert_eq!(round_with_challenge(&wrong, "기차"), ReportAnswer::None);
+    // The same words are right when the other word is the shown one.
+    assert_eq!(round_with_challenge(&wrong, "거울"), ReportAnswer::Approve);
+    // Refusals need no word.
+    assert_eq!(round_with_challenge(&deny, "기차"), ReportAnswer::Deny);
+    // A word that is not one of the pack's is refused, never listened for.
+    let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
+    let err = pcp_speech::listen::round_from_wav(
+        &model(),
+        pack,
+        &Config::default(),
+        Some("컴퓨터"),
+        &right,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("컴퓨터"), "{err}");
 }

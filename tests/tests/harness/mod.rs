@@ -222,6 +222,16 @@ impl Fixture {
         self.state().pcp.ui().dialog().live().cloned()
     }
 
+    /// The challenge word the dialog shows, if any.
+    pub fn dialog_challenge(&mut self) -> Option<String> {
+        self.state()
+            .pcp
+            .ui()
+            .dialog()
+            .content()
+            .and_then(|c| c.challenge.clone())
+    }
+
     /// Whether the dialog has the keyboard.
     pub fn dialog_has_keyboard(&mut self) -> bool {
         self.state().pcp.ui().has_keyboard_focus()
