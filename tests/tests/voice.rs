@@ -246,7 +246,14 @@ fn challenge_prompt(dir: &Path, said: Said) -> (Fixture, harness::AsyncIntent, S
     };
     assert!(cfg.challenges("destructive"));
     let engine = SpeechEngine::start(cfg);
-    let mut fx = Fixture::with_devices(ONE, "", Some(engine), None);
+    // A font with Hangul for the word (`cargo xtask setup` installs fonts-nanum); the harness
+    // otherwise draws with the bundled DejaVu Sans only.
+    let mut fx = Fixture::with_devices_and_overlay(
+        ONE,
+        "extra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]",
+        Some(engine),
+        None,
+    );
     let c = fx.submit(delete());
     let (threshold, _) = fx.pending(&c);
     assert_eq!(threshold, "voice+visual");

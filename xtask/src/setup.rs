@@ -32,6 +32,8 @@ const APT_PACKAGES: &[&str] = &[
     "unzip",
     "python3-pip",
     "fonts-droid-fallback",
+    // Hangul for the dialog's challenge word (Droid Sans Fallback has none) in the voice tests.
+    "fonts-nanum",
     "xvfb",
     // `pcpctl run` confines agents with bubblewrap (and its tests run it).
     "bubblewrap",
