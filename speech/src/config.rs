@@ -159,7 +159,7 @@ impl Default for Config {
             challenge_spoken: "승인하려면 네, {word}라고 말씀해 주세요.".into(),
             alternatives: 8,
             approve_margin: 0.4,
-            refuse_margin: 0.5,
+            refuse_margin: 0.25,
             challenge_pause_ms: 1500,
         }
     }

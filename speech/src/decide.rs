@@ -43,6 +43,9 @@ pub struct PhaseReading {
     /// Its lead over the best alternative that reads differently; infinite when none does
     /// (nothing else survived the decoder's lattice beam).
     pub margin: f32,
+    /// Its lead over the best alternative that reads differently and is not silence (an empty
+    /// transcript); infinite when none is.
+    pub margin_over_speech: f32,
 }
 
 /// Reads one phase's alternatives (any order) for a prompt showing `challenge`.
@@ -58,49 +61,62 @@ pub fn read_phase(
             reading: Reading::Nothing,
             text: String::new(),
             margin: 0.0,
+            margin_over_speech: 0.0,
         };
     };
     let reading = pack.read(&best.text, challenge);
-    let rival = sorted[1..]
-        .iter()
-        .find(|a| pack.read(&a.text, challenge) != reading);
+    let lead = |rival: Option<&&Alternative>| {
+        rival.map_or(f32::INFINITY, |r| best.likelihood - r.likelihood)
+    };
+    let rivals = || {
+        sorted[1..]
+            .iter()
+            .filter(|a| pack.read(&a.text, challenge) != reading)
+    };
     PhaseReading {
         reading,
         text: best.text.clone(),
-        margin: rival.map_or(f32::INFINITY, |r| best.likelihood - r.likelihood),
+        margin: lead(rivals().next()),
+        margin_over_speech: lead(rivals().find(|a| !a.text.trim().is_empty())),
     }
 }
 
 /// The reading the phases agree on; otherwise [`Reading::Nothing`].
 /// - Anything that can lead to an approval (an approval, an approval waiting for its word, the
-///   shown word) needs every phase to read it, each with at least `approve`'s margin: a phase
-///   that heard nothing or something else is doubt.
+///   shown word) needs every phase that heard anything to read it, each leading every rival
+///   reading of other speech by `approve`'s margin, and one of them leading silence by as much:
+///   a phase that heard other speech is doubt. A phase whose best result is silence, or that is
+///   torn between the word and silence, abstains (where a short word falls in the 30 ms frame
+///   decides whether it scores above silence: that is what the phases are for).
 /// - A refusal (deny, cancel) needs one phase to read it with `refuse`'s margin and no phase to
 ///   read another answer; a phase that heard nothing or other speech does not stop it (a wrong
 ///   refusal only denies, and a missed one leaves the user repeating it).
 pub fn agree(phases: &[PhaseReading], margins: &Margins) -> Reading {
-    let Some(first) = phases.first() else {
-        return Reading::Nothing;
-    };
-    let reading = first.reading;
-    let strict = |reading: Reading| {
-        reading != Reading::Nothing
-            && phases
-                .iter()
-                .all(|p| p.reading == reading && p.margin >= margins.required(reading))
-    };
-    if strict(reading) {
-        return reading;
+    let heard: Vec<&PhaseReading> = phases.iter().filter(|p| !p.text.is_empty()).collect();
+    if let Some(reading) = heard.first().map(|p| p.reading)
+        && reading != Reading::Nothing
+    {
+        let required = margins.required(reading);
+        // Every phase that heard something reads it and leads all other speech; at least one
+        // also leads silence (a phase torn between the word and silence is like one that heard
+        // silence: it abstains).
+        let agreed = heard
+            .iter()
+            .all(|p| p.reading == reading && p.margin_over_speech >= required);
+        let sure = heard.iter().any(|p| p.margin >= required);
+        if agreed && sure {
+            return reading;
+        }
     }
-    let mut heard = phases
+    let mut answers = phases
         .iter()
         .map(|p| p.reading)
         .filter(|r| *r != Reading::Nothing);
-    let Some(refusal @ Reading::Answer(SpokenAnswer::Deny | SpokenAnswer::Cancel)) = heard.next()
+    let Some(refusal @ Reading::Answer(SpokenAnswer::Deny | SpokenAnswer::Cancel)) = answers.next()
     else {
         return Reading::Nothing;
     };
-    let alone = heard.all(|r| r == refusal);
+    let alone = answers.all(|r| r == refusal);
     let sure = phases
         .iter()
         .any(|p| p.reading == refusal && p.margin >= margins.refuse);
@@ -199,9 +215,46 @@ mod tests {
         let deny = Reading::Answer(SpokenAnswer::Deny);
         let phase = |reading, margin| PhaseReading {
             reading,
-            text: String::new(),
+            text: "heard".into(),
             margin,
+            margin_over_speech: margin,
         };
+        let heard_other = |margin| PhaseReading {
+            reading: Reading::Nothing,
+            text: "전화".into(),
+            margin,
+            margin_over_speech: margin,
+        };
+        let silent = || PhaseReading {
+            reading: Reading::Nothing,
+            text: String::new(),
+            margin: f32::INFINITY,
+            margin_over_speech: f32::INFINITY,
+        };
+        // Torn between the word and silence, sure against other speech.
+        let torn = PhaseReading {
+            reading: approve,
+            text: "네".into(),
+            margin: 0.01,
+            margin_over_speech: 9.0,
+        };
+        assert_eq!(
+            agree(&[torn.clone(), phase(approve, 5.0)], &MARGINS),
+            approve
+        );
+        assert_eq!(
+            agree(&[torn.clone(), torn.clone()], &MARGINS),
+            Reading::Nothing
+        );
+        let near_other = PhaseReading {
+            margin_over_speech: 1.0,
+            ..torn
+        };
+        assert_eq!(
+            agree(&[near_other, phase(approve, 5.0)], &MARGINS),
+            Reading::Nothing,
+            "close to other speech"
+        );
         assert_eq!(
             agree(&[phase(approve, 5.0), phase(approve, 4.0)], &MARGINS),
             approve
@@ -212,23 +265,23 @@ mod tests {
             "one doubtful phase"
         );
         assert_eq!(
-            agree(
-                &[phase(approve, 9.0), phase(Reading::Nothing, 9.0)],
-                &MARGINS
-            ),
+            agree(&[phase(approve, 9.0), heard_other(9.0)], &MARGINS),
             Reading::Nothing,
-            "a phase that heard nothing"
+            "a phase that heard other speech"
         );
+        assert_eq!(
+            agree(&[phase(approve, 9.0), silent()], &MARGINS),
+            approve,
+            "a phase whose best result is silence abstains"
+        );
+        assert_eq!(agree(&[silent(), silent()], &MARGINS), Reading::Nothing);
         assert_eq!(
             agree(&[phase(deny, 2.5), phase(deny, 2.0)], &MARGINS),
             deny,
             "refusals need less"
         );
         // A refusal stands when the other phase heard nothing, not when it heard an answer.
-        assert_eq!(
-            agree(&[phase(Reading::Nothing, 9.0), phase(deny, 2.0)], &MARGINS),
-            deny
-        );
+        assert_eq!(agree(&[silent(), phase(deny, 2.0)], &MARGINS), deny);
         assert_eq!(
             agree(&[phase(deny, 2.0), phase(approve, 9.0)], &MARGINS),
             Reading::Nothing
@@ -239,7 +292,7 @@ mod tests {
             Reading::Nothing
         );
         assert_eq!(
-            agree(&[phase(deny, 1.0), phase(Reading::Nothing, 9.0)], &MARGINS),
+            agree(&[phase(deny, 1.0), silent()], &MARGINS),
             Reading::Nothing,
             "not sure enough"
         );

@@ -3,9 +3,9 @@
 //! partial result has stayed the same for `stable_partial_ms` of audio *after the speaker fell
 //! quiet*, or once the speaker has been quiet for `quiet_final_ms` whatever the partials say.
 //! Judging forces Vosk's final result with its n-best alternatives (`[speech] alternatives`) in
-//! every phase, and `decide` turns them into an answer only when every phase reads the same
-//! answer with enough margin over every alternative that reads otherwise (`approve_margin`,
-//! `refuse_margin`; a refusal needs one sure phase and no other answer). A partial never decides,
+//! every phase, and `decide` turns them into an answer only when every phase that heard anything
+//! reads the same answer with enough margin over every alternative that reads otherwise
+//! (`approve_margin`, `refuse_margin`; a refusal needs one sure phase and no other answer). A partial never decides,
 //! even when the final result heard nothing at all (a short word can score below silence once
 //! the end-of-utterance scores are added: that is doubt, and doubt is no answer). Without the quiet, a partial is only a guess
 //! about speech still going on (Vosk reads the start of "안녕하세요" as "아니").
@@ -330,7 +330,7 @@ impl AnswerRecognizer {
             reading,
             readings
                 .iter()
-                .map(|r| (r.text.as_str(), r.margin))
+                .map(|r| (r.text.as_str(), r.margin, r.margin_over_speech))
                 .collect::<Vec<_>>(),
             partials
         ));
