@@ -9,7 +9,21 @@ use common::{Encoding, model, silence, speech};
 use pcp_speech::listen::run_with_model;
 use pcp_speech::{Config, ListenInput, ListenOptions, ReportAnswer, SpeechError};
 
+/// The tests of this binary decode one at a time, each after seeding libc's `rand()` (Kaldi's
+/// dither) the same way, so a clip decodes the same way whatever else runs: with tests in
+/// parallel threads the draws interleave and a close call changes from run to run.
+static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn seeded() -> std::sync::MutexGuard<'static, ()> {
+    let guard = DECODING.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: srand has no preconditions; the guard keeps other decoding threads of this binary
+    // out until the round is over.
+    unsafe { libc::srand(1) };
+    guard
+}
+
 fn listen_wav(path: std::path::PathBuf) -> pcp_speech::ListenReport {
+    let _decoding = seeded();
     let options = ListenOptions {
         model: None,
         input: ListenInput::Wav(path),
@@ -233,6 +247,7 @@ fn missing_and_broken_models_are_named() {
 
 /// One round over `wav` for a prompt showing `challenge`, with the shipped defaults.
 fn round_with_challenge(wav: &std::path::Path, challenge: &str) -> ReportAnswer {
+    let _decoding = seeded();
     let config = Config::default();
     let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
     let round =
