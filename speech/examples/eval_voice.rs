@@ -56,7 +56,7 @@ fn run() -> Result<(), String> {
     };
     let config = config(args.get(2).map(Path::new))?;
     let dir = find_model(config.model_dir(), &config.language).map_err(|e| e.to_string())?;
-    let model = SpeechModel::load(&dir).map_err(|e| e.to_string())?;
+    let model = SpeechModel::load_with(&dir, &config.decoder_options).map_err(|e| e.to_string())?;
     let phrases =
         (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());
     let pack = Arc::new(PhrasePack::load(phrases, &config.language).map_err(|e| e.to_string())?);
@@ -78,7 +78,8 @@ fn run() -> Result<(), String> {
         );
         // SAFETY: srand has no preconditions; this program runs one recognizer at a time.
         unsafe { libc::srand(seed(id)) };
-        let round = round_from_wav(&model, pack.clone(), &config, &path)
+        let challenge = clip["challenge"].as_str();
+        let round = round_from_wav(&model, pack.clone(), &config, challenge, &path)
             .map_err(|e| format!("{id}: {e}"))?;
         let answer = match &round.ending {
             Ending::Heard(h) => h.answer.as_str(),
@@ -91,6 +92,7 @@ fn run() -> Result<(), String> {
             "decided_ms": round.decided_at_ms,
             "compute_ms": round.decision_compute.as_secs_f64() * 1000.0,
             "audio_ms": round.audio_ms,
+            "judged": round.judged,
         });
         writeln!(out, "{line}").map_err(|e| format!("{results}: {e}"))?;
         if (n + 1) % 100 == 0 {

@@ -23,6 +23,19 @@ fn is_decoder_option(option: &str) -> bool {
         && !value.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// The decoder options used unless `[speech] decoder_options` says otherwise: a lattice beam wide
+/// enough for the n-best margin rules to see rivals up to 6 log-likelihood units behind (the
+/// model's own 2.0 hides every rival past 2), and Vosk's endpoint after 0.25 s of trailing
+/// silence instead of 0.5 s (1.0 s for a less sure ending), which ends an answer sooner.
+pub const DEFAULT_DECODER_OPTIONS: &[&str] = &[
+    "--lattice-beam=6.0",
+    "--endpoint.rule2.min-trailing-silence=0.25",
+    "--endpoint.rule3.min-trailing-silence=0.5",
+];
+
+/// The gate's risk classes, by the names `[speech] challenge` lists.
+pub const RISK_CLASSES: &[&str] = &["routine", "privileged", "destructive", "system"];
+
 /// Voice confirmation settings (`[speech]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -46,15 +59,16 @@ pub struct Config {
     /// How long to wait for an answer, in milliseconds (seed 000: 10 s). Counted both in captured
     /// audio and in wall time; whichever ends first times out.
     pub timeout_ms: u64,
-    /// How long a partial result must stay unchanged, in milliseconds of audio, before it
-    /// decides without waiting for Vosk's end of utterance.
+    /// How long every phase's partial result must stay unchanged, in milliseconds of audio (with
+    /// the speaker quiet as long), before the utterance is ended and judged by Vosk's final
+    /// result, without waiting for Vosk's end of utterance.
     pub stable_partial_ms: u64,
-    /// Audio at or below this level (dBFS) counts as quiet: a partial result decides only once
-    /// the speaker has been quiet for `stable_partial_ms`.
+    /// Audio at or below this level (dBFS) counts as quiet: an utterance is ended on a stable
+    /// partial only once the speaker has been quiet for `stable_partial_ms`.
     pub quiet_dbfs: f32,
-    /// When the speaker has been quiet this long (ms of audio) and the recognizer still has no
-    /// partial result, the utterance is ended and Vosk's final result judged (Vosk itself waits
-    /// 5 s of silence for an utterance it has no word for yet).
+    /// When the speaker has been quiet this long (ms of audio), the utterance is ended and Vosk's
+    /// final result judged whatever the partials say (Vosk itself waits 5 s of silence for an
+    /// utterance it has no word for yet).
     pub quiet_final_ms: u64,
     /// How many recognizers decode the audio, each shifted by an equal part of the model's
     /// output frame period, so a short word is heard wherever it falls in that period (see
@@ -85,6 +99,27 @@ pub struct Config {
     /// Release the model after this many seconds without a voice prompt (it is loaded again
     /// when the next one begins). 0 keeps it loaded once loaded.
     pub unload_after_s: u64,
+    /// Risk classes whose prompts show a challenge word that the spoken approval must contain.
+    pub challenge: Vec<String>,
+    /// Read the challenge word aloud in the question (for users who cannot see the dialog; it
+    /// lets anything that hears the question answer it too).
+    pub speak_challenge: bool,
+    /// Added to the question of a challenge prompt when `speak_challenge` is false: tells the
+    /// user to say the word shown on the dialog.
+    pub challenge_hint: String,
+    /// Added to the question of a challenge prompt when `speak_challenge` is true; `{word}` is
+    /// replaced by the word.
+    pub challenge_spoken: String,
+    /// Alternatives Vosk returns per utterance (n-best); the margin rules compare them. 1..=20.
+    pub alternatives: u16,
+    /// How far (natural log-likelihood) the best reading of an approval must lead every
+    /// alternative that reads differently, in every decoder phase.
+    pub approve_margin: f32,
+    /// The same for deny and cancel (a wrong refusal only denies, so it may be looser).
+    pub refuse_margin: f32,
+    /// On a challenge prompt, how long after an approval said alone (ms) the shown word may
+    /// still follow as its own utterance ("네. … 기차").
+    pub challenge_pause_ms: u64,
 }
 
 impl Default for Config {
@@ -99,11 +134,14 @@ impl Default for Config {
             capture_rate: 0,
             capture_channels: 0,
             timeout_ms: 10_000,
-            stable_partial_ms: 150,
+            stable_partial_ms: 100,
             quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
             quiet_final_ms: 700,
             decoder_phases: crate::recognize::DEFAULT_DECODER_PHASES,
-            decoder_options: Vec::new(),
+            decoder_options: DEFAULT_DECODER_OPTIONS
+                .iter()
+                .map(|o| (*o).to_string())
+                .collect(),
             block_ms: 20,
             queue_blocks: 256,
             level_interval_ms: 100,
@@ -115,6 +153,14 @@ impl Default for Config {
                 .into(),
             after_prompt_ms: 150,
             unload_after_s: 300,
+            challenge: vec!["destructive".into(), "system".into()],
+            speak_challenge: false,
+            challenge_hint: "승인하려면 화면에 보이는 단어와 함께 네라고 말씀해 주세요.".into(),
+            challenge_spoken: "승인하려면 네, {word}라고 말씀해 주세요.".into(),
+            alternatives: 8,
+            approve_margin: 0.4,
+            refuse_margin: 0.25,
+            challenge_pause_ms: 1500,
         }
     }
 }
@@ -185,6 +231,34 @@ impl Config {
                 self.decoder_phases
             ));
         }
+        for class in &self.challenge {
+            if !RISK_CLASSES.contains(&class.as_str()) {
+                return bad(format!(
+                    "`challenge` entry `{class}` is not a risk class ({})",
+                    RISK_CLASSES.join(", ")
+                ));
+            }
+        }
+        if !(1..=20).contains(&self.alternatives) {
+            return bad(format!(
+                "`alternatives` = {} is outside 1..=20",
+                self.alternatives
+            ));
+        }
+        for (key, value) in [
+            ("approve_margin", self.approve_margin),
+            ("refuse_margin", self.refuse_margin),
+        ] {
+            if !(0.0..=100.0).contains(&value) {
+                return bad(format!("`{key}` = {value} is outside 0.0..=100.0"));
+            }
+        }
+        if self.challenge_pause_ms > 5000 {
+            return bad(format!(
+                "`challenge_pause_ms` = {} is outside 0..=5000",
+                self.challenge_pause_ms
+            ));
+        }
         for option in &self.decoder_options {
             if !is_decoder_option(option) {
                 return bad(format!(
@@ -203,6 +277,22 @@ impl Config {
     /// The question for an action, from `question_template`.
     pub fn question(&self, action: &str) -> String {
         self.question_template.replace("{action}", action)
+    }
+
+    /// Whether prompts of the risk class named `class` (the gate's lowercase name) show a
+    /// challenge word.
+    pub fn challenges(&self, class: &str) -> bool {
+        self.challenge.iter().any(|c| c == class)
+    }
+
+    /// What a challenge prompt adds to its question: the hint, or with `speak_challenge` the
+    /// spoken form naming `word`.
+    pub fn challenge_question(&self, word: &str) -> String {
+        if self.speak_challenge {
+            self.challenge_spoken.replace("{word}", word)
+        } else {
+            self.challenge_hint.clone()
+        }
     }
 
     /// `model` as an optional path (empty means discover).
@@ -244,11 +334,29 @@ mod tests {
             "decoder_phases = 9",
             "decoder_options = [\"--beam=5\\n--x=1\"]",
             "decoder_options = [\"beam=5\"]",
+            "challenge = [\"dangerous\"]",
+            "alternatives = 0",
+            "approve_margin = -1.0",
+            "refuse_margin = nan",
+            "challenge_pause_ms = 60000",
         ] {
             let key = text.split(' ').next().unwrap();
             let err = Config::from_toml(text, "t").unwrap_err().to_string();
             assert!(err.contains(key), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn the_challenge_word_is_spoken_only_when_configured() {
+        let c = Config::default();
+        assert!(c.challenges("destructive") && c.challenges("system"));
+        assert!(!c.challenges("routine") && !c.challenges("privileged"));
+        assert!(!c.challenge_question("기차").contains("기차"));
+        let spoken = Config {
+            speak_challenge: true,
+            ..Config::default()
+        };
+        assert!(spoken.challenge_question("기차").contains("네, 기차"));
     }
 
     #[test]

@@ -109,6 +109,8 @@ pub struct Round {
     /// Wall time spent recognizing that last block (what a live decision adds to the audio's
     /// own arrival).
     pub decision_compute: Duration,
+    /// One line per utterance the recognizer judged (see `AnswerRecognizer::judged`).
+    pub judged: Vec<String>,
 }
 
 impl Round {
@@ -225,13 +227,15 @@ pub(crate) fn level(block: &[f32]) -> f32 {
     ((20.0 * rms.log10() + 60.0) / 60.0).clamp(0.0, 1.0)
 }
 
-/// Runs one round: feeds `source` to a fresh recognizer until an answer, the timeout (audio or
-/// wall time), the end of the input, or `stop`. `on_level` gets a level every
-/// `level_interval_ms` of audio.
+/// Runs one round: feeds `source` to a fresh recognizer (for a prompt showing `challenge`, or
+/// none) until an answer, the timeout (audio or wall time), the end of the input, or `stop`.
+/// `on_level` gets a level every `level_interval_ms` of audio.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn listen_round(
     model: &SpeechModel,
     pack: Arc<PhrasePack>,
     config: &Config,
+    challenge: Option<&str>,
     timeout: Duration,
     source: &mut dyn Source,
     stop: &AtomicBool,
@@ -239,7 +243,7 @@ pub(crate) fn listen_round(
 ) -> Result<Round, SpeechError> {
     let started = Instant::now();
     let rate = source.rate();
-    let mut recognizer = AnswerRecognizer::new(model, pack, config)?;
+    let mut recognizer = AnswerRecognizer::with_challenge(model, pack, config, challenge)?;
     let mut converter = Converter::new(rate, model.sample_rate())?;
     let limit_frames = timeout.as_millis() as u64 * u64::from(rate) / 1000;
     let level_frames = (config.level_interval_ms * u64::from(rate) / 1000).max(1);
@@ -259,6 +263,7 @@ pub(crate) fn listen_round(
             },
             ending,
             transcript: recognizer.last_transcript().to_string(),
+            judged: recognizer.judged().to_vec(),
             audio_ms: audio_ms(frames),
             wall: started.elapsed(),
         }
@@ -283,7 +288,7 @@ pub(crate) fn listen_round(
                     block_started,
                 ));
             }
-            let ending = match recognizer.finish() {
+            let ending = match recognizer.finish()? {
                 Some(heard) => Ending::Heard(heard),
                 None => Ending::EndOfInput,
             };
@@ -309,12 +314,14 @@ pub(crate) fn listen_round(
     }
 }
 
-/// One round over a whole WAV file with an already loaded model and pack: the evaluation's
-/// entry point (the same conversion and recognition as live capture, block by block).
+/// One round over a whole WAV file with an already loaded model and pack, for a prompt showing
+/// `challenge` (or none): the evaluation's entry point (the same conversion and recognition as
+/// live capture, block by block).
 pub fn round_from_wav(
     model: &SpeechModel,
     pack: Arc<PhrasePack>,
     config: &Config,
+    challenge: Option<&str>,
     path: &Path,
 ) -> Result<Round, SpeechError> {
     let mut source = WavSource::open(path, config.block_ms)?;
@@ -323,6 +330,7 @@ pub fn round_from_wav(
         model,
         pack,
         config,
+        challenge,
         config.timeout(),
         &mut source,
         &stop,
@@ -373,6 +381,7 @@ pub fn run_with_model(
                 model,
                 pack,
                 &config,
+                None,
                 timeout,
                 &mut source,
                 &stop,
@@ -388,6 +397,7 @@ pub fn run_with_model(
                 model,
                 pack,
                 &config,
+                None,
                 timeout,
                 &mut capture,
                 &stop,

@@ -177,10 +177,41 @@ impl SpeechEngine {
         self.keeper.loads()
     }
 
+    /// The challenge word for a prompt of the risk class named `risk_class` (the gate's
+    /// lowercase name): `Ok(None)` when `[speech] challenge` does not list the class, else a word
+    /// chosen at random from the phrase pack. `Err` when one is needed but none can be chosen
+    /// (a pack without challenge words, or no randomness): the voice step cannot run then, and
+    /// must never run without its word.
+    pub fn challenge_for(&self, risk_class: &str) -> Result<Option<String>, Unavailable> {
+        if !self.config.challenges(risk_class) {
+            return Ok(None);
+        }
+        let pack = self
+            .pack
+            .as_ref()
+            .ok_or_else(|| Unavailable::NoModel("no phrase pack".into()))?;
+        pack.random_challenge()
+            .map(|w| Some(w.to_string()))
+            .ok_or_else(|| {
+                Unavailable::NoModel(format!(
+                    "the `{}` phrase pack has no challenge words (or no randomness)",
+                    pack.language()
+                ))
+            })
+    }
+
     /// Speaks `question` (if `speak_prompt`) while the model loads, waits for the model (within
     /// the timeout, counted from now), then listens for an answer on a worker thread. Poll the
     /// returned listener; dropping it stops listening and closes the microphone.
     pub fn ask(&self, question: &str) -> Listener {
+        self.ask_with_challenge(question, None)
+    }
+
+    /// Like [`ask`](Self::ask) for a prompt that shows `challenge` (from
+    /// [`challenge_for`](Self::challenge_for)): an approval counts only with that word. The
+    /// question gets `[speech] challenge_hint`, or `challenge_spoken` (which reads the word
+    /// aloud) when `speak_challenge` is true.
+    pub fn ask_with_challenge(&self, question: &str, challenge: Option<&str>) -> Listener {
         let asked = Instant::now();
         let (tx, rx) = channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -202,10 +233,23 @@ impl SpeechEngine {
             unavailable(Unavailable::NoModel("no phrase pack".into()));
             return listener;
         };
+        if let Some(word) = challenge
+            && !pack.is_challenge_word(word)
+        {
+            unavailable(Unavailable::NoModel(format!(
+                "`{word}` is not a challenge word of the `{}` phrase pack",
+                pack.language()
+            )));
+            return listener;
+        }
         self.keeper.prepare();
         let keeper = Arc::clone(&self.keeper);
         let config = self.config.clone();
-        let question = question.to_string();
+        let question = match challenge {
+            Some(word) => format!("{question} {}", self.config.challenge_question(word)),
+            None => question.to_string(),
+        };
+        let challenge = challenge.map(str::to_string);
         let worker_tx = tx.clone();
         let worker_stop = Arc::clone(&stop);
         let spawned = thread::Builder::new()
@@ -216,6 +260,7 @@ impl SpeechEngine {
                     pack,
                     config: &config,
                     question: &question,
+                    challenge: challenge.as_deref(),
                     asked,
                 };
                 let event = match worker(job, &worker_stop, &worker_tx) {
@@ -280,6 +325,7 @@ struct Job<'a> {
     pack: Arc<PhrasePack>,
     config: &'a Config,
     question: &'a str,
+    challenge: Option<&'a str>,
     asked: Instant,
 }
 
@@ -321,6 +367,7 @@ fn worker(
         lease.model(),
         job.pack,
         config,
+        job.challenge,
         remaining,
         &mut capture,
         stop,

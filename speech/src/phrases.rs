@@ -1,6 +1,7 @@
-//! Phrase packs: per language, the phrases that mean approve, deny and cancel, plus decoy words
-//! that soak up other speech (a grammar without decoys forces every sound onto an answer). Owns
-//! the grammar handed to Vosk and the mapping from a transcript to an answer.
+//! Phrase packs: per language, the phrases that mean approve, deny and cancel, the challenge
+//! words a prompt can show, plus decoy words that soak up other speech (a grammar without decoys
+//! forces every sound onto an answer). Owns the grammar handed to Vosk, the reading of a
+//! transcript and the random choice of a prompt's challenge word.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -29,6 +30,20 @@ impl SpokenAnswer {
     }
 }
 
+/// What one transcript says, on a prompt that does or does not show a challenge word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reading {
+    /// A complete answer.
+    Answer(SpokenAnswer),
+    /// Approval phrases on a prompt with a challenge word, the word not said (yet): it may follow
+    /// after a short pause ("네, … 기차"); alone it approves nothing.
+    ApproveWithoutWord,
+    /// Only the prompt's challenge word: completes an approval said just before it.
+    ShownWord,
+    /// Anything else: other speech, a wrong challenge word, answers that disagree, nothing.
+    Nothing,
+}
+
 /// The packs built into the crate, used when `[speech] phrases_dir` is empty.
 const BUILTIN: &[(&str, &str)] = &[
     ("en", include_str!("../../assets/phrases/en.toml")),
@@ -42,18 +57,44 @@ struct PackFile {
     approve: Vec<String>,
     deny: Vec<String>,
     cancel: Vec<String>,
+    #[serde(default)]
+    challenge_words: Vec<String>,
     decoys: Vec<String>,
+    /// How many times each answer phrase is listed in the grammar (its prior against the
+    /// decoys, each listed once).
+    #[serde(default = "one")]
+    answer_weight: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The largest `answer_weight` a pack may ask for (each unit is one more grammar entry).
+const MAX_ANSWER_WEIGHT: u32 = 200;
+
+/// What a grammar phrase is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Answer(SpokenAnswer),
+    /// A challenge word (other speech unless it is the one the prompt shows).
+    Challenge,
+    /// A decoy: other speech.
+    Decoy,
 }
 
 /// One language's phrases.
 #[derive(Debug, Clone)]
 pub struct PhrasePack {
     language: String,
-    /// Every grammar phrase (answers and decoys) → its meaning (`None` for decoys).
-    phrases: HashMap<String, Option<SpokenAnswer>>,
+    /// Every grammar phrase → what it is.
+    phrases: HashMap<String, Role>,
+    /// The challenge words, in the pack's order.
+    challenge_words: Vec<String>,
     /// Longest phrase in words, for greedy matching.
     max_words: usize,
     grammar: Vec<String>,
+    challenge_grammar: Vec<String>,
 }
 
 impl PhrasePack {
@@ -96,13 +137,22 @@ impl PhrasePack {
                 "`approve`, `deny` and `cancel` each need at least one phrase".into(),
             ));
         }
+        if !(1..=MAX_ANSWER_WEIGHT).contains(&file.answer_weight) {
+            return Err(err(format!(
+                "`answer_weight` = {} is outside 1..={MAX_ANSWER_WEIGHT}",
+                file.answer_weight
+            )));
+        }
         let mut phrases = HashMap::new();
         let classes = [
-            (Some(SpokenAnswer::Approve), &file.approve),
-            (Some(SpokenAnswer::Deny), &file.deny),
-            (Some(SpokenAnswer::Cancel), &file.cancel),
-            (None, &file.decoys),
+            (Role::Answer(SpokenAnswer::Approve), &file.approve),
+            (Role::Answer(SpokenAnswer::Deny), &file.deny),
+            (Role::Answer(SpokenAnswer::Cancel), &file.cancel),
+            (Role::Challenge, &file.challenge_words),
+            (Role::Decoy, &file.decoys),
         ];
+        let mut challenge_words = Vec::new();
+        let mut challenge_grammar = Vec::new();
         let mut grammar = Vec::new();
         for (meaning, list) in classes {
             for raw in list {
@@ -114,10 +164,34 @@ impl PhrasePack {
                 if let Some(c) = phrase.chars().find(|c| "\"\\[]{}".contains(*c)) {
                     return Err(err(format!("phrase `{raw}` has the character `{c}`")));
                 }
+                if meaning == Role::Challenge {
+                    if phrase.contains(' ') {
+                        return Err(err(format!("challenge word `{raw}` is more than one word")));
+                    }
+                    challenge_words.push(phrase.clone());
+                }
                 if phrases.insert(phrase.clone(), meaning).is_some() {
                     return Err(err(format!("phrase `{raw}` appears more than once")));
                 }
-                grammar.push(phrase);
+                let times = match meaning {
+                    Role::Answer(_) => file.answer_weight,
+                    _ => 1,
+                };
+                for _ in 0..times {
+                    if meaning != Role::Challenge {
+                        grammar.push(phrase.clone());
+                    }
+                    challenge_grammar.push(phrase.clone());
+                }
+            }
+        }
+        // A challenge prompt's grammar also lists every approval with every challenge word, so
+        // "네 기차" is one likely sentence rather than two words joined only by back-off.
+        for approve in &file.approve {
+            for word in &challenge_words {
+                for _ in 0..file.answer_weight {
+                    challenge_grammar.push(format!("{} {word}", normalize(approve)));
+                }
             }
         }
         let max_words = phrases
@@ -128,8 +202,10 @@ impl PhrasePack {
         Ok(PhrasePack {
             language: file.language,
             phrases,
+            challenge_words,
             max_words,
             grammar,
+            challenge_grammar,
         })
     }
 
@@ -138,50 +214,128 @@ impl PhrasePack {
         &self.language
     }
 
-    /// Every phrase, answers first, for `Recognizer::new_with_grammar`.
+    /// Every phrase but the challenge words, answers first, for `Recognizer::new_with_grammar`
+    /// on a prompt without a challenge word (as decoys, the challenge words would catch short
+    /// answers: "예" was heard as "우유"; said on such a prompt, they are other speech all the
+    /// same, spelled with decoys). Vosk estimates its grammar
+    /// model from the entries, so an entry listed `n` times weighs `n`: answers are listed
+    /// `answer_weight` times, everything else once.
     pub fn grammar(&self) -> &[String] {
         &self.grammar
     }
 
+    /// The grammar of a prompt that shows a challenge word: [`Self::grammar`] plus every
+    /// challenge word (another word than the shown one must be heard as itself, never forced
+    /// onto the shown one) and every approval phrase followed by every challenge word.
+    pub fn challenge_grammar(&self) -> &[String] {
+        &self.challenge_grammar
+    }
+
     /// Every distinct word of the grammar (to check against the model's vocabulary).
     pub fn words(&self) -> Vec<&str> {
-        let mut words: Vec<&str> = self.grammar.iter().flat_map(|p| p.split(' ')).collect();
+        let mut words: Vec<&str> = self
+            .challenge_grammar
+            .iter()
+            .flat_map(|p| p.split(' '))
+            .collect();
         words.sort_unstable();
         words.dedup();
         words
     }
 
-    /// What a transcript means: `Some` only when it is made of answer phrases that all agree.
-    /// Any decoy in it means other speech was heard, so nothing is decided ("hello yes" is not a
-    /// clear answer); "yes no" or "네 아니요" decide nothing either.
-    pub fn classify(&self, transcript: &str) -> Option<SpokenAnswer> {
+    /// The challenge words a prompt may show (empty when the pack has none).
+    pub fn challenge_words(&self) -> &[String] {
+        &self.challenge_words
+    }
+
+    /// Whether `word` is one of the pack's challenge words.
+    pub fn is_challenge_word(&self, word: &str) -> bool {
+        self.challenge_words.iter().any(|w| w == word)
+    }
+
+    /// A challenge word chosen uniformly at random by the operating system's generator (an app
+    /// or agent must not be able to predict it); `None` when the pack has none or the generator
+    /// fails, which the caller treats as "no voice step" (never as "no challenge").
+    pub fn random_challenge(&self) -> Option<&str> {
+        if self.challenge_words.is_empty() {
+            return None;
+        }
+        let n = self.challenge_words.len() as u64;
+        // Rejection sampling keeps the choice uniform.
+        let zone = u64::MAX - (u64::MAX % n);
+        let mut v = os_random_u64()?;
+        while v >= zone {
+            v = os_random_u64()?;
+        }
+        self.challenge_words
+            .get((v % n) as usize)
+            .map(String::as_str)
+    }
+
+    /// What a transcript says on a prompt that shows `challenge` (or none):
+    /// - answer phrases that all agree, and nothing else, are that answer — except an approval
+    ///   on a challenge prompt, which needs the shown word too ("네 기차"), in either order;
+    ///   approval phrases without it are [`Reading::ApproveWithoutWord`];
+    /// - a refusal (deny or cancel) needs no word, and the shown word beside it does not matter;
+    /// - the shown word alone is [`Reading::ShownWord`];
+    /// - any decoy, any other challenge word, answers that disagree, or nothing: `Nothing`.
+    pub fn read(&self, transcript: &str, challenge: Option<&str>) -> Reading {
         let text = normalize(transcript);
         let words: Vec<&str> = text.split(' ').filter(|w| !w.is_empty()).collect();
         let mut found: Option<SpokenAnswer> = None;
+        let mut shown = false;
         let mut i = 0;
         while i < words.len() {
-            // Greedy longest match, so "never mind" is one phrase and not "never" + "mind".
             let longest = (1..=self.max_words.min(words.len() - i))
                 .rev()
                 .find_map(|n| {
                     let candidate = words[i..i + n].join(" ");
-                    self.phrases.get(&candidate).map(|meaning| (n, *meaning))
+                    self.phrases.get(&candidate).map(|role| (n, *role))
                 });
             match longest {
-                Some((n, meaning)) => {
-                    let answer = meaning?;
+                Some((n, Role::Answer(answer))) => {
                     if found.is_some_and(|f| f != answer) {
-                        return None;
+                        return Reading::Nothing;
                     }
                     found = Some(answer);
                     i += n;
                 }
-                // A word outside the grammar (only possible for text from elsewhere): skip it.
-                None => i += 1,
+                Some((n, Role::Challenge)) if challenge == Some(words[i]) && n == 1 => {
+                    shown = true;
+                    i += 1;
+                }
+                Some(_) => return Reading::Nothing,
+                // A word outside the grammar (only possible for text from elsewhere): doubt.
+                None => return Reading::Nothing,
             }
         }
-        found
+        match (found, challenge.is_some(), shown) {
+            (Some(SpokenAnswer::Approve), true, true) => Reading::Answer(SpokenAnswer::Approve),
+            (Some(SpokenAnswer::Approve), true, false) => Reading::ApproveWithoutWord,
+            (Some(answer), _, _) => Reading::Answer(answer),
+            (None, _, true) => Reading::ShownWord,
+            (None, _, false) => Reading::Nothing,
+        }
     }
+
+    /// What a transcript means on a prompt without a challenge word: `Some` only when it is made
+    /// of answer phrases that all agree. Any decoy in it means other speech was heard, so nothing
+    /// is decided ("hello yes" is not a clear answer); "yes no" or "네 아니요" decide nothing
+    /// either.
+    pub fn classify(&self, transcript: &str) -> Option<SpokenAnswer> {
+        match self.read(transcript, None) {
+            Reading::Answer(answer) => Some(answer),
+            _ => None,
+        }
+    }
+}
+
+/// Eight bytes from the kernel's generator (`getrandom(2)`); `None` if it fails.
+fn os_random_u64() -> Option<u64> {
+    let mut bytes = [0u8; 8];
+    // SAFETY: the buffer is valid for writes of its length for the whole call.
+    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    (got == bytes.len() as isize).then(|| u64::from_le_bytes(bytes))
 }
 
 /// Lowercase with single spaces, the form Vosk prints.
@@ -214,9 +368,9 @@ mod tests {
     fn korean_pack_maps_the_spec_phrases() {
         let p = PhrasePack::load(None, "ko").unwrap();
         assert_eq!(p.language(), "ko");
-        for s in ["네", "예"] {
-            assert_eq!(p.classify(s), Some(SpokenAnswer::Approve), "{s}");
-        }
+        assert_eq!(p.classify("네"), Some(SpokenAnswer::Approve));
+        // "예" sounds like the hesitation "에": other speech, never an approval.
+        assert_eq!(p.classify("예"), None);
         for s in ["아니요", "아니"] {
             assert_eq!(p.classify(s), Some(SpokenAnswer::Deny), "{s}");
         }
@@ -236,7 +390,11 @@ mod tests {
         assert_eq!(p.classify("yes yeah"), Some(SpokenAnswer::Approve));
         let ko = PhrasePack::load(None, "ko").unwrap();
         assert_eq!(ko.classify("네 아니요"), None);
-        for decoy in ko.grammar().iter().filter(|g| ko.phrases[*g].is_none()) {
+        for decoy in ko
+            .grammar()
+            .iter()
+            .filter(|g| ko.phrases[*g] == Role::Decoy)
+        {
             assert_eq!(ko.classify(decoy), None, "decoy {decoy}");
         }
     }
@@ -245,10 +403,57 @@ mod tests {
     fn every_pack_has_decoys_and_an_answer_first_grammar() {
         for (lang, _) in BUILTIN {
             let p = PhrasePack::load(None, lang).unwrap();
-            let decoys = p.phrases.values().filter(|m| m.is_none()).count();
+            let decoys = p.phrases.values().filter(|m| **m == Role::Decoy).count();
             assert!(decoys >= 10, "{lang} has only {decoys} decoys");
-            assert!(p.phrases[&p.grammar()[0]].is_some());
+            assert!(matches!(p.phrases[&p.grammar()[0]], Role::Answer(_)));
         }
+    }
+
+    #[test]
+    fn a_challenge_approval_needs_the_shown_word_and_nothing_else() {
+        let p = PhrasePack::load(None, "ko").unwrap();
+        let approve = Reading::Answer(SpokenAnswer::Approve);
+        let deny = Reading::Answer(SpokenAnswer::Deny);
+        let cancel = Reading::Answer(SpokenAnswer::Cancel);
+        let shown = Some("기차");
+        assert_eq!(p.read("네 기차", shown), approve);
+        assert_eq!(p.read("기차 네", shown), approve);
+        assert_eq!(p.read("네", shown), Reading::ApproveWithoutWord);
+        assert_eq!(p.read("네 거울", shown), Reading::Nothing, "wrong word");
+        assert_eq!(p.read("네 기차 거울", shown), Reading::Nothing, "two words");
+        assert_eq!(p.read("네 기차 전화", shown), Reading::Nothing, "a decoy");
+        assert_eq!(p.read("기차", shown), Reading::ShownWord);
+        assert_eq!(p.read("거울", shown), Reading::Nothing);
+        // Refusals need no word.
+        assert_eq!(p.read("아니요", shown), deny);
+        assert_eq!(p.read("취소", shown), cancel);
+        assert_eq!(p.read("아니요 기차", shown), deny);
+        assert_eq!(p.read("", shown), Reading::Nothing);
+        // Without a challenge, a challenge word is other speech.
+        assert_eq!(p.read("네 기차", None), Reading::Nothing);
+        assert_eq!(p.read("네", None), approve);
+    }
+
+    #[test]
+    fn challenge_words_are_chosen_from_the_pack_at_random() {
+        let p = PhrasePack::load(None, "ko").unwrap();
+        assert!(p.challenge_words().len() >= 5);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..400 {
+            let w = p.random_challenge().unwrap();
+            assert!(p.is_challenge_word(w));
+            seen.insert(w.to_string());
+        }
+        // 400 uniform draws from 5 words miss one with probability 5 · (4/5)^400 < 1e-37.
+        assert_eq!(seen.len(), p.challenge_words().len());
+        let none = "language='x'\napprove=['y']\ndeny=['n']\ncancel=['c']\ndecoys=[]";
+        assert_eq!(
+            PhrasePack::parse(none, "x").unwrap().random_challenge(),
+            None
+        );
+        let two = "language='x'\napprove=['y']\ndeny=['n']\ncancel=['c']\nchallenge_words=['a b']\ndecoys=[]";
+        let e = PhrasePack::parse(two, "two.toml").unwrap_err().to_string();
+        assert!(e.contains("more than one word"), "{e}");
     }
 
     #[test]

@@ -1,9 +1,18 @@
 //! Grammar recognition: Vosk recognizers restricted to one phrase pack, fed mono `i16` at the
-//! model's rate, that decide as soon as an answer is unambiguous: on a final result, on a partial
-//! result that has stayed the same for `stable_partial_ms` of audio *after the speaker fell
-//! quiet*, or on the final result forced once the speaker has been quiet for `quiet_final_ms`
-//! while the partial is still empty. Without the quiet, a partial is only a guess about speech
-//! still going on (Vosk reads the start of "안녕하세요" as "아니"), so it never decides.
+//! model's rate. An utterance is judged when Vosk's endpoint rules end it, when every phase's
+//! partial result has stayed the same for `stable_partial_ms` of audio *after the speaker fell
+//! quiet*, or once the speaker has been quiet for `quiet_final_ms` whatever the partials say.
+//! Judging forces Vosk's final result with its n-best alternatives (`[speech] alternatives`) in
+//! every phase, and `decide` turns them into an answer only when every phase that heard anything
+//! reads the same answer with enough margin over every alternative that reads otherwise
+//! (`approve_margin`, `refuse_margin`; a refusal needs one sure phase and no other answer). A partial never decides,
+//! even when the final result heard nothing at all (a short word can score below silence once
+//! the end-of-utterance scores are added: that is doubt, and doubt is no answer). Without the quiet, a partial is only a guess
+//! about speech still going on (Vosk reads the start of "안녕하세요" as "아니").
+//!
+//! **Challenge words.** On a prompt that shows one, the recognizer uses the pack's challenge
+//! grammar and an approval must contain the shown word, in the same utterance or in the next one
+//! within `challenge_pause_ms` ("네. … 기차"); see `decide::Judge`.
 //!
 //! **Decoder phases.** A chain model (the Korean one: 10 ms frames, frame subsampling 3) scores
 //! audio once per 30 ms output frame, so a short word scores differently depending on where it
@@ -17,14 +26,16 @@
 //! each shifted by an equal part of the output frame period, and an answer decided by one phase
 //! stands only if every other phase has heard nothing in the current speech or the same answer.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use tracing::debug;
+use tracing::{debug, warn};
 
 use crate::config::Config;
+use crate::decide::{Alternative, Judge, Margins, PhaseReading, agree, read_phase};
 use crate::error::SpeechError;
 use crate::model::SpeechModel;
-use crate::phrases::{PhrasePack, SpokenAnswer};
+use crate::phrases::{PhrasePack, Reading, SpokenAnswer};
 
 /// The default quiet level: −40 dBFS, below speech and above a quiet room.
 pub const DEFAULT_QUIET_DBFS: f32 = -40.0;
@@ -40,65 +51,99 @@ fn dbfs_to_level(dbfs: f32) -> i16 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heard {
     pub answer: SpokenAnswer,
-    /// What Vosk heard, as the grammar spells it.
+    /// What Vosk heard, as the grammar spells it (for a challenge answer said in two
+    /// utterances, both).
     pub transcript: String,
+}
+
+/// What ended an utterance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    /// Vosk's endpoint rules ended it in one phase.
+    Endpoint,
+    /// Every phase's partial stayed the same while the speaker was quiet.
+    StablePartial,
+    /// The speaker has been quiet for `quiet_final_ms`.
+    Quiet,
+    /// The input ended.
+    EndOfInput,
 }
 
 /// One Vosk recognizer fed the audio shifted by its part of the frame period.
 struct Phase {
     rec: vosk::Recognizer,
-    /// What this phase hears now: its partial, or the final result it just gave.
+    /// What this phase hears now (its partial result).
     hyp: String,
     /// Samples fed (overall count) when `hyp` last changed.
     hyp_since: u64,
-    /// Samples fed when this phase's current utterance began (after its last final result).
-    utterance_start: u64,
-    /// The last non-empty thing this phase heard in the current speech: it vetoes another
-    /// phase's different answer even after this phase has moved on to a new, still empty
-    /// utterance. Cleared when the speaker speaks again after this phase's final result.
-    opinion: String,
-    /// Whether `opinion` came from a final result (so it ends with the next speech).
-    opinion_final: bool,
+    /// The alternatives of a final result Vosk's endpoint rules gave in the current utterance.
+    ended: Option<Vec<Alternative>>,
 }
 
-/// Vosk grammar recognizers (one per decoder phase) plus the decision rule.
+/// Vosk grammar recognizers (one per decoder phase) plus the decision rules.
 pub struct AnswerRecognizer {
     phases: Vec<Phase>,
     pack: Arc<PhrasePack>,
+    rate: u64,
+    challenge: Option<String>,
+    margins: Margins,
+    judge: Judge,
     stable_samples: u64,
     quiet_final_samples: u64,
     samples: u64,
     last_text: String,
+    /// The transcript of an approval waiting for its challenge word.
+    pending_text: String,
     /// Samples at or below this magnitude count as quiet.
     quiet_level: i16,
     /// The sample count just after the last sample louder than `quiet_level`.
     last_voice: u64,
-}
-
-/// How a phase came to a transcript.
-#[derive(Debug, Clone, Copy)]
-enum How {
-    Final,
-    StablePartial,
-    ForcedFinal,
-    EndOfInput,
+    /// Where the current utterance began: the first loud sample after the last judgement.
+    began: Option<u64>,
+    /// One line per judged utterance (for evaluation and logs).
+    judged: Vec<String>,
 }
 
 impl AnswerRecognizer {
-    /// Recognizers for `pack` on `model`, with `config`'s `stable_partial_ms`, `quiet_final_ms`,
-    /// `quiet_dbfs` and `decoder_phases` (at least one).
+    /// Recognizers for `pack` on `model` for a prompt without a challenge word.
     pub fn new(
         model: &SpeechModel,
         pack: Arc<PhrasePack>,
         config: &Config,
     ) -> Result<AnswerRecognizer, SpeechError> {
+        Self::with_challenge(model, pack, config, None)
+    }
+
+    /// Recognizers for `pack` on `model` with `config`'s phases, margins and quiet rules, for a
+    /// prompt that shows `challenge` (which must be one of the pack's challenge words).
+    pub fn with_challenge(
+        model: &SpeechModel,
+        pack: Arc<PhrasePack>,
+        config: &Config,
+        challenge: Option<&str>,
+    ) -> Result<AnswerRecognizer, SpeechError> {
+        if let Some(word) = challenge
+            && !pack.is_challenge_word(word)
+        {
+            return Err(SpeechError::Recognizer {
+                reason: format!(
+                    "`{word}` is not a challenge word of the `{}` phrase pack",
+                    pack.language()
+                ),
+            });
+        }
         let rate = model.sample_rate();
+        let grammar = if challenge.is_some() {
+            pack.challenge_grammar()
+        } else {
+            pack.grammar()
+        };
         let count = config.decoder_phases.max(1);
         let period = u64::from(model.frame_period_samples());
         let mut phases = Vec::with_capacity(count as usize);
         for i in 0..u64::from(count) {
             let mut rec = model
-                .with_model(|m| vosk::Recognizer::new_with_grammar(m, rate as f32, pack.grammar()))?
+                .with_model(|m| vosk::Recognizer::new_with_grammar(m, rate as f32, grammar))?
                 .ok_or_else(|| SpeechError::Recognizer {
                     reason: format!(
                         "grammar of pack `{}` on {}",
@@ -106,6 +151,7 @@ impl AnswerRecognizer {
                         model.path().display()
                     ),
                 })?;
+            rec.set_max_alternatives(config.alternatives.max(1));
             // Leading silence shifts this phase's audio against the output frames.
             let shift = (period * i / u64::from(count)) as usize;
             if shift > 0 {
@@ -118,20 +164,29 @@ impl AnswerRecognizer {
                 rec,
                 hyp: String::new(),
                 hyp_since: 0,
-                utterance_start: 0,
-                opinion: String::new(),
-                opinion_final: false,
+                ended: None,
             });
         }
+        let ms = |v: u64| v.saturating_mul(u64::from(rate)) / 1000;
         Ok(AnswerRecognizer {
             phases,
             pack,
-            stable_samples: config.stable_partial_ms.saturating_mul(u64::from(rate)) / 1000,
-            quiet_final_samples: config.quiet_final_ms.saturating_mul(u64::from(rate)) / 1000,
+            rate: u64::from(rate),
+            challenge: challenge.map(str::to_string),
+            margins: Margins {
+                approve: config.approve_margin,
+                refuse: config.refuse_margin,
+            },
+            judge: Judge::new(ms(config.challenge_pause_ms)),
+            stable_samples: ms(config.stable_partial_ms),
+            quiet_final_samples: ms(config.quiet_final_ms),
             samples: 0,
             last_text: String::new(),
+            pending_text: String::new(),
             quiet_level: dbfs_to_level(config.quiet_dbfs),
             last_voice: 0,
+            began: None,
+            judged: Vec::new(),
         })
     }
 
@@ -142,19 +197,19 @@ impl AnswerRecognizer {
 
     /// Feeds audio; `Some` once an answer is decided (the caller stops feeding then).
     pub fn feed(&mut self, audio: &[i16]) -> Result<Option<Heard>, SpeechError> {
-        if let Some(i) = audio
-            .iter()
-            .rposition(|s| s.unsigned_abs() > self.quiet_level.unsigned_abs())
+        let level = self.quiet_level.unsigned_abs();
+        if let Some(i) = audio.iter().position(|s| s.unsigned_abs() > level)
+            && self.began.is_none()
         {
+            self.began = Some(self.samples + i as u64);
+        }
+        if let Some(i) = audio.iter().rposition(|s| s.unsigned_abs() > level) {
             self.last_voice = self.samples + i as u64 + 1;
         }
         self.samples += audio.len() as u64;
         let quiet_for = self.samples - self.last_voice;
-        let mut candidates = Vec::new();
-        for (index, phase) in self.phases.iter_mut().enumerate() {
-            if phase.opinion_final && self.last_voice > phase.utterance_start {
-                phase.opinion.clear();
-            }
+        let mut endpoint = false;
+        for phase in &mut self.phases {
             let state = phase
                 .rec
                 .accept_waveform(audio)
@@ -168,52 +223,58 @@ impl AnswerRecognizer {
                     });
                 }
                 vosk::DecodingState::Finalized => {
-                    let text = final_text(phase.rec.result());
-                    phase.set_final(text.clone(), self.samples);
-                    candidates.push((index, text, How::Final));
+                    let alternatives = guarded(|| alternatives(phase.rec.result()));
+                    // A phase that ended twice before the others: keep the first utterance's
+                    // result (the judgement below comes in the same call anyway).
+                    phase.ended.get_or_insert(alternatives);
+                    endpoint = true;
                 }
                 vosk::DecodingState::Running => {
                     let partial = phase.rec.partial_result().partial.to_string();
                     if partial != phase.hyp {
                         if !partial.is_empty() {
-                            self.last_text = partial.clone();
+                            self.last_text.clone_from(&partial);
                         }
-                        phase.set_hyp(partial, self.samples);
-                        continue;
-                    }
-                    if !phase.hyp.is_empty() {
-                        if quiet_for >= self.stable_samples
-                            && self.samples - phase.hyp_since >= self.stable_samples
-                        {
-                            candidates.push((index, phase.hyp.clone(), How::StablePartial));
-                        }
-                    } else if quiet_for >= self.quiet_final_samples
-                        && self.last_voice > phase.utterance_start
-                    {
-                        // The speaker spoke and has been quiet for a while, and this phase's
-                        // best guess without end-of-utterance scores is still nothing. Vosk would
-                        // end such an utterance only after 5 s of silence and then judge it with
-                        // those scores; judge it that way now. (Not too soon: after only 150 ms
-                        // of silence "예" still scored below nothing.)
-                        let text = final_text(phase.rec.final_result());
-                        phase.set_final(text.clone(), self.samples);
-                        candidates.push((index, text, How::ForcedFinal));
+                        phase.hyp = partial;
+                        phase.hyp_since = self.samples;
                     }
                 }
             }
         }
-        Ok(self.decide(candidates))
+        let spoke = self.began.is_some();
+        let trigger = if endpoint {
+            Some(Trigger::Endpoint)
+        } else if spoke && quiet_for >= self.quiet_final_samples {
+            Some(Trigger::Quiet)
+        } else if spoke && quiet_for >= self.stable_samples && self.partials_settled() {
+            Some(Trigger::StablePartial)
+        } else {
+            None
+        };
+        match trigger {
+            Some(trigger) => self.judge_utterance(trigger),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether every phase's partial has stayed the same for `stable_samples`, one of them has
+    /// heard something, and what they heard is not an approval still waiting for its challenge
+    /// word (the word may come after a short pause: give it `quiet_final_ms`).
+    fn partials_settled(&self) -> bool {
+        let stable = self
+            .phases
+            .iter()
+            .all(|p| self.samples - p.hyp_since >= self.stable_samples);
+        let heard = self.phases.iter().any(|p| !p.hyp.is_empty());
+        let waiting = self.phases.iter().any(|p| {
+            self.pack.read(&p.hyp, self.challenge.as_deref()) == Reading::ApproveWithoutWord
+        });
+        stable && heard && !waiting
     }
 
     /// Ends a finite input: flushes Vosk and judges what it still held.
-    pub fn finish(&mut self) -> Option<Heard> {
-        let mut candidates = Vec::new();
-        for (index, phase) in self.phases.iter_mut().enumerate() {
-            let text = final_text(phase.rec.final_result());
-            phase.set_final(text.clone(), self.samples);
-            candidates.push((index, text, How::EndOfInput));
-        }
-        self.decide(candidates)
+    pub fn finish(&mut self) -> Result<Option<Heard>, SpeechError> {
+        self.judge_utterance(Trigger::EndOfInput)
     }
 
     /// The last non-empty thing heard (for reports when nothing was decided).
@@ -226,62 +287,94 @@ impl AnswerRecognizer {
         self.samples
     }
 
-    /// The first candidate that names an answer every other phase agrees with or abstains from.
-    fn decide(&mut self, candidates: Vec<(usize, String, How)>) -> Option<Heard> {
-        for (index, text, how) in candidates {
-            if text.is_empty() {
-                continue;
-            }
-            self.last_text = text.clone();
-            let answer = self.pack.classify(&text);
-            debug!(transcript = %text, ?answer, ?how, phase = index, "speech heard");
-            let Some(answer) = answer else { continue };
-            let dissent = self.phases.iter().enumerate().find(|(other, phase)| {
-                *other != index
-                    && !phase.opinion.is_empty()
-                    && self.pack.classify(&phase.opinion) != Some(answer)
-            });
-            if let Some((other, phase)) = dissent {
-                debug!(
-                    transcript = %text,
-                    other_phase = other,
-                    other = %phase.opinion,
-                    "decoder phases disagree: nothing decided"
-                );
-                continue;
-            }
-            return Some(Heard {
-                answer,
-                transcript: text,
-            });
+    /// One line per utterance judged so far, oldest first: when, why, each phase's best text
+    /// and margin, and the reading they agreed on.
+    pub fn judged(&self) -> &[String] {
+        &self.judged
+    }
+
+    /// Forces every phase's final result (unless Vosk already gave it), reads the alternatives
+    /// and applies the decision rules; the next utterance starts afresh in every phase.
+    fn judge_utterance(&mut self, trigger: Trigger) -> Result<Option<Heard>, SpeechError> {
+        let began = self.began.take().unwrap_or(self.samples);
+        let ended = self.last_voice.max(began);
+        let partials: Vec<String> = self.phases.iter().map(|p| p.hyp.clone()).collect();
+        let mut readings: Vec<PhaseReading> = Vec::with_capacity(self.phases.len());
+        for phase in &mut self.phases {
+            let alternatives = match phase.ended.take() {
+                Some(a) => a,
+                None => guarded(|| alternatives(phase.rec.final_result())),
+            };
+            readings.push(read_phase(
+                &self.pack,
+                self.challenge.as_deref(),
+                &alternatives,
+            ));
+            phase.hyp.clear();
+            phase.hyp_since = self.samples;
         }
-        None
+        let reading = agree(&readings, &self.margins);
+        let text = readings.first().map(|r| r.text.clone()).unwrap_or_default();
+        if !text.is_empty() {
+            self.last_text.clone_from(&text);
+        }
+        debug!(
+            ?trigger,
+            ?reading,
+            phases = ?readings.iter().map(|r| (&r.text, r.margin)).collect::<Vec<_>>(),
+            "utterance judged"
+        );
+        self.judged.push(format!(
+            "{}ms {trigger:?} {:?} {:?} partials {:?}",
+            self.samples * 1000 / self.rate.max(1),
+            reading,
+            readings
+                .iter()
+                .map(|r| (r.text.as_str(), r.margin, r.margin_over_speech))
+                .collect::<Vec<_>>(),
+            partials
+        ));
+        let was_pending = self.judge.is_pending();
+        let answer = self.judge.utterance(reading, began, ended);
+        let transcript = if was_pending && reading == Reading::ShownWord {
+            format!("{} {text}", self.pending_text)
+        } else {
+            text.clone()
+        };
+        if self.judge.is_pending() {
+            self.pending_text = text;
+        }
+        if answer.is_some() {
+            self.last_text.clone_from(&transcript);
+        }
+        Ok(answer.map(|answer| Heard { answer, transcript }))
     }
 }
 
-impl Phase {
-    /// A new partial result.
-    fn set_hyp(&mut self, hyp: String, now: u64) {
-        if !hyp.is_empty() {
-            self.opinion.clone_from(&hyp);
-            self.opinion_final = false;
-        }
-        self.hyp = hyp;
-        self.hyp_since = now;
-    }
-
-    /// A final result: it ends this phase's utterance.
-    fn set_final(&mut self, text: String, now: u64) {
-        self.set_hyp(text, now);
-        self.opinion_final = true;
-        self.utterance_start = now;
-    }
+/// Runs `read` (which fetches and parses a Vosk result). A result Vosk cannot express as JSON
+/// (the `vosk` crate panics on it) counts as having heard nothing: no answer, never a crash.
+fn guarded(read: impl FnOnce() -> Vec<Alternative>) -> Vec<Alternative> {
+    catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|_| {
+        warn!("Vosk returned a result that is not valid JSON; treating it as nothing heard");
+        Vec::new()
+    })
 }
 
-/// The text of a (single-alternative) final result, empty when Vosk heard nothing.
-fn final_text(result: vosk::CompleteResult<'_>) -> String {
-    result
-        .single()
-        .map(|r| r.text.to_string())
-        .unwrap_or_default()
+/// A result's alternatives.
+fn alternatives(result: vosk::CompleteResult<'_>) -> Vec<Alternative> {
+    match result {
+        vosk::CompleteResult::Multiple(m) => m
+            .alternatives
+            .iter()
+            .map(|a| Alternative {
+                text: a.text.to_string(),
+                likelihood: a.confidence,
+            })
+            .collect(),
+        // One alternative only (`alternatives = 1`): nothing to compare it with.
+        vosk::CompleteResult::Single(s) => vec![Alternative {
+            text: s.text.to_string(),
+            likelihood: 0.0,
+        }],
+    }
 }

@@ -31,7 +31,7 @@ fn ne_is_heard_first_after_other_answers_at_other_rates_and_after_longer_silence
         ("네", Some(130), (0.5, 1.5), ReportAnswer::Approve),
         ("네", Some(200), (0.5, 1.5), ReportAnswer::Approve),
         ("네", None, (2.0, 1.5), ReportAnswer::Approve),
-        ("예", None, (0.5, 1.5), ReportAnswer::Approve),
+        ("취소", None, (0.5, 1.5), ReportAnswer::Cancel),
     ];
     let mut wrong = Vec::new();
     for (i, (text, wpm, pads, want)) in cases.into_iter().enumerate() {

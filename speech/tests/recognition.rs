@@ -9,7 +9,21 @@ use common::{Encoding, model, silence, speech};
 use pcp_speech::listen::run_with_model;
 use pcp_speech::{Config, ListenInput, ListenOptions, ReportAnswer, SpeechError};
 
+/// The tests of this binary decode one at a time, each after seeding libc's `rand()` (Kaldi's
+/// dither) the same way, so a clip decodes the same way whatever else runs: with tests in
+/// parallel threads the draws interleave and a close call changes from run to run.
+static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn seeded() -> std::sync::MutexGuard<'static, ()> {
+    let guard = DECODING.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: srand has no preconditions; the guard keeps other decoding threads of this binary
+    // out until the round is over.
+    unsafe { libc::srand(1) };
+    guard
+}
+
 fn listen_wav(path: std::path::PathBuf) -> pcp_speech::ListenReport {
+    let _decoding = seeded();
     let options = ListenOptions {
         model: None,
         input: ListenInput::Wav(path),
@@ -25,7 +39,8 @@ fn spoken_answers_map_to_approve_deny_and_cancel() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("네", ReportAnswer::Approve),
-        ("예", ReportAnswer::Approve),
+        // A decoy in the Korean pack: it sounds like the hesitation "에".
+        ("예", ReportAnswer::None),
         ("아니요", ReportAnswer::Deny),
         ("아니", ReportAnswer::Deny),
         ("취소", ReportAnswer::Cancel),
@@ -228,4 +243,44 @@ fn missing_and_broken_models_are_named() {
     model()
         .check_pack(&pcp_speech::PhrasePack::load(None, "ko").unwrap())
         .unwrap();
+}
+
+/// One round over `wav` for a prompt showing `challenge`, with the shipped defaults.
+fn round_with_challenge(wav: &std::path::Path, challenge: &str) -> ReportAnswer {
+    let _decoding = seeded();
+    let config = Config::default();
+    let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
+    let round =
+        pcp_speech::listen::round_from_wav(&model(), pack, &config, Some(challenge), wav).unwrap();
+    round.report().answer
+}
+
+#[test]
+fn a_challenge_prompt_approves_only_with_the_shown_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let clip = |name: &str, text: &str| {
+        speech(dir.path(), name, text, 16_000, 1, Encoding::I16, (0.5, 1.5))
+    };
+    let right = clip("right.wav", "네, 기차");
+    let alone = clip("alone.wav", "네");
+    let wrong = clip("wrong.wav", "네, 거울");
+    let deny = clip("deny.wav", "아니요");
+    assert_eq!(round_with_challenge(&right, "기차"), ReportAnswer::Approve);
+    assert_eq!(round_with_challenge(&alone, "기차"), ReportAnswer::None);
+    assert_eq!(round_with_challenge(&wrong, "기차"), ReportAnswer::None);
+    // The same words are right when the other word is the shown one.
+    assert_eq!(round_with_challenge(&wrong, "거울"), ReportAnswer::Approve);
+    // Refusals need no word.
+    assert_eq!(round_with_challenge(&deny, "기차"), ReportAnswer::Deny);
+    // A word that is not one of the pack's is refused, never listened for.
+    let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
+    let err = pcp_speech::listen::round_from_wav(
+        &model(),
+        pack,
+        &Config::default(),
+        Some("컴퓨터"),
+        &right,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("컴퓨터"), "{err}");
 }

@@ -137,8 +137,13 @@ impl Demo {
             std::env::set_var("ALSA_CONFIG_PATH", audio::alsa_config_path(&mic_conf));
             std::env::set_var("PCP_ALSA_PLAYBACK_FILE", out.join("questions.raw"));
         }
+        // The demo's scripted user answers from fixtures made before each prompt, so it cannot
+        // say a challenge word chosen when the prompt begins: its destructive delete is answered
+        // with a bare "네", as without `[speech] challenge`. The challenge word is shown and
+        // required in tests/tests/voice.rs.
         let speech_config = SpeechConfig {
             input_device: audio::MIC.into(),
+            challenge: Vec::new(),
             ..SpeechConfig::default()
         };
         let encoding = audio::encoding(&speech_config);

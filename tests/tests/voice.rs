@@ -28,18 +28,22 @@ fn model() -> Arc<SpeechModel> {
     MODEL
         .get_or_init(|| {
             let dir = find_model(None, "ko").expect("the Korean model (run `cargo xtask setup`)");
-            Arc::new(SpeechModel::load(&dir).expect("model loads"))
+            // With the default decoder options, as the compositor loads it.
+            let options = Config::default().decoder_options;
+            Arc::new(SpeechModel::load_with(&dir, &options).expect("model loads"))
         })
         .clone()
 }
 
 /// Captures 44.1 kHz stereo (so the compositor's capture downmixes and resamples); the question
-/// is not spoken, so the answer is all that is heard.
+/// is not spoken, so the answer is all that is heard. No risk class asks for a challenge word
+/// (the challenge tests below turn the default back on).
 fn config() -> Config {
     Config {
         capture_rate: 44_100,
         capture_channels: 2,
         speak_prompt: false,
+        challenge: Vec::new(),
         ..Config::default()
     }
 }
@@ -160,8 +164,7 @@ fn silence_lets_the_gate_voice_timeout_deny() {
 fn a_spoken_yes_without_the_click_is_denied() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    // The other word for yes.
-    let yes = speech(dir.path(), "yes", "예");
+    let yes = speech(dir.path(), "yes", "네");
     capture_from(&yes);
     let mut fx = fixture();
     let c = fx.submit(delete());
@@ -209,6 +212,116 @@ fn losing_the_microphone_mid_prompt_falls_back_to_press_and_hold() {
     fx.click(Control::Approve);
     assert!(fx.dialog_open(), "a click is not a hold");
     fx.hold(Control::Approve, 1000);
+    let d = fx.decision(&c);
+    assert!(d.approved, "{d:?}");
+    assert_eq!(d.resolution, "user_approved");
+}
+
+/// Which spoken approval a challenge test plays, given the word the dialog shows.
+enum Said {
+    /// "네" alone.
+    YesAlone,
+    /// "네" and another challenge word than the shown one.
+    WrongWord,
+    /// "네" and the shown word.
+    ShownWord,
+}
+
+/// A destructive prompt with the shipped `[speech] challenge` (destructive and system) on an
+/// engine that loads the model when the prompt begins, as the compositor runs it: the dialog
+/// shows its word while the model loads, the test points the microphone at the answer for that
+/// word (made before the prompt, so pointing takes no time), and the listener opens it once the
+/// model is ready. Returns the fixture, the intent and the shown word.
+fn challenge_prompt(dir: &Path, said: Said) -> (Fixture, harness::AsyncIntent, String) {
+    let pack = pcp_speech::PhrasePack::load(None, "ko").unwrap();
+    let words = pack.challenge_words().to_vec();
+    let clips: Vec<PathBuf> = words
+        .iter()
+        .map(|w| speech(dir, &format!("yes-{w}"), &format!("네, {w}")))
+        .collect();
+    let alone = speech(dir, "yes", "네");
+    let cfg = Config {
+        challenge: Config::default().challenge,
+        ..config()
+    };
+    assert!(cfg.challenges("destructive"));
+    let engine = SpeechEngine::start(cfg);
+    // A font with Hangul for the word (`cargo xtask setup` installs fonts-nanum); the harness
+    // otherwise draws with the bundled DejaVu Sans only.
+    let mut fx = Fixture::with_devices_and_overlay(
+        ONE,
+        "extra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]",
+        Some(engine),
+        None,
+    );
+    let c = fx.submit(delete());
+    let (threshold, _) = fx.pending(&c);
+    assert_eq!(threshold, "voice+visual");
+    let shown = fx
+        .dialog_challenge()
+        .expect("a destructive prompt shows a challenge word");
+    let at = words
+        .iter()
+        .position(|w| *w == shown)
+        .expect("a word of the pack");
+    let clip = match said {
+        Said::YesAlone => alone,
+        Said::WrongWord => clips[(at + 1) % clips.len()].clone(),
+        Said::ShownWord => clips[at].clone(),
+    };
+    capture_from(&clip);
+    fx.pump_until("the listener to listen", |fx| {
+        fx.dialog_live().map(|l| l.voice) == Some(VoiceState::Listening)
+    });
+    (fx, c, shown)
+}
+
+/// Pumps for `seconds` of wall time (the capture runs faster than real time, so the listener
+/// has heard the whole answer and its captured-audio timeout by then); the voice step must stay
+/// unanswered, and then the gate's voice deadline denies.
+fn never_answered(mut fx: Fixture, c: &harness::AsyncIntent, seconds: u64) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while std::time::Instant::now() < until {
+        fx.pump();
+        assert!(!fx.answered(Modality::Voice), "the voice step was answered");
+    }
+    // The click alone does not approve either.
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    fx.advance_clock(10_500);
+    let d = fx.decision(c);
+    assert!(!d.approved, "{d:?}");
+    assert_eq!(d.resolution, "confirmation.timeout");
+}
+
+#[test]
+fn a_bare_yes_does_not_answer_a_challenge_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(dir.path(), &placeholder(dir.path()));
+    let (fx, c, _) = challenge_prompt(dir.path(), Said::YesAlone);
+    never_answered(fx, &c, 6);
+}
+
+#[test]
+fn a_yes_with_another_word_does_not_answer_a_challenge_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(dir.path(), &placeholder(dir.path()));
+    let (fx, c, _) = challenge_prompt(dir.path(), Said::WrongWord);
+    never_answered(fx, &c, 6);
+}
+
+#[test]
+fn a_yes_with_the_shown_word_and_a_click_approve_a_challenge_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(dir.path(), &placeholder(dir.path()));
+    let (mut fx, c, shown) = challenge_prompt(dir.path(), Said::ShownWord);
+    fx.pump_until("the spoken answer", |fx| fx.answered(Modality::Voice));
+    assert_eq!(fx.dialog_live().map(|l| l.voice), Some(VoiceState::Heard));
+    assert!(fx.dialog_open(), "voice alone does not decide");
+    let png = fx.save_png(0, "challenge-word-heard");
+    eprintln!("dialog with the challenge word {shown}: {}", png.display());
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
     assert_eq!(d.resolution, "user_approved");

@@ -153,6 +153,9 @@ fn test() -> Result<()> {
     setup::fuzz_tools()?;
     let targets: Vec<String> = fuzz::TARGETS.iter().map(|(t, _)| t.to_string()).collect();
     fuzz::fuzz(&root(), &cache, TEST_FUZZ_SECONDS, &targets)?;
+    // Voice recognition on the fixed CI subset of the held-out evaluation set (about 70 clips, a
+    // couple of minutes on 2 cores): fails on any false approval or too few answers right.
+    eval_voice::run(&["--ci".to_string()])?;
     // The README's first command must keep working: the whole scripted session, end to end.
     play_demo(&cache)
 }

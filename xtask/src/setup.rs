@@ -35,6 +35,8 @@ const APT_PACKAGES: &[&str] = &[
     // The Python agent example's test (tests/python, README "Testing your agent").
     "python3",
     "fonts-droid-fallback",
+    // Hangul for the dialog's challenge word (Droid Sans Fallback has none) in the voice tests.
+    "fonts-nanum",
     "xvfb",
     // `pcpctl run` confines agents with bubblewrap (and its tests run it).
     "bubblewrap",

@@ -68,6 +68,12 @@ pub const SPEECH_FACTS: &[(&str, Rank)] = &[
     ("question_template", Rank::AnyChangeLowers),
     // The question itself says "yes": a shorter pause could let the listener hear it.
     ("after_prompt_ms", Rank::LargerRaises),
+    // Each risk class listed needs its challenge word in a spoken approval.
+    ("challenge", Rank::MembersRaise),
+    // Read aloud, the word can be repeated by whatever hears the question.
+    ("speak_challenge", Rank::TrueLowers),
+    // A wider margin over every rival reading is a surer approval.
+    ("approve_margin", Rank::LargerRaises),
 ];
 
 /// `[speech]` keys that have nothing to do with protection (capture format, tuning, the

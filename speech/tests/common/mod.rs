@@ -20,7 +20,9 @@ pub fn model() -> Arc<SpeechModel> {
     MODEL
         .get_or_init(|| {
             let dir = find_model(None, "ko").expect("the Korean model (run `cargo xtask setup`)");
-            Arc::new(SpeechModel::load(&dir).expect("model loads"))
+            // With the default decoder options, as the compositor loads it.
+            let options = pcp_speech::Config::default().decoder_options;
+            Arc::new(SpeechModel::load_with(&dir, &options).expect("model loads"))
         })
         .clone()
 }

@@ -101,6 +101,19 @@ impl Fixture {
         })
     }
 
+    /// Like [`Fixture::with_devices`], with `lines` added to the harness config's `[overlay]`
+    /// table (e.g. `extra_fonts = [...]`).
+    pub fn with_devices_and_overlay(
+        outputs: &[&str],
+        lines: &str,
+        speech: Option<pcp_speech::SpeechEngine>,
+        haptics: Option<Box<dyn pcp_haptics::Haptics>>,
+    ) -> Fixture {
+        Fixture::start(outputs, speech, haptics, None, |text| {
+            text.replacen("[overlay]\n", &format!("[overlay]\n{lines}\n"), 1)
+        })
+    }
+
     /// A compositor whose config file is the harness config (the shipped manifests, voice off)
     /// as `edit` changes it, keeping the gate's state in `state` when given (see
     /// [`Fixture::build`]).

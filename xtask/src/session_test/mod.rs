@@ -204,8 +204,9 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
 /// hears what the guest plays into the loopback's second device; the spoken question goes to
 /// the default device (the loopback's first device, which nobody captures), but is not spoken:
 /// the voice deadline runs from the moment the dialog shows, and on the emulated CPU speaking
-/// the question takes longer than the whole deadline. Every deadline and threshold stays at its
-/// shipped default.
+/// the question takes longer than the whole deadline. No risk class asks for a challenge word
+/// (the guest's answer is recorded before the prompt). Every deadline and threshold stays at
+/// its shipped default.
 fn session_config(cache: &Path) -> String {
     let manifests = root().join("assets/capabilities.d");
     let model = cache.join(crate::setup::MODEL_DIR);
@@ -217,7 +218,10 @@ fn session_config(cache: &Path) -> String {
          input_device = \"Loopback\"\noutput_device = \"\"\n\
          # The 10 s voice deadline starts when the dialog is shown; under TCG espeak-ng takes\n\
          # longer than that to speak the question, so the microphone would open too late.\n\
-         speak_prompt = false\n",
+         speak_prompt = false\n\
+         # The guest answers with a \"네\" recorded before the prompt: it cannot say a challenge\n\
+         # word chosen when the prompt begins.\n\
+         challenge = []\n",
         manifests = manifests.display().to_string(),
         model = model.display().to_string(),
     )

@@ -156,10 +156,13 @@ impl DialogView {
 
     /// Brings the dialog in line with `prompt` (with `queued` behind it) on `outputs` near
     /// `focus` at `now`: shows it (again, when its plan changed), counts down, places it (the
-    /// guard starts again when it moved) and redraws what changed. Never answers anything.
+    /// guard starts again when it moved) and redraws what changed; `challenge` is the word a
+    /// spoken approval must contain, shown on the dialog. Never answers anything.
+    #[allow(clippy::too_many_arguments)]
     pub fn sync(
         &mut self,
         prompt: &Prompt,
+        challenge: Option<&str>,
         queued: u32,
         timeouts: &TimeoutConfig,
         outputs: &[pcp_overlay::Output],
@@ -179,7 +182,7 @@ impl DialogView {
         let mut damaged = false;
         if !self.shown.as_ref().is_some_and(|s| s.same_prompt(&wanted)) {
             first = self.shown.is_none();
-            let content = content_of(prompt, queued, left, total);
+            let content = content_of(prompt, challenge, queued, left, total);
             if let Err(e) = self.dialog.show(content, now_u) {
                 tracing::warn!("the prompt cannot be shown, denying it: {e}");
                 self.hide();
@@ -291,7 +294,13 @@ fn requester_of(c: &pcp_gate::ClientIdentity) -> Requester {
     }
 }
 
-fn content_of(prompt: &Prompt, queued: u32, seconds_left: u32, timeout: u32) -> DialogContent {
+fn content_of(
+    prompt: &Prompt,
+    challenge: Option<&str>,
+    queued: u32,
+    seconds_left: u32,
+    timeout: u32,
+) -> DialogContent {
     let c = &prompt.intent.client;
     DialogContent {
         requester: requester_of(c),
@@ -301,7 +310,7 @@ fn content_of(prompt: &Prompt, queued: u32, seconds_left: u32, timeout: u32) -> 
         target: prompt.target.clone().unwrap_or_default(),
         steps: prompt.steps.clone(),
         extra_params: prompt.extra.clone(),
-        challenge: None,
+        challenge: challenge.map(str::to_string),
         risk: risk_of(prompt.risk),
         modalities: prompt
             .plan

@@ -455,6 +455,7 @@ impl ConfirmUi {
         let was_shown = self.dialog.shown();
         let synced = self.dialog.sync(
             prompt,
+            self.voice.challenge_of(prompt.id),
             gate.queued,
             gate.timeouts,
             &around.outputs,

@@ -1,7 +1,9 @@
 //! The voice step of the shown prompt: the listener started when its plan has an unanswered
 //! voice step (the engine speaks the question and listens on its own thread), its events turned
 //! into the dialog's "Listening…" state and level meter and into [`PromptEvent`]s. Timeouts are
-//! the gate's: a listener's own `Timeout` decides nothing here.
+//! the gate's: a listener's own `Timeout` decides nothing here. A prompt of a risk class in
+//! `[speech] challenge` gets a challenge word when its question is asked: the dialog shows it and
+//! only an approval that says it counts.
 
 use std::sync::Arc;
 
@@ -18,6 +20,8 @@ pub(crate) struct VoiceStep {
     /// The last prompt a question was asked for: a prompt is asked once, so a listener that
     /// ended is not started again (the gate's own deadline decides).
     asked: Option<IntentId>,
+    /// The challenge word of the prompt asked last, if its risk class has one.
+    challenge: Option<(IntentId, String)>,
 }
 
 /// Whether `prompt` still waits for a spoken answer.
@@ -31,7 +35,16 @@ impl VoiceStep {
             engine,
             listening: None,
             asked: None,
+            challenge: None,
         }
+    }
+
+    /// The challenge word the dialog of `prompt` shows (chosen when its question was asked).
+    pub fn challenge_of(&self, prompt: IntentId) -> Option<&str> {
+        self.challenge
+            .as_ref()
+            .filter(|(id, _)| *id == prompt)
+            .map(|(_, word)| word.as_str())
     }
 
     pub fn engine(&self) -> Option<&Arc<SpeechEngine>> {
@@ -75,8 +88,20 @@ impl VoiceStep {
                 let question = engine
                     .config()
                     .question(&overlay.visible_text(&p.description));
-                self.listening = Some((p.id, engine.ask(&question)));
                 self.asked = Some(p.id);
+                // A class that needs a word and cannot get one loses its voice step (fail
+                // closed): it never listens for a bare "yes".
+                let word = match engine.challenge_for(p.risk.as_str()) {
+                    Ok(word) => word,
+                    Err(e) => {
+                        tracing::warn!("no challenge word for a {} prompt: {e}", p.risk.as_str());
+                        self.challenge = None;
+                        return vec![lost(p.id)];
+                    }
+                };
+                self.listening =
+                    Some((p.id, engine.ask_with_challenge(&question, word.as_deref())));
+                self.challenge = word.map(|w| (p.id, w));
             }
             (None, Some(_)) => self.stop(),
             (None, None) => {}
