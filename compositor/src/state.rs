@@ -11,7 +11,7 @@ use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, Mode, PostAction};
 use pcp_gate::Gate;
 use pcp_plugin::{ConfirmUi, Pcp, UiOptions, UiTiming};
-use smithay::desktop::{Space, Window};
+use smithay::desktop::{PopupGrab, PopupManager, Space, Window};
 use smithay::input::{Seat, SeatState};
 use smithay::utils::{Logical, Point};
 use smithay::wayland::compositor::CompositorState;
@@ -176,6 +176,10 @@ pub struct State {
     pub focus: Point<f64, Logical>,
     /// The surface that had the keyboard when the dialog took it: it gets it back.
     pub keyboard_return: Option<WlSurface>,
+    /// Every xdg popup (menus, tooltips), drawn with the window they belong to.
+    pub popups: PopupManager,
+    /// The popup grab in force (an open menu), broken when the dialog takes the keyboard.
+    pub popup_grab: Option<PopupGrab<State>>,
     pub settings: Settings,
     /// Set when the rendered picture may have changed.
     pub dirty: bool,
@@ -417,6 +421,8 @@ impl Compositor {
             focus: centre,
             pointer: centre,
             keyboard_return: None,
+            popups: PopupManager::default(),
+            popup_grab: None,
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),
@@ -507,6 +513,7 @@ impl State {
                 pcp_plugin::apply(self, vec![lost]);
             }
         }
+        self.popups.cleanup();
         let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);
         for vo in &self.backend.outputs {
             for window in self.space.elements() {

@@ -92,3 +92,39 @@ impl State {
         pcp_plugin::refresh(self);
     }
 }
+
+impl State {
+    /// Every mapped popup's geometry (global logical), the windows' and then the layers' in
+    /// stacking order, for tests that check where menus went.
+    pub fn popup_rects(&self) -> Vec<smithay::utils::Rectangle<i32, smithay::utils::Logical>> {
+        use smithay::backend::renderer::utils::with_renderer_surface_state;
+        use smithay::desktop::PopupManager;
+        let mut rects = Vec::new();
+        for window in self.space.elements() {
+            let (Some(toplevel), Some(loc)) =
+                (window.toplevel(), self.space.element_location(window))
+            else {
+                continue;
+            };
+            for (popup, offset) in PopupManager::popups_for_surface(toplevel.wl_surface()) {
+                let has_buffer =
+                    with_renderer_surface_state(popup.wl_surface(), |s| s.buffer().is_some())
+                        .unwrap_or(false);
+                if has_buffer {
+                    let size = popup.geometry().size;
+                    rects.push(smithay::utils::Rectangle::new(loc + offset, size));
+                }
+            }
+        }
+        rects
+    }
+
+    /// Moves the first window so its geometry's top-left is at (x, y) (global logical).
+    pub fn move_first_window(&mut self, x: i32, y: i32) {
+        let window = self.space.elements().next().cloned();
+        if let Some(window) = window {
+            self.space.map_element(window, (x, y), true);
+            self.dirty = true;
+        }
+    }
+}

@@ -28,6 +28,8 @@ delegate_seat!(State);
 impl State {
     /// The dialog took the keyboard: the window that had it gets a leave and is remembered.
     pub(crate) fn take_keyboard_focus(&mut self) {
+        // An open menu's grab would keep the keyboard (and the pointer) from the dialog.
+        self.break_popup_grab();
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;
         };
