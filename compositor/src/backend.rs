@@ -9,6 +9,11 @@ use std::path::Path;
 
 use pcp_plugin::PlacedOverlay;
 use smithay::backend::renderer::damage::OutputDamageTracker;
+use smithay::backend::renderer::element::Kind;
+use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
+use smithay::backend::renderer::element::surface::{
+    WaylandSurfaceRenderElement, render_elements_from_surface_tree,
+};
 use smithay::backend::renderer::sync::SyncPoint;
 use smithay::backend::renderer::{ImportAll, ImportMem, Renderer, Texture};
 use smithay::desktop::{Space, Window};
@@ -17,6 +22,7 @@ use smithay::utils::{Logical, Physical, Point, Rectangle, Transform};
 use smithay::wayland::output::WlOutputData;
 use wayland_server::backend::GlobalId;
 use wayland_server::protocol::wl_output::WlOutput;
+use wayland_server::protocol::wl_surface::WlSurface;
 use wayland_server::{DisplayHandle, GlobalDispatch};
 
 use crate::config::OutputSpec;
@@ -81,6 +87,9 @@ pub struct VirtualOutput {
     pub(crate) damage: OutputDamageTracker,
     /// Its `wl_output` global, until the output is removed.
     pub(crate) global: Option<GlobalId>,
+    /// While the session is locked: `Some` with the output's lock surface, if it has one yet.
+    /// Then nothing else of the desktop is drawn on it.
+    pub(crate) locked: Option<Option<WlSurface>>,
 }
 
 /// The captured pixels of one output: straight (not premultiplied) RGBA, row-major.
@@ -174,6 +183,7 @@ where
         spec: *spec,
         damage,
         global: Some(global),
+        locked: None,
     }
 }
 
@@ -237,6 +247,9 @@ where
         vo.spec.scale,
     )
     .map_err(|e| BackendError::Render(vo.output.name(), e.to_string()))?;
+    if let Some(lock) = vo.locked.clone() {
+        return draw_locked(renderer, framebuffer, vo, custom, lock.as_ref(), clear, age);
+    }
     let result = smithay::desktop::space::render_output(
         &vo.output,
         renderer,
@@ -249,6 +262,55 @@ where
         clear,
     )
     .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
+    Ok(Drawn {
+        damage: result.damage.cloned(),
+        sync: result.sync,
+    })
+}
+
+smithay::backend::renderer::element::render_elements! {
+    /// What a locked output shows: the dialog and the notice, and the lock surface under them.
+    LockedElement<R> where R: ImportAll + ImportMem;
+    Overlay=MemoryRenderBufferRenderElement<R>,
+    Surface=WaylandSurfaceRenderElement<R>,
+}
+
+/// Draws a locked output: the overlays (`custom`, in front) above its lock surface, if it has
+/// one yet, and nothing of the windows or layers.
+#[allow(clippy::too_many_arguments)]
+fn draw_locked<R>(
+    renderer: &mut R,
+    framebuffer: &mut R::Framebuffer<'_>,
+    vo: &mut VirtualOutput,
+    custom: Vec<MemoryRenderBufferRenderElement<R>>,
+    lock: Option<&WlSurface>,
+    clear: [f32; 4],
+    age: usize,
+) -> Result<Drawn, BackendError>
+where
+    R: Renderer + ImportAll + ImportMem,
+    R::TextureId: Send + Clone + Texture + 'static,
+{
+    let mut elements: Vec<LockedElement<R>> = custom.into_iter().map(Into::into).collect();
+    if let Some(surface) = lock {
+        let scale = smithay::utils::Scale::from(vo.spec.scale);
+        elements.extend(
+            render_elements_from_surface_tree::<R, WaylandSurfaceRenderElement<R>>(
+                renderer,
+                surface,
+                (0, 0),
+                scale,
+                1.0,
+                Kind::Unspecified,
+            )
+            .into_iter()
+            .map(LockedElement::from),
+        );
+    }
+    let result = vo
+        .damage
+        .render_output(renderer, framebuffer, age, &elements, clear)
+        .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
     Ok(Drawn {
         damage: result.damage.cloned(),
         sync: result.sync,

@@ -22,6 +22,17 @@ use crate::state::State;
 
 impl State {
     fn surface_under(&self, p: Point<f64, Logical>) -> Option<(WlSurface, Point<f64, Logical>)> {
+        if self.is_locked() {
+            // Only the lock surface of the output under the point (at its top-left corner).
+            let vo = self.backend.outputs.iter().find(|o| {
+                let (w, h) = o.spec.logical_size();
+                let (x, y) = (f64::from(o.spec.x), f64::from(o.spec.y));
+                p.x >= x && p.y >= y && p.x < x + f64::from(w) && p.y < y + f64::from(h)
+            })?;
+            let lock = self.lock_surface_of(&vo.output.name())?;
+            let origin = Point::from((f64::from(vo.spec.x), f64::from(vo.spec.y)));
+            return Some((lock.wl_surface().clone(), origin));
+        }
         let (window, loc) = self.space.element_under(p)?;
         let (surface, surface_loc) =
             window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
@@ -139,6 +150,9 @@ impl State {
     }
 
     fn focus_window_under(&mut self, p: Point<f64, Logical>) {
+        if self.is_locked() {
+            return;
+        }
         let window = self.space.element_under(p).map(|(w, _)| w.clone());
         if let Some(window) = window {
             self.space.raise_element(&window, true);

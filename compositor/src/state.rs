@@ -18,6 +18,7 @@ use smithay::wayland::compositor::CompositorState;
 use smithay::wayland::output::OutputManagerState;
 use smithay::wayland::security_context::SecurityContextState;
 use smithay::wayland::selection::data_device::DataDeviceState;
+use smithay::wayland::session_lock::SessionLockManagerState;
 use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
 use smithay::wayland::shm::ShmState;
@@ -146,6 +147,8 @@ pub struct Protocols {
     /// `wp_security_context_v1`: sandbox engines make listeners whose clients are named by the
     /// sandbox and see no privileged global.
     pub security_context: SecurityContextState,
+    /// `ext_session_lock_manager_v1`: screen lockers; privileged (hidden from sandboxes).
+    pub session_lock: SessionLockManagerState,
 }
 
 /// What the config file says and where it is, and the notice of a refused reload.
@@ -180,6 +183,8 @@ pub struct State {
     pub popups: PopupManager,
     /// The popup grab in force (an open menu), broken when the dialog takes the keyboard.
     pub popup_grab: Option<PopupGrab<State>>,
+    /// The session lock, while a screen locker holds it.
+    pub lock: Option<crate::handlers::session_lock::SessionLock>,
     pub settings: Settings,
     /// Set when the rendered picture may have changed.
     pub dirty: bool,
@@ -404,6 +409,10 @@ impl Compositor {
                     &dh,
                     crate::handlers::may_see_privileged,
                 ),
+                session_lock: SessionLockManagerState::new::<State, _>(
+                    &dh,
+                    crate::handlers::may_see_privileged,
+                ),
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,
@@ -423,6 +432,7 @@ impl Compositor {
             keyboard_return: None,
             popups: PopupManager::default(),
             popup_grab: None,
+            lock: None,
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),
@@ -481,6 +491,21 @@ impl State {
             .config
             .background_rgb()
             .unwrap_or([0.12, 0.12, 0.15]);
+        // While locked each output shows only its lock surface (and the dialog above it).
+        let lock_views: Vec<_> = self
+            .backend
+            .outputs
+            .iter()
+            .map(|vo| {
+                self.lock.as_ref().map(|_| {
+                    self.lock_surface_of(&vo.output.name())
+                        .map(|s| s.wl_surface().clone())
+                })
+            })
+            .collect();
+        for (vo, view) in self.backend.outputs.iter_mut().zip(lock_views) {
+            vo.locked = view;
+        }
         let notice = &mut self.settings.notice;
         for vo in &self.backend.outputs {
             notice.prepare(vo.spec.logical_size().0, vo.spec.scale);
@@ -516,6 +541,16 @@ impl State {
         self.popups.cleanup();
         let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);
         for vo in &self.backend.outputs {
+            if let Some(Some(surface)) = &vo.locked {
+                smithay::desktop::utils::send_frames_surface_tree(
+                    surface,
+                    &vo.output,
+                    now,
+                    Some(Duration::ZERO),
+                    |_, _| Some(vo.output.clone()),
+                );
+                continue;
+            }
             for window in self.space.elements() {
                 window.send_frame(&vo.output, now, Some(Duration::ZERO), |_, _| {
                     Some(vo.output.clone())

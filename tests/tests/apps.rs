@@ -196,7 +196,7 @@ fn the_dialog_is_drawn_above_an_open_menu_whose_grab_gets_none_of_its_input() {
 }
 
 #[test]
-fn a_popup_grab_cannot_take_the_keyboard_from_the_dialog() {
+fn an_open_menu_closes_when_the_dialog_takes_the_keyboard() {
     let mut fx = Fixture::new(ONE);
     let (mut app, menu, _) = gtk_app(&mut fx);
     let at = (10, 10);
@@ -213,16 +213,10 @@ fn a_popup_grab_cannot_take_the_keyboard_from_the_dialog() {
         fx.popup_rects().is_empty()
     });
     assert!(!fx.keyboard_on_client(), "the keyboard stays the dialog's");
-    // A menu asked for while the dialog has the keyboard gets no grab: the keyboard stays.
-    let x = f64::from(at.0 + menu.0 + menu.2 / 2);
-    let y = f64::from(at.1 + menu.1 + menu.3 / 2);
-    fx.inject_pointer_motion(x, y);
-    fx.inject_click(x, y);
-    settle(&mut fx, &mut app);
-    if fx.dialog_has_keyboard() {
-        assert!(!fx.keyboard_on_client(), "a popup grab took the keyboard");
-        assert!(fx.popup_rects().is_empty(), "a grabbing menu stayed open");
-    }
+    // A click on the window gives the keyboard back (the overlay's rule); its menu then opens
+    // with its grab again.
+    open_menu(&mut fx, &mut app, at, menu);
+    assert!(!fx.dialog_has_keyboard());
     fx.advance_clock(1000);
     fx.click(Control::Deny);
     assert_eq!(fx.decision(&c).resolution, "user_denied");
@@ -248,4 +242,81 @@ fn gtk3_demo_runs_without_seat_criticals() {
     );
     let stderr = app.stderr();
     assert!(!stderr.contains("CRITICAL"), "gtk3-demo: {stderr}");
+}
+
+/// Whether a captured pixel is swaylock's `ff0000` background.
+fn is_red(px: [u8; 4]) -> bool {
+    px[0] > 0xf0 && px[1] < 0x10 && px[2] < 0x10
+}
+
+#[test]
+fn swaylock_locks_every_output_and_unlocks_and_the_dialog_stays_above_it() {
+    let mut fx = Fixture::new(&["640x480@0,0", "640x480@640,0"]);
+    let (mut app, _, entry) = gtk_app(&mut fx);
+    fx.move_first_window(20, 20);
+    settle(&mut fx, &mut app);
+    let mut command = fx.command("swaylock");
+    command.args(["--no-unlock-indicator", "--color", "ff0000"]);
+    let locker = fx.spawn_app(command);
+    fx.pump_until("the session to lock", |fx| fx.locked());
+    fx.pump_until("both lock surfaces drawn", |fx| {
+        fx.render();
+        is_red(fx.capture(0).pixel(100, 100)) && is_red(fx.capture(1).pixel(100, 100))
+    });
+    fx.save_png(0, "apps-locked");
+    // Nothing of the window shows; its entry gets no key typed now.
+    let capture = fx.capture(0);
+    for (x, y) in [
+        (30, 30),
+        (20 + entry.0 as u32 + 10, 20 + entry.1 as u32 + 10),
+        (630, 470),
+    ] {
+        assert!(is_red(capture.pixel(x, y)), "the desktop shows at {x},{y}");
+    }
+    fx.inject_click(40.0, 70.0);
+    fx.inject_key(harness::KEY_A, true);
+    fx.inject_key(harness::KEY_A, false);
+    settle(&mut fx, &mut app);
+    assert!(
+        !app.seen.iter().any(|l| l.starts_with("entry ")),
+        "a key reached the locked desktop: {:?}",
+        app.seen
+    );
+
+    // A prompt while locked: the dialog is drawn above the lock surface and takes its input.
+    let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "v"})));
+    fx.pending(&c);
+    let r = fx.dialog_rect().unwrap();
+    let index = fx.dialog_output().unwrap();
+    let spec = fx.output_spec(index);
+    let capture = fx.capture(index);
+    fx.save_png(index, "apps-locked-dialog");
+    let (cx, cy) = (
+        (r.x - spec.x + r.w as i32 / 2) as u32,
+        (r.y - spec.y + r.h as i32 / 2) as u32,
+    );
+    assert!(
+        !is_red(capture.pixel(cx, cy)),
+        "the dialog is drawn above the lock"
+    );
+    let (lx, ly) = ((r.x - spec.x) as u32 / 2, 4);
+    assert!(
+        is_red(capture.pixel(lx, ly)),
+        "the lock shows beside the dialog"
+    );
+    fx.advance_clock(1000);
+    fx.click(Control::Deny);
+    assert_eq!(fx.decision(&c).resolution, "user_denied");
+    assert!(fx.locked(), "answering a prompt does not unlock");
+
+    // swaylock unlocks on SIGUSR1 (its documented signal) and exits.
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(locker.id() as i32, libc::SIGUSR1) }, 0);
+    fx.pump_until("the session to unlock", |fx| !fx.locked());
+    fx.pump_until("the window to show again", |fx| {
+        fx.render();
+        !is_red(fx.capture(0).pixel(30, 30))
+    });
+    assert!(fx.keyboard_on_client(), "the window has the keyboard back");
+    fx.save_png(0, "apps-unlocked");
 }

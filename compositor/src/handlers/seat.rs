@@ -43,7 +43,17 @@ impl State {
     /// to the top window.
     pub(crate) fn restore_keyboard_focus(&mut self) {
         let had = self.keyboard_return.take().filter(|s| s.is_alive());
-        let target = had.or_else(|| {
+        // While locked only a lock surface may have it.
+        let target = if self.is_locked() {
+            had.filter(|s| self.lock_keyboard_target().as_ref() == Some(s))
+                .or_else(|| self.lock_keyboard_target())
+        } else {
+            had
+        };
+        let target = target.or_else(|| {
+            if self.is_locked() {
+                return None;
+            }
             self.space
                 .elements()
                 .last()

@@ -109,3 +109,17 @@ impl Fixture {
         self.state().move_first_window(x, y);
     }
 }
+
+impl App {
+    /// The app's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Fixture {
+    /// Whether a screen locker holds the session.
+    pub fn locked(&mut self) -> bool {
+        self.state().is_locked()
+    }
+}
