@@ -19,15 +19,18 @@ fn gtk_program() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("apps/gtk_menu_entry.py")
 }
 
+/// A rectangle (x, y, w, h) in logical pixels.
+type Rect = (i32, i32, i32, i32);
+
 /// (x, y, w, h) parsed from `X,Y,W,H`.
-fn rect(text: &str) -> (i32, i32, i32, i32) {
+fn rect(text: &str) -> Rect {
     let v: Vec<i32> = text.split(',').map(|n| n.parse().unwrap()).collect();
     (v[0], v[1], v[2], v[3])
 }
 
 /// Starts the GTK program; returns it with its File menu item's and entry's rectangles
 /// (relative to the window).
-fn gtk_app(fx: &mut Fixture) -> (App, (i32, i32, i32, i32), (i32, i32, i32, i32)) {
+fn gtk_app(fx: &mut Fixture) -> (App, Rect, Rect) {
     let mut command = fx.command("/usr/bin/python3");
     command.arg(gtk_program());
     let mut app = fx.spawn_app(command);
@@ -154,7 +157,7 @@ fn the_dialog_is_drawn_above_an_open_menu_whose_grab_gets_none_of_its_input() {
     let after = fx.capture(0);
     fx.save_png(0, "apps-gtk-menu-under-dialog");
     let (px, py, pw, ph) = popup;
-    let (rx, ry, rw, rh) = (r.x as i32, r.y as i32, r.w as i32, r.h as i32);
+    let (rx, ry, rw, rh) = (r.x, r.y, r.w, r.h);
     let (ox, oy) = (px.max(rx), py.max(ry));
     let (ow, oh) = ((px + pw).min(rx + rw) - ox, (py + ph).min(ry + rh) - oy);
     assert!(
@@ -292,8 +295,8 @@ fn swaylock_locks_every_output_and_unlocks_and_the_dialog_stays_above_it() {
     let capture = fx.capture(index);
     fx.save_png(index, "apps-locked-dialog");
     let (cx, cy) = (
-        (r.x - spec.x + r.w as i32 / 2) as u32,
-        (r.y - spec.y + r.h as i32 / 2) as u32,
+        (r.x - spec.x + r.w / 2) as u32,
+        (r.y - spec.y + r.h / 2) as u32,
     );
     assert!(
         !is_red(capture.pixel(cx, cy)),
