@@ -18,6 +18,7 @@ use smithay::wayland::compositor::CompositorState;
 use smithay::wayland::output::OutputManagerState;
 use smithay::wayland::security_context::SecurityContextState;
 use smithay::wayland::selection::data_device::DataDeviceState;
+use smithay::wayland::selection::primary_selection::PrimarySelectionState;
 use smithay::wayland::session_lock::SessionLockManagerState;
 use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
@@ -142,6 +143,7 @@ pub struct Protocols {
     pub layer_shell: WlrLayerShellState,
     pub shm: ShmState,
     pub data_device: DataDeviceState,
+    pub primary_selection: PrimarySelectionState,
     pub seat: SeatState<State>,
     pub output_manager: OutputManagerState,
     /// `wp_security_context_v1`: sandbox engines make listeners whose clients are named by the
@@ -403,6 +405,7 @@ impl Compositor {
                 ),
                 shm: ShmState::new::<State>(&dh, vec![]),
                 data_device: DataDeviceState::new::<State>(&dh),
+                primary_selection: PrimarySelectionState::new::<State>(&dh),
                 seat: seat_state,
                 output_manager: OutputManagerState::new_with_xdg_output::<State>(&dh),
                 security_context: SecurityContextState::new::<State, _>(

@@ -11,6 +11,8 @@ use crate::state::State;
 
 /// `BTN_LEFT` from linux/input-event-codes.h.
 pub const BTN_LEFT: u32 = 0x110;
+/// `BTN_MIDDLE`: pastes the primary selection.
+pub const BTN_MIDDLE: u32 = 0x112;
 
 impl State {
     /// The pointer moves to (x, y) in global logical coordinates.
@@ -21,6 +23,11 @@ impl State {
     /// The left button goes down or up where the pointer is.
     pub fn inject_pointer_button(&mut self, pressed: bool) {
         self.pointer_button(BTN_LEFT, pressed, self.event_time());
+    }
+
+    /// Pointer button `code` (evdev, e.g. `BTN_MIDDLE`) goes down or up where the pointer is.
+    pub fn inject_button(&mut self, code: u32, pressed: bool) {
+        self.pointer_button(code, pressed, self.event_time());
     }
 
     /// Moves the pointer to (x, y) and clicks there.
@@ -126,5 +133,19 @@ impl State {
             self.space.map_element(window, (x, y), true);
             self.dirty = true;
         }
+    }
+
+    /// The top-left corner of the window (geometry) of the client process `pid`.
+    pub fn window_location_of_pid(&self, pid: u32) -> Option<(i32, i32)> {
+        use wayland_server::Resource;
+        self.space.elements().find_map(|w| {
+            let surface = w.toplevel()?.wl_surface().clone();
+            let client = self.dh.get_client(surface.id()).ok()?;
+            let creds = client.get_credentials(&self.dh).ok()?;
+            if creds.pid != pid as i32 {
+                return None;
+            }
+            self.space.element_location(w).map(|l| (l.x, l.y))
+        })
     }
 }

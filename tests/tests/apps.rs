@@ -323,3 +323,52 @@ fn swaylock_locks_every_output_and_unlocks_and_the_dialog_stays_above_it() {
     assert!(fx.keyboard_on_client(), "the window has the keyboard back");
     fx.save_png(0, "apps-unlocked");
 }
+
+#[test]
+fn text_copied_in_foot_is_pasted_in_a_gtk_app_from_the_clipboard_and_the_primary_selection() {
+    use harness::apps::{BTN_MIDDLE, KEY_C, KEY_LEFTCTRL, KEY_LEFTSHIFT, KEY_V};
+    let mut fx = Fixture::new(&["1280x800@0,0"]);
+    let (mut gtk, _, entry) = gtk_app(&mut fx);
+    fx.move_first_window(760, 480);
+    settle(&mut fx, &mut gtk);
+    // foot fills its screen with one word, so a double click near its top-left selects it.
+    let mut command = fx.command("foot");
+    command.args([
+        "sh",
+        "-c",
+        "for i in $(seq 40); do echo pcpclip pcpclip pcpclip; done; exec sleep 600",
+    ]);
+    let mut foot = fx.spawn_app(command);
+    let pid = foot.id();
+    fx.pump_until("foot's window", |fx| {
+        fx.render();
+        fx.window_location_of_pid(pid).is_some()
+    });
+    settle(&mut fx, &mut foot);
+    settle(&mut fx, &mut foot);
+    let (fx0, fy0) = fx.window_location_of_pid(pid).unwrap();
+    fx.save_png(0, "apps-foot-and-gtk");
+    let word = (f64::from(fx0 + 20), f64::from(fy0 + 120));
+    fx.inject_click(word.0, word.1);
+    fx.inject_click(word.0, word.1);
+    settle(&mut fx, &mut foot);
+    fx.chord(&[KEY_LEFTCTRL, KEY_LEFTSHIFT, KEY_C]);
+    settle(&mut fx, &mut foot);
+    // Into the GTK app's entry: Ctrl+V pastes the clipboard.
+    let (ex, ey) = (
+        f64::from(760 + entry.0 + 40),
+        f64::from(480 + entry.1 + entry.3 / 2),
+    );
+    fx.inject_click(ex, ey);
+    settle(&mut fx, &mut gtk);
+    fx.chord(&[KEY_LEFTCTRL, KEY_V]);
+    let line = gtk.wait_line(&mut fx, "entry ");
+    assert_eq!(line, "entry pcpclip", "foot's stderr: {}", foot.stderr());
+    // The middle button pastes the primary selection (foot's selected word) at the pointer.
+    fx.click_button(BTN_MIDDLE, ex + 200.0, ey);
+    gtk.wait_line(&mut fx, "entry pcpclippcpclip");
+    settle(&mut fx, &mut gtk);
+    fx.save_png(0, "apps-pasted");
+    let stderr = foot.stderr();
+    assert!(!stderr.contains("no clipboard"), "foot: {stderr}");
+}

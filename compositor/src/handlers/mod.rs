@@ -1,6 +1,7 @@
 //! The Smithay protocol handlers of the reference compositor, one file per protocol: the
 //! compositor and its buffers ([`compositor`]), shm ([`shm`]), xdg-shell windows ([`xdg`]),
-//! the clipboard and drag and drop ([`data_device`]),
+//! the clipboard and drag and drop ([`data_device`]), the primary selection
+//! ([`primary_selection`]),
 //! wlr-layer-shell ([`layer`]), ext-session-lock-v1 for screen lockers ([`session_lock`]), the seat and keyboard focus ([`seat`]), outputs ([`output`]),
 //! wp_security_context_v1 listeners for sandboxes ([`security_context`]),
 //! and pcp-intent-v1 through the plugin ([`pcp`]).
@@ -10,6 +11,7 @@ pub mod data_device;
 pub mod layer;
 pub mod output;
 pub mod pcp;
+pub mod primary_selection;
 pub mod seat;
 pub mod security_context;
 pub mod session_lock;

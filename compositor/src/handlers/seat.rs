@@ -20,6 +20,7 @@ impl SeatHandler for State {
 
     fn focus_changed(&mut self, seat: &Seat<State>, focused: Option<&WlSurface>) {
         super::data_device::focus_changed(self, seat, focused);
+        super::primary_selection::focus_changed(self, seat, focused);
     }
 }
 

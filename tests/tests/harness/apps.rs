@@ -123,3 +123,34 @@ impl Fixture {
         self.state().is_locked()
     }
 }
+
+/// Evdev codes of the keys and buttons the real-app tests press.
+pub const KEY_LEFTCTRL: u32 = 29;
+pub const KEY_LEFTSHIFT: u32 = 42;
+pub const KEY_C: u32 = 46;
+pub const KEY_V: u32 = 47;
+pub const BTN_MIDDLE: u32 = 0x112;
+
+impl Fixture {
+    /// Presses `keys` in order and releases them in reverse (a shortcut such as Ctrl+V).
+    pub fn chord(&mut self, keys: &[u32]) {
+        for k in keys {
+            self.inject_key(*k, true);
+        }
+        for k in keys.iter().rev() {
+            self.inject_key(*k, false);
+        }
+    }
+
+    /// Clicks pointer button `code` at (x, y).
+    pub fn click_button(&mut self, code: u32, x: f64, y: f64) {
+        self.inject_pointer_motion(x, y);
+        self.state().inject_button(code, true);
+        self.state().inject_button(code, false);
+    }
+
+    /// The top-left corner of the window of the process `pid`.
+    pub fn window_location_of_pid(&mut self, pid: u32) -> Option<(i32, i32)> {
+        self.state().window_location_of_pid(pid)
+    }
+}
