@@ -15,6 +15,7 @@ use smithay::desktop::{PopupGrab, PopupManager, Space, Window};
 use smithay::input::{Seat, SeatState};
 use smithay::utils::{Logical, Point};
 use smithay::wayland::compositor::CompositorState;
+use smithay::wayland::fractional_scale::FractionalScaleManagerState;
 use smithay::wayland::output::OutputManagerState;
 use smithay::wayland::security_context::SecurityContextState;
 use smithay::wayland::selection::data_device::DataDeviceState;
@@ -22,7 +23,10 @@ use smithay::wayland::selection::primary_selection::PrimarySelectionState;
 use smithay::wayland::session_lock::SessionLockManagerState;
 use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
+use smithay::wayland::shell::xdg::decoration::XdgDecorationState;
 use smithay::wayland::shm::ShmState;
+use smithay::wayland::viewporter::ViewporterState;
+use smithay::wayland::xdg_activation::XdgActivationState;
 use wayland_server::protocol::wl_surface::WlSurface;
 use wayland_server::{Display, DisplayHandle, ListeningSocket};
 
@@ -151,6 +155,12 @@ pub struct Protocols {
     pub security_context: SecurityContextState,
     /// `ext_session_lock_manager_v1`: screen lockers; privileged (hidden from sandboxes).
     pub session_lock: SessionLockManagerState,
+    /// `zxdg_decoration_manager_v1`: always client-side (no borders are drawn here).
+    pub decoration: XdgDecorationState,
+    pub viewporter: ViewporterState,
+    pub fractional_scale: FractionalScaleManagerState,
+    /// `xdg_activation_v1`: tokens from a recent input event of the focused client.
+    pub activation: XdgActivationState,
 }
 
 /// What the config file says and where it is, and the notice of a refused reload.
@@ -416,6 +426,10 @@ impl Compositor {
                     &dh,
                     crate::handlers::may_see_privileged,
                 ),
+                decoration: XdgDecorationState::new::<State>(&dh),
+                viewporter: ViewporterState::new::<State>(&dh),
+                fractional_scale: FractionalScaleManagerState::new::<State>(&dh),
+                activation: XdgActivationState::new::<State>(&dh),
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,

@@ -372,3 +372,26 @@ fn text_copied_in_foot_is_pasted_in_a_gtk_app_from_the_clipboard_and_the_primary
     let stderr = foot.stderr();
     assert!(!stderr.contains("no clipboard"), "foot: {stderr}");
 }
+
+#[test]
+fn wayland_info_lists_the_protocols_apps_need() {
+    let mut fx = Fixture::new(ONE);
+    let out = fx.run(fx.command("wayland-info"));
+    assert!(out.status.success(), "{out:?}");
+    let info = String::from_utf8_lossy(&out.stdout);
+    for global in [
+        "xdg_wm_base",
+        "wl_data_device_manager",
+        "zwp_primary_selection_device_manager_v1",
+        "zxdg_decoration_manager_v1",
+        "wp_viewporter",
+        "wp_fractional_scale_manager_v1",
+        "xdg_activation_v1",
+        "ext_session_lock_manager_v1",
+    ] {
+        assert!(
+            info.contains(&format!("'{global}'")),
+            "{global} missing: {info}"
+        );
+    }
+}
