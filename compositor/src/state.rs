@@ -17,6 +17,7 @@ use smithay::utils::{Logical, Point};
 use smithay::wayland::compositor::CompositorState;
 use smithay::wayland::fractional_scale::FractionalScaleManagerState;
 use smithay::wayland::output::OutputManagerState;
+use smithay::wayland::presentation::PresentationState;
 use smithay::wayland::security_context::SecurityContextState;
 use smithay::wayland::selection::data_device::DataDeviceState;
 use smithay::wayland::selection::primary_selection::PrimarySelectionState;
@@ -161,6 +162,8 @@ pub struct Protocols {
     pub fractional_scale: FractionalScaleManagerState,
     /// `xdg_activation_v1`: tokens from a recent input event of the focused client.
     pub activation: XdgActivationState,
+    /// `wp_presentation`: when frames were shown, by CLOCK_MONOTONIC.
+    pub presentation: PresentationState,
 }
 
 /// What the config file says and where it is, and the notice of a refused reload.
@@ -197,6 +200,8 @@ pub struct State {
     pub popup_grab: Option<PopupGrab<State>>,
     /// The session lock, while a screen locker holds it.
     pub lock: Option<crate::handlers::session_lock::SessionLock>,
+    /// The sequence number of the last frame drawn (presentation feedback's `seq`).
+    pub(crate) presentation_seq: u64,
     pub settings: Settings,
     /// Set when the rendered picture may have changed.
     pub dirty: bool,
@@ -430,6 +435,10 @@ impl Compositor {
                 viewporter: ViewporterState::new::<State>(&dh),
                 fractional_scale: FractionalScaleManagerState::new::<State>(&dh),
                 activation: XdgActivationState::new::<State>(&dh),
+                presentation: PresentationState::new::<State>(
+                    &dh,
+                    crate::handlers::presentation::PRESENTATION_CLOCK,
+                ),
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,
@@ -450,6 +459,7 @@ impl Compositor {
             popups: PopupManager::default(),
             popup_grab: None,
             lock: None,
+            presentation_seq: 0,
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),
@@ -554,6 +564,8 @@ impl State {
                 };
                 pcp_plugin::apply(self, vec![lost]);
             }
+        } else {
+            self.send_presentation_feedback();
         }
         self.popups.cleanup();
         let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);

@@ -1,7 +1,8 @@
 //! The Smithay protocol handlers of the reference compositor, one file per protocol: the
 //! compositor and its buffers ([`compositor`]), shm ([`shm`]), xdg-shell windows and popups
 //! ([`xdg`]), xdg-decoration ([`decoration`]), viewporter ([`viewporter`]), fractional scale
-//! ([`fractional_scale`]), xdg-activation ([`activation`]), the clipboard and drag and drop
+//! ([`fractional_scale`]), xdg-activation ([`activation`]), presentation-time
+//! ([`presentation`]), the clipboard and drag and drop
 //! ([`data_device`]), the primary selection ([`primary_selection`]), wlr-layer-shell
 //! ([`layer`]), ext-session-lock-v1 for screen lockers ([`session_lock`]), the seat and
 //! keyboard focus ([`seat`]), outputs ([`output`]), wp_security_context_v1 listeners for
@@ -15,6 +16,7 @@ pub mod fractional_scale;
 pub mod layer;
 pub mod output;
 pub mod pcp;
+pub mod presentation;
 pub mod primary_selection;
 pub mod seat;
 pub mod security_context;
