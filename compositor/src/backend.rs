@@ -90,6 +90,8 @@ pub struct VirtualOutput {
     /// While the session is locked: `Some` with the output's lock surface, if it has one yet.
     /// Then nothing else of the desktop is drawn on it.
     pub(crate) locked: Option<Option<WlSurface>>,
+    /// A drag's icon and where its top-left is (global logical), while it is over this output.
+    pub(crate) drag_icon: Option<(WlSurface, Point<i32, Logical>)>,
 }
 
 /// The captured pixels of one output: straight (not premultiplied) RGBA, row-major.
@@ -184,6 +186,7 @@ where
         damage,
         global: Some(global),
         locked: None,
+        drag_icon: None,
     }
 }
 
@@ -250,6 +253,26 @@ where
     if let Some(lock) = vo.locked.clone() {
         return draw_locked(renderer, framebuffer, vo, custom, lock.as_ref(), clear, age);
     }
+    // A drag's icon goes above the windows and below the dialog.
+    let mut custom: Vec<OverlayElement<R>> = custom.into_iter().map(Into::into).collect();
+    if let Some((icon, at)) = &vo.drag_icon {
+        let local = (*at - Point::from((vo.spec.x, vo.spec.y)))
+            .to_f64()
+            .to_physical(vo.spec.scale)
+            .to_i32_round();
+        custom.extend(
+            render_elements_from_surface_tree::<R, WaylandSurfaceRenderElement<R>>(
+                renderer,
+                icon,
+                local,
+                smithay::utils::Scale::from(vo.spec.scale),
+                1.0,
+                Kind::Unspecified,
+            )
+            .into_iter()
+            .map(OverlayElement::from),
+        );
+    }
     let result = smithay::desktop::space::render_output(
         &vo.output,
         renderer,
@@ -269,8 +292,9 @@ where
 }
 
 smithay::backend::renderer::element::render_elements! {
-    /// What a locked output shows: the dialog and the notice, and the lock surface under them.
-    LockedElement<R> where R: ImportAll + ImportMem;
+    /// What is drawn above the windows: the dialog and the notice, and under them a drag's icon
+    /// (or, on a locked output, its lock surface).
+    OverlayElement<R> where R: ImportAll + ImportMem;
     Overlay=MemoryRenderBufferRenderElement<R>,
     Surface=WaylandSurfaceRenderElement<R>,
 }
@@ -291,7 +315,7 @@ where
     R: Renderer + ImportAll + ImportMem,
     R::TextureId: Send + Clone + Texture + 'static,
 {
-    let mut elements: Vec<LockedElement<R>> = custom.into_iter().map(Into::into).collect();
+    let mut elements: Vec<OverlayElement<R>> = custom.into_iter().map(Into::into).collect();
     if let Some(surface) = lock {
         let scale = smithay::utils::Scale::from(vo.spec.scale);
         elements.extend(
@@ -304,7 +328,7 @@ where
                 Kind::Unspecified,
             )
             .into_iter()
-            .map(LockedElement::from),
+            .map(OverlayElement::from),
         );
     }
     let result = vo

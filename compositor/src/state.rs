@@ -200,6 +200,8 @@ pub struct State {
     pub popup_grab: Option<PopupGrab<State>>,
     /// The session lock, while a screen locker holds it.
     pub lock: Option<crate::handlers::session_lock::SessionLock>,
+    /// The icon of the drag in progress (drawn at the pointer, below the dialog).
+    pub drag_icon: Option<WlSurface>,
     /// The sequence number of the last frame drawn (presentation feedback's `seq`).
     pub(crate) presentation_seq: u64,
     pub settings: Settings,
@@ -460,6 +462,7 @@ impl Compositor {
             popup_grab: None,
             lock: None,
             presentation_seq: 0,
+            drag_icon: None,
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),
@@ -530,8 +533,19 @@ impl State {
                 })
             })
             .collect();
+        let pointer = self.pointer.to_i32_round();
+        let icon = self
+            .drag_icon
+            .clone()
+            .filter(wayland_server::Resource::is_alive);
         for (vo, view) in self.backend.outputs.iter_mut().zip(lock_views) {
             vo.locked = view;
+            let (w, h) = vo.spec.logical_size();
+            let on_it = pointer.x >= vo.spec.x
+                && pointer.x < vo.spec.x + w
+                && pointer.y >= vo.spec.y
+                && pointer.y < vo.spec.y + h;
+            vo.drag_icon = icon.clone().filter(|_| on_it).map(|s| (s, pointer));
         }
         let notice = &mut self.settings.notice;
         for vo in &self.backend.outputs {
