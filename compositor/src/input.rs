@@ -41,6 +41,7 @@ impl State {
 
     /// The pointer moved to `p` (global logical).
     pub(crate) fn pointer_motion(&mut self, p: Point<f64, Logical>, time: u32) {
+        self.input_activity();
         self.pointer = p;
         self.focus = p;
         let taken = pcp_plugin::input::pointer_motion(self, p)
@@ -69,6 +70,7 @@ impl State {
 
     /// A pointer button (evdev code) went down or up at the pointer's position.
     pub(crate) fn pointer_button(&mut self, button: u32, pressed: bool, time: u32) {
+        self.input_activity();
         if pcp_plugin::input::pointer_button(self, button, self.pointer, pressed) {
             return;
         }
@@ -166,6 +168,7 @@ impl State {
 
     /// A touch point went down at `p`: the focal point moves there.
     pub(crate) fn touch_down(&mut self, p: Point<f64, Logical>, time: u32) {
+        self.input_activity();
         self.focus = p;
         if pcp_plugin::input::touch_down(self, p, time) {
             return;
@@ -199,6 +202,7 @@ impl State {
 
     /// The touch point lifted.
     pub(crate) fn touch_up(&mut self, time: u32) {
+        self.input_activity();
         if pcp_plugin::input::touch_up(self, time) {
             return;
         }
@@ -218,6 +222,7 @@ impl State {
     /// A key (evdev code) went down or up: the plugin's filter decides whether it is the
     /// dialog's or the focus shortcut (and keeps the release of a key it took from clients).
     pub(crate) fn key(&mut self, code: u32, pressed: bool, time: u32) {
+        self.input_activity();
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;
         };

@@ -16,6 +16,8 @@ use smithay::input::{Seat, SeatState};
 use smithay::utils::{Logical, Point};
 use smithay::wayland::compositor::CompositorState;
 use smithay::wayland::fractional_scale::FractionalScaleManagerState;
+use smithay::wayland::idle_inhibit::IdleInhibitManagerState;
+use smithay::wayland::idle_notify::IdleNotifierState;
 use smithay::wayland::output::OutputManagerState;
 use smithay::wayland::presentation::PresentationState;
 use smithay::wayland::security_context::SecurityContextState;
@@ -164,6 +166,9 @@ pub struct Protocols {
     pub activation: XdgActivationState,
     /// `wp_presentation`: when frames were shown, by CLOCK_MONOTONIC.
     pub presentation: PresentationState,
+    /// `ext_idle_notifier_v1`: idle daemons; privileged (hidden from sandboxes).
+    pub idle_notifier: IdleNotifierState<State>,
+    pub idle_inhibit: IdleInhibitManagerState,
 }
 
 /// What the config file says and where it is, and the notice of a refused reload.
@@ -202,6 +207,8 @@ pub struct State {
     pub lock: Option<crate::handlers::session_lock::SessionLock>,
     /// The icon of the drag in progress (drawn at the pointer, below the dialog).
     pub drag_icon: Option<WlSurface>,
+    /// Surfaces holding an idle inhibitor.
+    pub idle_inhibitors: Vec<WlSurface>,
     /// The sequence number of the last frame drawn (presentation feedback's `seq`).
     pub(crate) presentation_seq: u64,
     pub settings: Settings,
@@ -441,6 +448,8 @@ impl Compositor {
                     &dh,
                     crate::handlers::presentation::PRESENTATION_CLOCK,
                 ),
+                idle_notifier: IdleNotifierState::new(&dh, loop_handle.clone()),
+                idle_inhibit: IdleInhibitManagerState::new::<State>(&dh),
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,
@@ -463,6 +472,7 @@ impl Compositor {
             lock: None,
             presentation_seq: 0,
             drag_icon: None,
+            idle_inhibitors: Vec::new(),
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),

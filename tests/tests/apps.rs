@@ -388,6 +388,9 @@ fn wayland_info_lists_the_protocols_apps_need() {
         "wp_fractional_scale_manager_v1",
         "xdg_activation_v1",
         "ext_session_lock_manager_v1",
+        "wp_presentation",
+        "ext_idle_notifier_v1",
+        "zwp_idle_inhibit_manager_v1",
     ] {
         assert!(
             info.contains(&format!("'{global}'")),

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
 /// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
 /// busybox, udev, foot and gtk3-demo. The headless real-app tests: PyGObject with GTK 3's
-/// introspection data, swaylock. `pcpctl run`: bubblewrap.
+/// introspection data, swaylock, swayidle. `pcpctl run`: bubblewrap.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -48,10 +48,12 @@ const APT_PACKAGES: &[&str] = &[
     "foot",
     "gtk-3-examples",
     // The headless real-app tests (tests/tests/apps.rs): the small GTK program under
-    // tests/apps runs on PyGObject; swaylock is the screen locker they lock and unlock.
+    // tests/apps runs on PyGObject; swaylock is the screen locker they lock and unlock;
+    // swayidle the idle daemon (tests/tests/idle.rs).
     "python3-gi",
     "gir1.2-gtk-3.0",
     "swaylock",
+    "swayidle",
 ];
 
 struct Wheel {

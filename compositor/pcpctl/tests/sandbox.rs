@@ -277,6 +277,7 @@ fn a_sandboxed_client_sees_neither_layer_shell_nor_the_session_lock_nor_the_secu
     assert!(plain.contains("wp_security_context_manager_v1"), "{plain}");
     assert!(plain.contains("pcp_intent_manager_v1"), "{plain}");
     assert!(plain.contains("ext_session_lock_manager_v1"), "{plain}");
+    assert!(plain.contains("ext_idle_notifier_v1"), "{plain}");
 
     let child = s
         .pcpctl_run("org.example.Agent", &["wayland-info"])
@@ -288,6 +289,7 @@ fn a_sandboxed_client_sees_neither_layer_shell_nor_the_session_lock_nor_the_secu
     assert!(inside.contains("pcp_intent_manager_v1"), "{inside}");
     assert!(!inside.contains("zwlr_layer_shell_v1"), "{inside}");
     assert!(!inside.contains("ext_session_lock_manager_v1"), "{inside}");
+    assert!(!inside.contains("ext_idle_notifier_v1"), "{inside}");
     assert!(
         !inside.contains("wp_security_context_manager_v1"),
         "{inside}"
