@@ -26,6 +26,7 @@ use wayland_server::protocol::wl_surface::WlSurface;
 use wayland_server::{DisplayHandle, GlobalDispatch};
 
 use crate::config::OutputSpec;
+use crate::cursor::CursorDraw;
 use crate::headless::Pixman;
 
 /// Whether this build has the nested `winit` backend (the `winit` cargo feature).
@@ -92,6 +93,8 @@ pub struct VirtualOutput {
     pub(crate) locked: Option<Option<WlSurface>>,
     /// A drag's icon and where its top-left is (global logical), while it is over this output.
     pub(crate) drag_icon: Option<(WlSurface, Point<i32, Logical>)>,
+    /// The pointer's cursor (winit and udev only), drawn when it is on this output.
+    pub(crate) cursor: Option<crate::cursor::CursorDraw>,
 }
 
 /// The captured pixels of one output: straight (not premultiplied) RGBA, row-major.
@@ -187,6 +190,7 @@ where
         global: Some(global),
         locked: None,
         drag_icon: None,
+        cursor: None,
     }
 }
 
@@ -253,8 +257,44 @@ where
     if let Some(lock) = vo.locked.clone() {
         return draw_locked(renderer, framebuffer, vo, custom, lock.as_ref(), clear, age);
     }
-    // A drag's icon goes above the windows and below the dialog.
+    // The themed cursor in front of all; a drag's icon and a client's cursor surface above the
+    // windows and below the dialog.
     let mut custom: Vec<OverlayElement<R>> = custom.into_iter().map(Into::into).collect();
+    let origin = Point::from((vo.spec.x, vo.spec.y));
+    let physical = |at: Point<i32, Logical>| {
+        (at - origin)
+            .to_f64()
+            .to_physical(vo.spec.scale)
+            .to_i32_round::<i32>()
+    };
+    match &vo.cursor {
+        Some(CursorDraw::Themed { buffer, at }) => {
+            let element = MemoryRenderBufferRenderElement::from_buffer(
+                renderer,
+                physical(*at).to_f64(),
+                buffer,
+                None,
+                None,
+                None,
+                Kind::Cursor,
+            )
+            .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
+            custom.insert(0, OverlayElement::from(element));
+        }
+        Some(CursorDraw::Surface { surface, at }) => custom.extend(
+            render_elements_from_surface_tree::<R, WaylandSurfaceRenderElement<R>>(
+                renderer,
+                surface,
+                physical(*at),
+                smithay::utils::Scale::from(vo.spec.scale),
+                1.0,
+                Kind::Cursor,
+            )
+            .into_iter()
+            .map(OverlayElement::from),
+        ),
+        None => {}
+    }
     if let Some((icon, at)) = &vo.drag_icon {
         let local = (*at - Point::from((vo.spec.x, vo.spec.y)))
             .to_f64()

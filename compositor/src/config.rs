@@ -132,6 +132,10 @@ pub struct CompositorConfig {
     /// Logical pixels per inch of touch input, to turn the compositor's touch points into the
     /// millimetres `[haptics.tap]` distances are in.
     pub touch_dpi: f64,
+    /// The xcursor theme of the pointer drawn on the winit and udev backends.
+    pub cursor_theme: String,
+    /// The cursor's size in logical pixels (the theme's nearest size is used).
+    pub cursor_size: u32,
 }
 
 impl Default for CompositorConfig {
@@ -150,6 +154,8 @@ impl Default for CompositorConfig {
             device_probe_ms: 2000,
             voice_poll_ms: 20,
             touch_dpi: 96.0,
+            cursor_theme: "Adwaita".into(),
+            cursor_size: 24,
         }
     }
 }
@@ -167,6 +173,12 @@ impl CompositorConfig {
         };
         config.output_specs()?;
         config.background_rgb()?;
+        if !(8..=256).contains(&config.cursor_size) {
+            return Err(SpecError::Section(format!(
+                "cursor_size must be 8 to 256, not {}",
+                config.cursor_size
+            )));
+        }
         if config.frame_interval_ms == 0 {
             return Err(SpecError::Section(
                 "frame_interval_ms must be at least 1".into(),

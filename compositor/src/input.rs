@@ -42,6 +42,11 @@ impl State {
     /// The pointer moved to `p` (global logical).
     pub(crate) fn pointer_motion(&mut self, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
+        self.pointer_seen = true;
+        // The cursor moves with it (drawn by the winit and udev backends only).
+        if self.backend.kind() != crate::backend::BackendKind::Headless {
+            self.dirty = true;
+        }
         self.pointer = p;
         self.focus = p;
         let taken = pcp_plugin::input::pointer_motion(self, p)

@@ -15,6 +15,7 @@ use smithay::desktop::{PopupGrab, PopupManager, Space, Window};
 use smithay::input::{Seat, SeatState};
 use smithay::utils::{Logical, Point};
 use smithay::wayland::compositor::CompositorState;
+use smithay::wayland::cursor_shape::CursorShapeManagerState;
 use smithay::wayland::fractional_scale::FractionalScaleManagerState;
 use smithay::wayland::idle_inhibit::IdleInhibitManagerState;
 use smithay::wayland::idle_notify::IdleNotifierState;
@@ -169,6 +170,7 @@ pub struct Protocols {
     /// `ext_idle_notifier_v1`: idle daemons; privileged (hidden from sandboxes).
     pub idle_notifier: IdleNotifierState<State>,
     pub idle_inhibit: IdleInhibitManagerState,
+    pub cursor_shape: CursorShapeManagerState,
 }
 
 /// What the config file says and where it is, and the notice of a refused reload.
@@ -207,6 +209,13 @@ pub struct State {
     pub lock: Option<crate::handlers::session_lock::SessionLock>,
     /// The icon of the drag in progress (drawn at the pointer, below the dialog).
     pub drag_icon: Option<WlSurface>,
+    /// The pointer's cursor as clients last asked for it.
+    pub cursor_status: smithay::input::pointer::CursorImageStatus,
+    /// Whether a pointer device has moved yet: until then no cursor is drawn (a touch-only
+    /// session shows none).
+    pub pointer_seen: bool,
+    /// The themed cursor's images (drawn on the winit and udev backends only).
+    pub cursors: crate::cursor::Cursors,
     /// Surfaces holding an idle inhibitor.
     pub idle_inhibitors: Vec<WlSurface>,
     /// The sequence number of the last frame drawn (presentation feedback's `seq`).
@@ -386,6 +395,7 @@ impl Compositor {
         }
         .map_err(|e| StartError::Backend(e.to_string()))?;
         let config = options.config;
+        let (cursor_theme, cursor_size) = (config.cursor_theme.clone(), config.cursor_size);
         let in_force = (
             options.overlay.clone(),
             options.speech.clone(),
@@ -450,6 +460,7 @@ impl Compositor {
                 ),
                 idle_notifier: IdleNotifierState::new(&dh, loop_handle.clone()),
                 idle_inhibit: IdleInhibitManagerState::new::<State>(&dh),
+                cursor_shape: CursorShapeManagerState::new::<State>(&dh),
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,
@@ -473,6 +484,9 @@ impl Compositor {
             presentation_seq: 0,
             drag_icon: None,
             idle_inhibitors: Vec::new(),
+            cursor_status: smithay::input::pointer::CursorImageStatus::default_named(),
+            cursors: crate::cursor::Cursors::new(&cursor_theme, cursor_size),
+            pointer_seen: false,
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),
@@ -548,6 +562,19 @@ impl State {
             .drag_icon
             .clone()
             .filter(wayland_server::Resource::is_alive);
+        // The headless backend draws no pointer: its captures show only what clients and the
+        // dialog draw.
+        let cursor =
+            if !self.pointer_seen || self.backend.kind() == crate::backend::BackendKind::Headless {
+                None
+            } else {
+                let client_focus = self
+                    .seat
+                    .get_pointer()
+                    .is_some_and(|p| p.current_focus().is_some());
+                self.cursors
+                    .draw(&self.cursor_status, client_focus, pointer)
+            };
         for (vo, view) in self.backend.outputs.iter_mut().zip(lock_views) {
             vo.locked = view;
             let (w, h) = vo.spec.logical_size();
@@ -556,6 +583,7 @@ impl State {
                 && pointer.y >= vo.spec.y
                 && pointer.y < vo.spec.y + h;
             vo.drag_icon = icon.clone().filter(|_| on_it).map(|s| (s, pointer));
+            vo.cursor = cursor.clone().filter(|_| on_it);
         }
         let notice = &mut self.settings.notice;
         for vo in &self.backend.outputs {

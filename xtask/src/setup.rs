@@ -54,6 +54,8 @@ const APT_PACKAGES: &[&str] = &[
     "gir1.2-gtk-3.0",
     "swaylock",
     "swayidle",
+    // The pointer's xcursor theme on the winit and udev backends (`[compositor] cursor_theme`).
+    "adwaita-icon-theme",
 ];
 
 struct Wheel {

@@ -2,7 +2,8 @@
 //! compositor and its buffers ([`compositor`]), shm ([`shm`]), xdg-shell windows and popups
 //! ([`xdg`]), xdg-decoration ([`decoration`]), viewporter ([`viewporter`]), fractional scale
 //! ([`fractional_scale`]), xdg-activation ([`activation`]), presentation-time
-//! ([`presentation`]), idle notification and inhibition ([`idle`]), the clipboard and drag and drop
+//! ([`presentation`]), idle notification and inhibition ([`idle`]), cursor shapes
+//! ([`cursor_shape`]), the clipboard and drag and drop
 //! ([`data_device`]), the primary selection ([`primary_selection`]), wlr-layer-shell
 //! ([`layer`]), ext-session-lock-v1 for screen lockers ([`session_lock`]), the seat and
 //! keyboard focus ([`seat`]), outputs ([`output`]), wp_security_context_v1 listeners for
@@ -10,6 +11,7 @@
 
 pub mod activation;
 pub mod compositor;
+pub mod cursor_shape;
 pub mod data_device;
 pub mod decoration;
 pub mod fractional_scale;

@@ -2,6 +2,7 @@
 //! that had the keyboard loses it while the dialog has it, and gets it back after.
 
 use smithay::delegate_seat;
+use smithay::input::pointer::CursorImageStatus;
 use smithay::input::{Seat, SeatHandler, SeatState};
 use smithay::utils::SERIAL_COUNTER;
 use wayland_server::Resource;
@@ -16,6 +17,11 @@ impl SeatHandler for State {
 
     fn seat_state(&mut self) -> &mut SeatState<State> {
         &mut self.protocols.seat
+    }
+
+    fn cursor_image(&mut self, _seat: &Seat<State>, image: CursorImageStatus) {
+        self.cursor_status = image;
+        self.dirty = true;
     }
 
     fn focus_changed(&mut self, seat: &Seat<State>, focused: Option<&WlSurface>) {
