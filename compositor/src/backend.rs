@@ -9,6 +9,11 @@ use std::path::Path;
 
 use pcp_plugin::PlacedOverlay;
 use smithay::backend::renderer::damage::OutputDamageTracker;
+use smithay::backend::renderer::element::Kind;
+use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
+use smithay::backend::renderer::element::surface::{
+    WaylandSurfaceRenderElement, render_elements_from_surface_tree,
+};
 use smithay::backend::renderer::sync::SyncPoint;
 use smithay::backend::renderer::{ImportAll, ImportMem, Renderer, Texture};
 use smithay::desktop::{Space, Window};
@@ -17,9 +22,11 @@ use smithay::utils::{Logical, Physical, Point, Rectangle, Transform};
 use smithay::wayland::output::WlOutputData;
 use wayland_server::backend::GlobalId;
 use wayland_server::protocol::wl_output::WlOutput;
+use wayland_server::protocol::wl_surface::WlSurface;
 use wayland_server::{DisplayHandle, GlobalDispatch};
 
 use crate::config::OutputSpec;
+use crate::cursor::CursorDraw;
 use crate::headless::Pixman;
 
 /// Whether this build has the nested `winit` backend (the `winit` cargo feature).
@@ -81,6 +88,13 @@ pub struct VirtualOutput {
     pub(crate) damage: OutputDamageTracker,
     /// Its `wl_output` global, until the output is removed.
     pub(crate) global: Option<GlobalId>,
+    /// While the session is locked: `Some` with the output's lock surface, if it has one yet.
+    /// Then nothing else of the desktop is drawn on it.
+    pub(crate) locked: Option<Option<WlSurface>>,
+    /// A drag's icon and where its top-left is (global logical), while it is over this output.
+    pub(crate) drag_icon: Option<(WlSurface, Point<i32, Logical>)>,
+    /// The pointer's cursor (winit and udev only), drawn when it is on this output.
+    pub(crate) cursor: Option<crate::cursor::CursorDraw>,
 }
 
 /// The captured pixels of one output: straight (not premultiplied) RGBA, row-major.
@@ -174,6 +188,9 @@ where
         spec: *spec,
         damage,
         global: Some(global),
+        locked: None,
+        drag_icon: None,
+        cursor: None,
     }
 }
 
@@ -237,6 +254,65 @@ where
         vo.spec.scale,
     )
     .map_err(|e| BackendError::Render(vo.output.name(), e.to_string()))?;
+    if let Some(lock) = vo.locked.clone() {
+        return draw_locked(renderer, framebuffer, vo, custom, lock.as_ref(), clear, age);
+    }
+    // The themed cursor in front of all; a drag's icon and a client's cursor surface above the
+    // windows and below the dialog.
+    let mut custom: Vec<OverlayElement<R>> = custom.into_iter().map(Into::into).collect();
+    let origin = Point::from((vo.spec.x, vo.spec.y));
+    let physical = |at: Point<i32, Logical>| {
+        (at - origin)
+            .to_f64()
+            .to_physical(vo.spec.scale)
+            .to_i32_round::<i32>()
+    };
+    match &vo.cursor {
+        Some(CursorDraw::Themed { buffer, at }) => {
+            let element = MemoryRenderBufferRenderElement::from_buffer(
+                renderer,
+                physical(*at).to_f64(),
+                buffer,
+                None,
+                None,
+                None,
+                Kind::Cursor,
+            )
+            .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
+            custom.insert(0, OverlayElement::from(element));
+        }
+        Some(CursorDraw::Surface { surface, at }) => custom.extend(
+            render_elements_from_surface_tree::<R, WaylandSurfaceRenderElement<R>>(
+                renderer,
+                surface,
+                physical(*at),
+                smithay::utils::Scale::from(vo.spec.scale),
+                1.0,
+                Kind::Cursor,
+            )
+            .into_iter()
+            .map(OverlayElement::from),
+        ),
+        None => {}
+    }
+    if let Some((icon, at)) = &vo.drag_icon {
+        let local = (*at - Point::from((vo.spec.x, vo.spec.y)))
+            .to_f64()
+            .to_physical(vo.spec.scale)
+            .to_i32_round();
+        custom.extend(
+            render_elements_from_surface_tree::<R, WaylandSurfaceRenderElement<R>>(
+                renderer,
+                icon,
+                local,
+                smithay::utils::Scale::from(vo.spec.scale),
+                1.0,
+                Kind::Unspecified,
+            )
+            .into_iter()
+            .map(OverlayElement::from),
+        );
+    }
     let result = smithay::desktop::space::render_output(
         &vo.output,
         renderer,
@@ -249,6 +325,56 @@ where
         clear,
     )
     .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
+    Ok(Drawn {
+        damage: result.damage.cloned(),
+        sync: result.sync,
+    })
+}
+
+smithay::backend::renderer::element::render_elements! {
+    /// What is drawn above the windows: the dialog and the notice, and under them a drag's icon
+    /// (or, on a locked output, its lock surface).
+    OverlayElement<R> where R: ImportAll + ImportMem;
+    Overlay=MemoryRenderBufferRenderElement<R>,
+    Surface=WaylandSurfaceRenderElement<R>,
+}
+
+/// Draws a locked output: the overlays (`custom`, in front) above its lock surface, if it has
+/// one yet, and nothing of the windows or layers.
+#[allow(clippy::too_many_arguments)]
+fn draw_locked<R>(
+    renderer: &mut R,
+    framebuffer: &mut R::Framebuffer<'_>,
+    vo: &mut VirtualOutput,
+    custom: Vec<MemoryRenderBufferRenderElement<R>>,
+    lock: Option<&WlSurface>,
+    clear: [f32; 4],
+    age: usize,
+) -> Result<Drawn, BackendError>
+where
+    R: Renderer + ImportAll + ImportMem,
+    R::TextureId: Send + Clone + Texture + 'static,
+{
+    let mut elements: Vec<OverlayElement<R>> = custom.into_iter().map(Into::into).collect();
+    if let Some(surface) = lock {
+        let scale = smithay::utils::Scale::from(vo.spec.scale);
+        elements.extend(
+            render_elements_from_surface_tree::<R, WaylandSurfaceRenderElement<R>>(
+                renderer,
+                surface,
+                (0, 0),
+                scale,
+                1.0,
+                Kind::Unspecified,
+            )
+            .into_iter()
+            .map(OverlayElement::from),
+        );
+    }
+    let result = vo
+        .damage
+        .render_output(renderer, framebuffer, age, &elements, clear)
+        .map_err(|e| BackendError::Render(vo.output.name(), format!("{e:?}")))?;
     Ok(Drawn {
         damage: result.damage.cloned(),
         sync: result.sync,

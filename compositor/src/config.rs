@@ -135,6 +135,10 @@ pub struct CompositorConfig {
     /// Publish the dialog's accessibility tree on the session's AT-SPI bus, for screen readers
     /// (read at start; only in a build with the `a11y` feature, the default).
     pub accessibility: bool,
+    /// The xcursor theme of the pointer drawn on the winit and udev backends.
+    pub cursor_theme: String,
+    /// The cursor's size in logical pixels (the theme's nearest size is used).
+    pub cursor_size: u32,
 }
 
 impl Default for CompositorConfig {
@@ -154,6 +158,8 @@ impl Default for CompositorConfig {
             voice_poll_ms: 20,
             touch_dpi: 96.0,
             accessibility: true,
+            cursor_theme: "Adwaita".into(),
+            cursor_size: 24,
         }
     }
 }
@@ -171,6 +177,12 @@ impl CompositorConfig {
         };
         config.output_specs()?;
         config.background_rgb()?;
+        if !(8..=256).contains(&config.cursor_size) {
+            return Err(SpecError::Section(format!(
+                "cursor_size must be 8 to 256, not {}",
+                config.cursor_size
+            )));
+        }
         if config.frame_interval_ms == 0 {
             return Err(SpecError::Section(
                 "frame_interval_ms must be at least 1".into(),

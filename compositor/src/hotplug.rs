@@ -55,6 +55,52 @@ pub(crate) fn relocated(
     ))
 }
 
+/// Whether an output (first) lies beyond the unplugged one (second) in one direction.
+type Beyond = fn(&pcp_overlay::Rect, &pcp_overlay::Rect) -> bool;
+
+/// Where the remaining `outputs` go once `gone` is unplugged, so it leaves no gap: an output
+/// wholly right of it and level with it moves left by its width, then one wholly below it and
+/// beside it moves up by its height — each only when it then overlaps no other output. `None`
+/// for an output that stays.
+pub(crate) fn closed_gaps(
+    gone: pcp_overlay::Rect,
+    outputs: &[pcp_overlay::Rect],
+) -> Vec<Option<(i32, i32)>> {
+    let mut placed: Vec<pcp_overlay::Rect> = outputs.to_vec();
+    let mut moved = vec![None; outputs.len()];
+    let passes: [(Beyond, (i32, i32)); 2] = [
+        (
+            |o, g| o.x >= g.x + g.w && o.y < g.y + g.h && g.y < o.y + o.h,
+            (-gone.w, 0),
+        ),
+        (
+            |o, g| o.y >= g.y + g.h && o.x < g.x + g.w && g.x < o.x + o.w,
+            (0, -gone.h),
+        ),
+    ];
+    for (beyond, (dx, dy)) in passes {
+        // Nearest first, so a row of outputs closes up in order.
+        let mut order: Vec<usize> = (0..placed.len())
+            .filter(|&i| beyond(&placed[i], &gone))
+            .collect();
+        order.sort_by_key(|&i| (placed[i].x, placed[i].y));
+        for i in order {
+            let mut to = placed[i];
+            to.x += dx;
+            to.y += dy;
+            let clear = placed
+                .iter()
+                .enumerate()
+                .all(|(j, other)| j == i || !overlaps(&to, other));
+            if clear {
+                placed[i] = to;
+                moved[i] = Some((to.x, to.y));
+            }
+        }
+    }
+    moved
+}
+
 impl State {
     /// Removes output `index` (unplugged): the device's buffers for it, then
     /// [`State::output_removed`]. Returns its name. The headless and udev backends can; the
@@ -107,12 +153,71 @@ impl State {
                 self.space.map_element(window, to, false);
             }
         }
+        self.close_gaps(gone);
         self.space.refresh();
         tracing::info!(
             "output {name} (index {index}) removed, {} left",
             self.backend.outputs.len()
         );
         self.devices_changed();
+    }
+
+    /// Moves the outputs beyond the unplugged `gone` in to close the gap it left
+    /// ([`closed_gaps`]); the windows on a moved output move with it.
+    fn close_gaps(&mut self, gone: pcp_overlay::Rect) {
+        let rects: Vec<_> = self
+            .backend
+            .outputs
+            .iter()
+            .map(|o| logical_rect(&o.spec))
+            .collect();
+        let moves = closed_gaps(gone, &rects);
+        let windows: Vec<Window> = self.space.elements().cloned().collect();
+        for (i, to) in moves.into_iter().enumerate() {
+            let Some((x, y)) = to else {
+                continue;
+            };
+            let old = rects[i];
+            let (dx, dy) = (x - old.x, y - old.y);
+            let vo = &mut self.backend.outputs[i];
+            vo.spec.x = x;
+            vo.spec.y = y;
+            vo.output
+                .change_current_state(None, None, None, Some((x, y).into()));
+            self.space.map_output(&vo.output, (x, y));
+            tracing::info!(
+                "output {} moved to {x},{y} to close a gap",
+                vo.output.name()
+            );
+            // The pointer and the focal point stay where they were on that display.
+            let inside = |p: smithay::utils::Point<f64, smithay::utils::Logical>| {
+                p.x >= f64::from(old.x)
+                    && p.x < f64::from(old.x + old.w)
+                    && p.y >= f64::from(old.y)
+                    && p.y < f64::from(old.y + old.h)
+            };
+            let delta = smithay::utils::Point::from((f64::from(dx), f64::from(dy)));
+            if inside(self.pointer) {
+                self.pointer += delta;
+            }
+            if inside(self.focus) {
+                self.focus += delta;
+            }
+            for window in &windows {
+                let Some(geo) = self.space.element_geometry(window) else {
+                    continue;
+                };
+                let centre = (geo.loc.x + geo.size.w / 2, geo.loc.y + geo.size.h / 2);
+                let on_it = centre.0 >= old.x
+                    && centre.0 < old.x + old.w
+                    && centre.1 >= old.y
+                    && centre.1 < old.y + old.h;
+                if on_it && let Some(loc) = self.space.element_location(window) {
+                    self.space
+                        .map_element(window.clone(), (loc.x + dx, loc.y + dy), false);
+                }
+            }
+        }
     }
 
     /// Adds a headless output of `spec` (plugged in) and places the dialog again. Returns its
@@ -225,5 +330,39 @@ mod tests {
     fn touching_edges_do_not_overlap() {
         assert!(!overlaps(&rect(0, 0, 10, 10), &rect(10, 0, 10, 10)));
         assert!(overlaps(&rect(0, 0, 11, 10), &rect(10, 0, 10, 10)));
+    }
+
+    #[test]
+    fn the_outputs_right_of_an_unplugged_one_close_up() {
+        let gone = rect(800, 0, 800, 600);
+        let left = rect(0, 0, 800, 600);
+        let right = rect(1600, 0, 1024, 768);
+        let further = rect(2624, 0, 800, 600);
+        assert_eq!(
+            closed_gaps(gone, &[left, right, further]),
+            [None, Some((800, 0)), Some((1824, 0))]
+        );
+    }
+
+    #[test]
+    fn an_output_below_an_unplugged_one_moves_up_and_one_that_would_overlap_stays() {
+        let gone = rect(0, 0, 800, 600);
+        let below = rect(0, 600, 800, 600);
+        assert_eq!(closed_gaps(gone, &[below]), [Some((0, 0))]);
+        // A tall output right of the gap would cover the one below it if it moved: it stays,
+        // and the one below moves up.
+        let gone = rect(0, 0, 800, 600);
+        let beside = rect(800, 0, 800, 1200);
+        let under = rect(0, 600, 800, 600);
+        assert_eq!(closed_gaps(gone, &[beside, under]), [None, Some((0, 0))]);
+    }
+
+    #[test]
+    fn outputs_left_of_or_above_an_unplugged_one_stay() {
+        let gone = rect(800, 600, 800, 600);
+        assert_eq!(
+            closed_gaps(gone, &[rect(0, 0, 800, 600), rect(0, 600, 800, 600)]),
+            [None, None]
+        );
     }
 }

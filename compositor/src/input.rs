@@ -22,6 +22,17 @@ use crate::state::State;
 
 impl State {
     fn surface_under(&self, p: Point<f64, Logical>) -> Option<(WlSurface, Point<f64, Logical>)> {
+        if self.is_locked() {
+            // Only the lock surface of the output under the point (at its top-left corner).
+            let vo = self.backend.outputs.iter().find(|o| {
+                let (w, h) = o.spec.logical_size();
+                let (x, y) = (f64::from(o.spec.x), f64::from(o.spec.y));
+                p.x >= x && p.y >= y && p.x < x + f64::from(w) && p.y < y + f64::from(h)
+            })?;
+            let lock = self.lock_surface_of(&vo.output.name())?;
+            let origin = Point::from((f64::from(vo.spec.x), f64::from(vo.spec.y)));
+            return Some((lock.wl_surface().clone(), origin));
+        }
         let (window, loc) = self.space.element_under(p)?;
         let (surface, surface_loc) =
             window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
@@ -30,6 +41,12 @@ impl State {
 
     /// The pointer moved to `p` (global logical).
     pub(crate) fn pointer_motion(&mut self, p: Point<f64, Logical>, time: u32) {
+        self.input_activity();
+        self.pointer_seen = true;
+        // The cursor moves with it (drawn by the winit and udev backends only).
+        if self.backend.kind() != crate::backend::BackendKind::Headless {
+            self.dirty = true;
+        }
         self.pointer = p;
         self.focus = p;
         let taken = pcp_plugin::input::pointer_motion(self, p)
@@ -58,6 +75,7 @@ impl State {
 
     /// A pointer button (evdev code) went down or up at the pointer's position.
     pub(crate) fn pointer_button(&mut self, button: u32, pressed: bool, time: u32) {
+        self.input_activity();
         if pcp_plugin::input::pointer_button(self, button, self.pointer, pressed) {
             return;
         }
@@ -139,6 +157,9 @@ impl State {
     }
 
     fn focus_window_under(&mut self, p: Point<f64, Logical>) {
+        if self.is_locked() {
+            return;
+        }
         let window = self.space.element_under(p).map(|(w, _)| w.clone());
         if let Some(window) = window {
             self.space.raise_element(&window, true);
@@ -152,6 +173,7 @@ impl State {
 
     /// A touch point went down at `p`: the focal point moves there.
     pub(crate) fn touch_down(&mut self, p: Point<f64, Logical>, time: u32) {
+        self.input_activity();
         self.focus = p;
         if pcp_plugin::input::touch_down(self, p, time) {
             return;
@@ -185,6 +207,7 @@ impl State {
 
     /// The touch point lifted.
     pub(crate) fn touch_up(&mut self, time: u32) {
+        self.input_activity();
         if pcp_plugin::input::touch_up(self, time) {
             return;
         }
@@ -204,6 +227,7 @@ impl State {
     /// A key (evdev code) went down or up: the plugin's filter decides whether it is the
     /// dialog's or the focus shortcut (and keeps the release of a key it took from clients).
     pub(crate) fn key(&mut self, code: u32, pressed: bool, time: u32) {
+        self.input_activity();
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;
         };

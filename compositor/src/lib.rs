@@ -16,6 +16,7 @@ pub mod auto;
 pub mod backend;
 pub mod builtins;
 pub mod config;
+pub mod cursor;
 pub mod handlers;
 pub mod headless;
 pub mod hotplug;

@@ -11,16 +11,26 @@ use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, Mode, PostAction};
 use pcp_gate::Gate;
 use pcp_plugin::{ConfirmUi, Pcp, UiOptions, UiTiming};
-use smithay::desktop::{Space, Window};
+use smithay::desktop::{PopupGrab, PopupManager, Space, Window};
 use smithay::input::{Seat, SeatState};
 use smithay::utils::{Logical, Point};
 use smithay::wayland::compositor::CompositorState;
+use smithay::wayland::cursor_shape::CursorShapeManagerState;
+use smithay::wayland::fractional_scale::FractionalScaleManagerState;
+use smithay::wayland::idle_inhibit::IdleInhibitManagerState;
+use smithay::wayland::idle_notify::IdleNotifierState;
 use smithay::wayland::output::OutputManagerState;
+use smithay::wayland::presentation::PresentationState;
 use smithay::wayland::security_context::SecurityContextState;
 use smithay::wayland::selection::data_device::DataDeviceState;
+use smithay::wayland::selection::primary_selection::PrimarySelectionState;
+use smithay::wayland::session_lock::SessionLockManagerState;
 use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
+use smithay::wayland::shell::xdg::decoration::XdgDecorationState;
 use smithay::wayland::shm::ShmState;
+use smithay::wayland::viewporter::ViewporterState;
+use smithay::wayland::xdg_activation::XdgActivationState;
 use wayland_server::protocol::wl_surface::WlSurface;
 use wayland_server::{Display, DisplayHandle, ListeningSocket};
 
@@ -141,11 +151,26 @@ pub struct Protocols {
     pub layer_shell: WlrLayerShellState,
     pub shm: ShmState,
     pub data_device: DataDeviceState,
+    pub primary_selection: PrimarySelectionState,
     pub seat: SeatState<State>,
     pub output_manager: OutputManagerState,
     /// `wp_security_context_v1`: sandbox engines make listeners whose clients are named by the
     /// sandbox and see no privileged global.
     pub security_context: SecurityContextState,
+    /// `ext_session_lock_manager_v1`: screen lockers; privileged (hidden from sandboxes).
+    pub session_lock: SessionLockManagerState,
+    /// `zxdg_decoration_manager_v1`: always client-side (no borders are drawn here).
+    pub decoration: XdgDecorationState,
+    pub viewporter: ViewporterState,
+    pub fractional_scale: FractionalScaleManagerState,
+    /// `xdg_activation_v1`: tokens from a recent input event of the focused client.
+    pub activation: XdgActivationState,
+    /// `wp_presentation`: when frames were shown, by CLOCK_MONOTONIC.
+    pub presentation: PresentationState,
+    /// `ext_idle_notifier_v1`: idle daemons; privileged (hidden from sandboxes).
+    pub idle_notifier: IdleNotifierState<State>,
+    pub idle_inhibit: IdleInhibitManagerState,
+    pub cursor_shape: CursorShapeManagerState,
 }
 
 /// What the config file says and where it is, and the notice of a refused reload.
@@ -178,6 +203,25 @@ pub struct State {
     pub focus: Point<f64, Logical>,
     /// The surface that had the keyboard when the dialog took it: it gets it back.
     pub keyboard_return: Option<WlSurface>,
+    /// Every xdg popup (menus, tooltips), drawn with the window they belong to.
+    pub popups: PopupManager,
+    /// The popup grab in force (an open menu), broken when the dialog takes the keyboard.
+    pub popup_grab: Option<PopupGrab<State>>,
+    /// The session lock, while a screen locker holds it.
+    pub lock: Option<crate::handlers::session_lock::SessionLock>,
+    /// The icon of the drag in progress (drawn at the pointer, below the dialog).
+    pub drag_icon: Option<WlSurface>,
+    /// The pointer's cursor as clients last asked for it.
+    pub cursor_status: smithay::input::pointer::CursorImageStatus,
+    /// Whether a pointer device has moved yet: until then no cursor is drawn (a touch-only
+    /// session shows none).
+    pub pointer_seen: bool,
+    /// The themed cursor's images (drawn on the winit and udev backends only).
+    pub cursors: crate::cursor::Cursors,
+    /// Surfaces holding an idle inhibitor.
+    pub idle_inhibitors: Vec<WlSurface>,
+    /// The sequence number of the last frame drawn (presentation feedback's `seq`).
+    pub(crate) presentation_seq: u64,
     pub settings: Settings,
     /// Set when the rendered picture may have changed.
     pub dirty: bool,
@@ -403,6 +447,7 @@ impl Compositor {
         }
         .map_err(|e| StartError::Backend(e.to_string()))?;
         let config = options.config;
+        let (cursor_theme, cursor_size) = (config.cursor_theme.clone(), config.cursor_size);
         let in_force = (
             options.overlay.clone(),
             options.speech.clone(),
@@ -450,12 +495,28 @@ impl Compositor {
                 ),
                 shm: ShmState::new::<State>(&dh, vec![]),
                 data_device: DataDeviceState::new::<State>(&dh),
+                primary_selection: PrimarySelectionState::new::<State>(&dh),
                 seat: seat_state,
                 output_manager: OutputManagerState::new_with_xdg_output::<State>(&dh),
                 security_context: SecurityContextState::new::<State, _>(
                     &dh,
                     crate::handlers::may_see_privileged,
                 ),
+                session_lock: SessionLockManagerState::new::<State, _>(
+                    &dh,
+                    crate::handlers::may_see_privileged,
+                ),
+                decoration: XdgDecorationState::new::<State>(&dh),
+                viewporter: ViewporterState::new::<State>(&dh),
+                fractional_scale: FractionalScaleManagerState::new::<State>(&dh),
+                activation: XdgActivationState::new::<State>(&dh),
+                presentation: PresentationState::new::<State>(
+                    &dh,
+                    crate::handlers::presentation::PRESENTATION_CLOCK,
+                ),
+                idle_notifier: IdleNotifierState::new(&dh, loop_handle.clone()),
+                idle_inhibit: IdleInhibitManagerState::new::<State>(&dh),
+                cursor_shape: CursorShapeManagerState::new::<State>(&dh),
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,
@@ -474,6 +535,15 @@ impl Compositor {
             focus: centre,
             pointer: centre,
             keyboard_return: None,
+            popups: PopupManager::default(),
+            popup_grab: None,
+            lock: None,
+            presentation_seq: 0,
+            drag_icon: None,
+            idle_inhibitors: Vec::new(),
+            cursor_status: smithay::input::pointer::CursorImageStatus::default_named(),
+            cursors: crate::cursor::Cursors::new(&cursor_theme, cursor_size),
+            pointer_seen: false,
             dirty: true,
             logged_placement: None,
             frames: FrameTimer::default(),
@@ -537,6 +607,46 @@ impl State {
             .config
             .background_rgb()
             .unwrap_or([0.12, 0.12, 0.15]);
+        // While locked each output shows only its lock surface (and the dialog above it).
+        let lock_views: Vec<_> = self
+            .backend
+            .outputs
+            .iter()
+            .map(|vo| {
+                self.lock.as_ref().map(|_| {
+                    self.lock_surface_of(&vo.output.name())
+                        .map(|s| s.wl_surface().clone())
+                })
+            })
+            .collect();
+        let pointer = self.pointer.to_i32_round();
+        let icon = self
+            .drag_icon
+            .clone()
+            .filter(wayland_server::Resource::is_alive);
+        // The headless backend draws no pointer: its captures show only what clients and the
+        // dialog draw.
+        let cursor =
+            if !self.pointer_seen || self.backend.kind() == crate::backend::BackendKind::Headless {
+                None
+            } else {
+                let client_focus = self
+                    .seat
+                    .get_pointer()
+                    .is_some_and(|p| p.current_focus().is_some());
+                self.cursors
+                    .draw(&self.cursor_status, client_focus, pointer)
+            };
+        for (vo, view) in self.backend.outputs.iter_mut().zip(lock_views) {
+            vo.locked = view;
+            let (w, h) = vo.spec.logical_size();
+            let on_it = pointer.x >= vo.spec.x
+                && pointer.x < vo.spec.x + w
+                && pointer.y >= vo.spec.y
+                && pointer.y < vo.spec.y + h;
+            vo.drag_icon = icon.clone().filter(|_| on_it).map(|s| (s, pointer));
+            vo.cursor = cursor.clone().filter(|_| on_it);
+        }
         let notice = &mut self.settings.notice;
         for vo in &self.backend.outputs {
             notice.prepare(vo.spec.logical_size().0, vo.spec.scale);
@@ -568,9 +678,22 @@ impl State {
                 };
                 pcp_plugin::apply(self, vec![lost]);
             }
+        } else {
+            self.send_presentation_feedback();
         }
+        self.popups.cleanup();
         let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);
         for vo in &self.backend.outputs {
+            if let Some(Some(surface)) = &vo.locked {
+                smithay::desktop::utils::send_frames_surface_tree(
+                    surface,
+                    &vo.output,
+                    now,
+                    Some(Duration::ZERO),
+                    |_, _| Some(vo.output.clone()),
+                );
+                continue;
+            }
             for window in self.space.elements() {
                 window.send_frame(&vo.output, now, Some(Duration::ZERO), |_, _| {
                     Some(vo.output.clone())

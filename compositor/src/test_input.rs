@@ -11,6 +11,8 @@ use crate::state::State;
 
 /// `BTN_LEFT` from linux/input-event-codes.h.
 pub const BTN_LEFT: u32 = 0x110;
+/// `BTN_MIDDLE`: pastes the primary selection.
+pub const BTN_MIDDLE: u32 = 0x112;
 
 impl State {
     /// The pointer moves to (x, y) in global logical coordinates.
@@ -21,6 +23,11 @@ impl State {
     /// The left button goes down or up where the pointer is.
     pub fn inject_pointer_button(&mut self, pressed: bool) {
         self.pointer_button(BTN_LEFT, pressed, self.event_time());
+    }
+
+    /// Pointer button `code` (evdev, e.g. `BTN_MIDDLE`) goes down or up where the pointer is.
+    pub fn inject_button(&mut self, code: u32, pressed: bool) {
+        self.pointer_button(code, pressed, self.event_time());
     }
 
     /// Moves the pointer to (x, y) and clicks there.
@@ -90,5 +97,55 @@ impl State {
     pub fn set_haptics(&mut self, backend: Box<dyn pcp_haptics::Haptics>) {
         self.pcp.ui_mut().set_haptics(backend);
         pcp_plugin::refresh(self);
+    }
+}
+
+impl State {
+    /// Every mapped popup's geometry (global logical), the windows' and then the layers' in
+    /// stacking order, for tests that check where menus went.
+    pub fn popup_rects(&self) -> Vec<smithay::utils::Rectangle<i32, smithay::utils::Logical>> {
+        use smithay::backend::renderer::utils::with_renderer_surface_state;
+        use smithay::desktop::PopupManager;
+        let mut rects = Vec::new();
+        for window in self.space.elements() {
+            let (Some(toplevel), Some(loc)) =
+                (window.toplevel(), self.space.element_location(window))
+            else {
+                continue;
+            };
+            for (popup, offset) in PopupManager::popups_for_surface(toplevel.wl_surface()) {
+                let has_buffer =
+                    with_renderer_surface_state(popup.wl_surface(), |s| s.buffer().is_some())
+                        .unwrap_or(false);
+                if has_buffer {
+                    let size = popup.geometry().size;
+                    rects.push(smithay::utils::Rectangle::new(loc + offset, size));
+                }
+            }
+        }
+        rects
+    }
+
+    /// Moves the first window so its geometry's top-left is at (x, y) (global logical).
+    pub fn move_first_window(&mut self, x: i32, y: i32) {
+        let window = self.space.elements().next().cloned();
+        if let Some(window) = window {
+            self.space.map_element(window, (x, y), true);
+            self.dirty = true;
+        }
+    }
+
+    /// The top-left corner of the window (geometry) of the client process `pid`.
+    pub fn window_location_of_pid(&self, pid: u32) -> Option<(i32, i32)> {
+        use wayland_server::Resource;
+        self.space.elements().find_map(|w| {
+            let surface = w.toplevel()?.wl_surface().clone();
+            let client = self.dh.get_client(surface.id()).ok()?;
+            let creds = client.get_credentials(&self.dh).ok()?;
+            if creds.pid != pid as i32 {
+                return None;
+            }
+            self.space.element_location(w).map(|l| (l.x, l.y))
+        })
     }
 }

@@ -146,20 +146,31 @@ fn unplugging_the_dialogs_output_moves_the_same_prompt_to_the_nearest_output() {
 }
 
 #[test]
-fn unplugging_another_output_leaves_the_dialog_and_its_guard_alone() {
+fn unplugging_another_output_leaves_the_dialog_where_it_was_on_its_display() {
     let mut fx = Fixture::new(TWO);
     fx.set_focus_hint(1500.0, 300.0);
     let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "w"})));
     fx.pending(&c);
     let rect = fx.dialog_rect().unwrap();
     fx.advance_clock(1000);
-    // Output 0 goes: the dialog's output becomes index 0 without moving.
+    // Output 0 goes: the dialog's output becomes index 0 and moves left into the gap (to
+    // 0,0); the dialog stays where it was on that display.
     fx.unplug_output(0).unwrap();
+    assert_eq!((fx.output_spec(0).x, fx.output_spec(0).y), (0, 0));
     let placement = fx.dialog_placement().unwrap();
-    assert_eq!((placement.output, placement.rect), (0, rect));
+    let mut local = rect;
+    local.x -= 1280;
+    assert_eq!((placement.output, placement.rect), (0, local));
     let (drawn, area) = dialog_pixels_on(&mut fx, 0);
     assert!(drawn > area / 2, "{drawn} of {area}");
-    // The guard delay already passed and the dialog did not move: a click counts at once.
+    // Its global position changed with its display's, which the overlay counts as a move: the
+    // guard starts again (the safe side), and a click after it counts.
+    fx.click(Control::Approve);
+    assert!(
+        fx.dialog_open(),
+        "a click right after the re-layout is ignored"
+    );
+    fx.advance_clock(1000);
     fx.click(Control::Approve);
     assert_eq!(fx.decision(&c).resolution, "user_approved");
 }

@@ -13,7 +13,8 @@ use sha2::{Digest, Sha256};
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
 /// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
 /// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
-/// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject.
+/// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject. The headless real-app tests:
+/// PyGObject with GTK 3's introspection data, swaylock, swayidle.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -59,6 +60,14 @@ const APT_PACKAGES: &[&str] = &[
     "at-spi2-core",
     "python3-pyatspi",
     "python3-gi",
+    // The headless real-app tests (tests/tests/apps.rs): the small GTK program under
+    // tests/apps runs on PyGObject; swaylock is the screen locker they lock and unlock;
+    // swayidle the idle daemon (tests/tests/idle.rs).
+    "gir1.2-gtk-3.0",
+    "swaylock",
+    "swayidle",
+    // The pointer's xcursor theme on the winit and udev backends (`[compositor] cursor_theme`).
+    "adwaita-icon-theme",
 ];
 
 struct Wheel {

@@ -267,7 +267,8 @@ fn an_agent_in_pcpctl_run_cannot_touch_pcp_files_and_its_dialog_names_its_sandbo
 }
 
 #[test]
-fn a_sandboxed_client_sees_neither_layer_shell_nor_the_security_context_manager() {
+fn a_sandboxed_client_sees_neither_layer_shell_nor_the_session_lock_nor_the_security_context_manager()
+ {
     bwrap_works();
     let mut s = setup();
     let plain = s.command("wayland-info").spawn().unwrap();
@@ -275,6 +276,8 @@ fn a_sandboxed_client_sees_neither_layer_shell_nor_the_security_context_manager(
     assert!(plain.contains("zwlr_layer_shell_v1"), "{plain}");
     assert!(plain.contains("wp_security_context_manager_v1"), "{plain}");
     assert!(plain.contains("pcp_intent_manager_v1"), "{plain}");
+    assert!(plain.contains("ext_session_lock_manager_v1"), "{plain}");
+    assert!(plain.contains("ext_idle_notifier_v1"), "{plain}");
 
     let child = s
         .pcpctl_run("org.example.Agent", &["wayland-info"])
@@ -285,6 +288,8 @@ fn a_sandboxed_client_sees_neither_layer_shell_nor_the_security_context_manager(
     assert!(out.status.success(), "{out:?}");
     assert!(inside.contains("pcp_intent_manager_v1"), "{inside}");
     assert!(!inside.contains("zwlr_layer_shell_v1"), "{inside}");
+    assert!(!inside.contains("ext_session_lock_manager_v1"), "{inside}");
+    assert!(!inside.contains("ext_idle_notifier_v1"), "{inside}");
     assert!(
         !inside.contains("wp_security_context_manager_v1"),
         "{inside}"

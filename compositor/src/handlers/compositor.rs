@@ -1,8 +1,9 @@
-//! wl_compositor and buffers: commits map windows' new contents (and send a toplevel its first
-//! configure), layer surfaces are laid out again, and every commit asks for a frame.
+//! wl_compositor and buffers: commits map windows' new contents (and send a toplevel or popup
+//! its first configure), layer surfaces are laid out again, and every commit asks for a frame.
 
 use smithay::backend::renderer::utils::on_commit_buffer_handler;
 use smithay::delegate_compositor;
+use smithay::desktop::PopupKind;
 use smithay::utils::SERIAL_COUNTER;
 use smithay::wayland::buffer::BufferHandler;
 use smithay::wayland::compositor::{
@@ -36,6 +37,16 @@ impl CompositorHandler for State {
 
     fn commit(&mut self, surface: &WlSurface) {
         on_commit_buffer_handler::<Self>(surface);
+        self.popups.commit(surface);
+        if let Some(PopupKind::Xdg(popup)) = self.popups.find_popup(surface) {
+            if !popup.is_initial_configure_sent()
+                && let Err(e) = popup.send_configure()
+            {
+                tracing::debug!("a popup's first configure was refused: {e:?}");
+            }
+            self.dirty = true;
+            return;
+        }
         let window = self
             .space
             .elements()

@@ -2,7 +2,8 @@
 //! refuse to start without it. The selection is offered to the client with keyboard focus only
 //! (the seat's focus changes call [`focus_changed`]); while the dialog holds the keyboard no
 //! client has focus, so none is offered anything. Drags run as Smithay's pointer grabs, which
-//! see only the input the dialog did not take.
+//! see only the input the dialog did not take. A drag's icon is drawn at the pointer, above
+//! the windows and below the dialog (the icon's own hotspot offset is not applied).
 
 use smithay::delegate_data_device;
 use smithay::input::Seat;
@@ -12,6 +13,7 @@ use smithay::wayland::selection::data_device::{
     set_data_device_focus,
 };
 use wayland_server::Resource;
+use wayland_server::protocol::wl_data_source::WlDataSource;
 use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::state::State;
@@ -26,7 +28,22 @@ impl DataDeviceHandler for State {
     }
 }
 
-impl ClientDndGrabHandler for State {}
+impl ClientDndGrabHandler for State {
+    fn started(
+        &mut self,
+        _source: Option<WlDataSource>,
+        icon: Option<WlSurface>,
+        _seat: Seat<Self>,
+    ) {
+        self.drag_icon = icon;
+        self.dirty = true;
+    }
+
+    fn dropped(&mut self, _target: Option<WlSurface>, _validated: bool, _seat: Seat<Self>) {
+        self.drag_icon = None;
+        self.dirty = true;
+    }
+}
 impl ServerDndGrabHandler for State {}
 
 delegate_data_device!(State);

@@ -5,6 +5,7 @@
 use smithay::delegate_layer_shell;
 use smithay::desktop::{LayerSurface, WindowSurfaceType, layer_map_for_output};
 use smithay::output::Output;
+use smithay::utils::{Logical, Point, Rectangle};
 use smithay::wayland::compositor::with_states;
 use smithay::wayland::shell::wlr_layer::{
     Layer, LayerSurface as WlrLayerSurface, LayerSurfaceData, WlrLayerShellHandler,
@@ -62,6 +63,22 @@ impl WlrLayerShellHandler for State {
 delegate_layer_shell!(State);
 
 impl State {
+    /// The output rectangle a layer surface is on and where the surface is (global logical),
+    /// for placing its popups.
+    pub(crate) fn layer_placement(
+        &self,
+        surface: &WlSurface,
+    ) -> Option<(Rectangle<i32, Logical>, Point<i32, Logical>)> {
+        self.backend.outputs.iter().find_map(|vo| {
+            let map = layer_map_for_output(&vo.output);
+            let layer = map.layer_for_surface(surface, WindowSurfaceType::TOPLEVEL)?;
+            let geometry = map.layer_geometry(layer)?;
+            let (w, h) = vo.spec.logical_size();
+            let origin = Point::from((vo.spec.x, vo.spec.y));
+            Some((Rectangle::new(origin, (w, h).into()), origin + geometry.loc))
+        })
+    }
+
     /// A commit on a layer surface: lay the output's layers out again and send the first
     /// configure the protocol requires.
     pub(crate) fn layer_commit(&mut self, surface: &WlSurface) {

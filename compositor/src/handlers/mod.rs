@@ -1,18 +1,31 @@
 //! The Smithay protocol handlers of the reference compositor, one file per protocol: the
-//! compositor and its buffers ([`compositor`]), shm ([`shm`]), xdg-shell windows ([`xdg`]),
-//! the clipboard and drag and drop ([`data_device`]),
-//! wlr-layer-shell ([`layer`]), the seat and keyboard focus ([`seat`]), outputs ([`output`]),
-//! wp_security_context_v1 listeners for sandboxes ([`security_context`]),
-//! and pcp-intent-v1 through the plugin ([`pcp`]).
+//! compositor and its buffers ([`compositor`]), shm ([`shm`]), xdg-shell windows and popups
+//! ([`xdg`]), xdg-decoration ([`decoration`]), viewporter ([`viewporter`]), fractional scale
+//! ([`fractional_scale`]), xdg-activation ([`activation`]), presentation-time
+//! ([`presentation`]), idle notification and inhibition ([`idle`]), cursor shapes
+//! ([`cursor_shape`]), the clipboard and drag and drop
+//! ([`data_device`]), the primary selection ([`primary_selection`]), wlr-layer-shell
+//! ([`layer`]), ext-session-lock-v1 for screen lockers ([`session_lock`]), the seat and
+//! keyboard focus ([`seat`]), outputs ([`output`]), wp_security_context_v1 listeners for
+//! sandboxes ([`security_context`]), and pcp-intent-v1 through the plugin ([`pcp`]).
 
+pub mod activation;
 pub mod compositor;
+pub mod cursor_shape;
 pub mod data_device;
+pub mod decoration;
+pub mod fractional_scale;
+pub mod idle;
 pub mod layer;
 pub mod output;
 pub mod pcp;
+pub mod presentation;
+pub mod primary_selection;
 pub mod seat;
 pub mod security_context;
+pub mod session_lock;
 pub mod shm;
+pub mod viewporter;
 pub mod xdg;
 
 use std::os::unix::net::UnixStream;

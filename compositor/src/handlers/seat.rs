@@ -2,6 +2,7 @@
 //! that had the keyboard loses it while the dialog has it, and gets it back after.
 
 use smithay::delegate_seat;
+use smithay::input::pointer::CursorImageStatus;
 use smithay::input::{Seat, SeatHandler, SeatState};
 use smithay::utils::SERIAL_COUNTER;
 use wayland_server::Resource;
@@ -18,8 +19,14 @@ impl SeatHandler for State {
         &mut self.protocols.seat
     }
 
+    fn cursor_image(&mut self, _seat: &Seat<State>, image: CursorImageStatus) {
+        self.cursor_status = image;
+        self.dirty = true;
+    }
+
     fn focus_changed(&mut self, seat: &Seat<State>, focused: Option<&WlSurface>) {
         super::data_device::focus_changed(self, seat, focused);
+        super::primary_selection::focus_changed(self, seat, focused);
     }
 }
 
@@ -28,6 +35,8 @@ delegate_seat!(State);
 impl State {
     /// The dialog took the keyboard: the window that had it gets a leave and is remembered.
     pub(crate) fn take_keyboard_focus(&mut self) {
+        // An open menu's grab would keep the keyboard (and the pointer) from the dialog.
+        self.break_popup_grab();
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;
         };
@@ -41,7 +50,17 @@ impl State {
     /// to the top window.
     pub(crate) fn restore_keyboard_focus(&mut self) {
         let had = self.keyboard_return.take().filter(|s| s.is_alive());
-        let target = had.or_else(|| {
+        // While locked only a lock surface may have it.
+        let target = if self.is_locked() {
+            had.filter(|s| self.lock_keyboard_target().as_ref() == Some(s))
+                .or_else(|| self.lock_keyboard_target())
+        } else {
+            had
+        };
+        let target = target.or_else(|| {
+            if self.is_locked() {
+                return None;
+            }
             self.space
                 .elements()
                 .last()

@@ -1,10 +1,18 @@
 //! xdg-shell: toplevels become windows in the space, placed on the output nearest the focal
-//! point (cascaded), fullscreen on that output when asked; the dialog stays above them all.
+//! point (cascaded), fullscreen on that output when asked; popups (menus, tooltips) are placed
+//! by their positioners and kept on their window's output, and may take a popup grab — never
+//! while the dialog holds the keyboard. The dialog stays above them all (it is drawn after the
+//! space, and the plugin sees every input event before a grab does).
 
 use smithay::delegate_xdg_shell;
-use smithay::desktop::Window;
+use smithay::desktop::{
+    PopupKeyboardGrab, PopupKind, PopupPointerGrab, PopupUngrabStrategy, Window,
+    find_popup_root_surface, get_popup_toplevel_coords,
+};
+use smithay::input::Seat;
+use smithay::input::pointer::Focus;
 use smithay::reexports::wayland_protocols::xdg::shell::server::xdg_toplevel;
-use smithay::utils::Serial;
+use smithay::utils::{Logical, Rectangle, Serial};
 use smithay::wayland::compositor::with_states;
 use smithay::wayland::shell::xdg::{
     PopupSurface, PositionerState, ToplevelSurface, XdgShellHandler, XdgShellState,
@@ -78,16 +86,84 @@ impl XdgShellHandler for State {
         self.dirty = true;
     }
 
-    fn new_popup(&mut self, _surface: PopupSurface, _positioner: PositionerState) {}
+    fn new_popup(&mut self, surface: PopupSurface, _positioner: PositionerState) {
+        // The positioner's geometry is already pending; keep it on the output.
+        self.unconstrain_popup(&surface);
+        if let Err(e) = self.popups.track_popup(PopupKind::from(surface)) {
+            tracing::debug!("a popup died before it was tracked: {e:?}");
+        }
+    }
 
-    fn grab(&mut self, _surface: PopupSurface, _seat: WlSeat, _serial: Serial) {}
+    fn grab(&mut self, surface: PopupSurface, seat: WlSeat, serial: Serial) {
+        let kind = PopupKind::from(surface);
+        // While the dialog holds the keyboard no client may take it with a grab: the popup is
+        // dismissed at once (popup_done), as the protocol allows for any refused grab.
+        if self.pcp.ui().has_keyboard_focus() {
+            tracing::info!("a popup grab was refused: the dialog holds the keyboard");
+            dismiss(&kind);
+            return;
+        }
+        let Some(seat) = Seat::<State>::from_resource(&seat) else {
+            dismiss(&kind);
+            return;
+        };
+        let Ok(root) = find_popup_root_surface(&kind) else {
+            return;
+        };
+        let mut grab = match self.popups.grab_popup(root, kind.clone(), &seat, serial) {
+            Ok(grab) => grab,
+            Err(e) => {
+                tracing::debug!("a popup grab was refused: {e:?}");
+                return;
+            }
+        };
+        if let Some(keyboard) = seat.get_keyboard() {
+            let previous = grab.previous_serial().unwrap_or(serial);
+            if keyboard.is_grabbed() && !(keyboard.has_grab(serial) || keyboard.has_grab(previous))
+            {
+                grab.ungrab(PopupUngrabStrategy::All);
+                return;
+            }
+            keyboard.set_focus(self, grab.current_grab(), serial);
+            keyboard.set_grab(self, PopupKeyboardGrab::new(&grab), serial);
+        }
+        if let Some(pointer) = seat.get_pointer() {
+            let previous = grab.previous_serial().unwrap_or_else(|| grab.serial());
+            if pointer.is_grabbed() && !(pointer.has_grab(serial) || pointer.has_grab(previous)) {
+                grab.ungrab(PopupUngrabStrategy::All);
+                return;
+            }
+            pointer.set_grab(self, PopupPointerGrab::new(&grab), serial, Focus::Keep);
+        }
+        self.popup_grab = Some(grab);
+    }
 
     fn reposition_request(
         &mut self,
-        _surface: PopupSurface,
-        _positioner: PositionerState,
-        _token: u32,
+        surface: PopupSurface,
+        positioner: PositionerState,
+        token: u32,
     ) {
+        surface.with_pending_state(|state| {
+            state.geometry = positioner.get_geometry();
+            state.positioner = positioner;
+        });
+        self.unconstrain_popup(&surface);
+        surface.send_repositioned(token);
+        self.dirty = true;
+    }
+
+    fn popup_destroyed(&mut self, _surface: PopupSurface) {
+        self.dirty = true;
+    }
+}
+
+/// Dismisses `popup` (and the popups above it) with popup_done.
+fn dismiss(popup: &PopupKind) {
+    if let Ok(root) = find_popup_root_surface(popup)
+        && let Err(e) = smithay::desktop::PopupManager::dismiss_popup(&root, popup)
+    {
+        tracing::debug!("a popup died before it was dismissed: {e:?}");
     }
 }
 
@@ -105,6 +181,75 @@ pub fn app_id(window: &Window) -> Option<String> {
 }
 
 impl State {
+    /// Breaks the popup grab in force, if any (its popups get popup_done): the dialog took the
+    /// keyboard, and no client grab may keep the pointer or keyboard from it.
+    pub(crate) fn break_popup_grab(&mut self) {
+        let Some(mut grab) = self.popup_grab.take() else {
+            return;
+        };
+        grab.ungrab(PopupUngrabStrategy::All);
+        let serial = smithay::utils::SERIAL_COUNTER.next_serial();
+        if let Some(keyboard) = self.seat.get_keyboard() {
+            keyboard.unset_grab(self);
+        }
+        if let Some(pointer) = self.seat.get_pointer() {
+            pointer.unset_grab(self, serial, 0);
+        }
+        self.dirty = true;
+    }
+
+    /// Keeps a popup on the output its window is on (the one holding most of the window, else
+    /// the one nearest it): the positioner's constraint adjustments (slide, flip, resize) are
+    /// applied against that output's rectangle, expressed relative to the popup's parent.
+    fn unconstrain_popup(&self, popup: &PopupSurface) {
+        let kind = PopupKind::from(popup.clone());
+        let Ok(root) = find_popup_root_surface(&kind) else {
+            return;
+        };
+        let window = self
+            .space
+            .elements()
+            .find(|w| w.toplevel().is_some_and(|t| t.wl_surface() == &root));
+        let placed = match window {
+            Some(window) => self.space.element_location(window).and_then(|loc| {
+                let area = Rectangle::new(loc, window.geometry().size);
+                Some((self.output_rect_for(area)?, loc))
+            }),
+            // A layer surface's popup: its layer's output.
+            None => self.layer_placement(&root),
+        };
+        let Some((output, parent_origin)) = placed else {
+            return;
+        };
+        let mut target = output;
+        target.loc -= get_popup_toplevel_coords(&kind);
+        target.loc -= parent_origin;
+        popup.with_pending_state(|state| {
+            state.geometry = state.positioner.get_unconstrained_geometry(target);
+        });
+    }
+
+    /// The rectangle of the output holding most of `area`, else of the one nearest its centre.
+    fn output_rect_for(&self, area: Rectangle<i32, Logical>) -> Option<Rectangle<i32, Logical>> {
+        let rects = self.backend.outputs.iter().map(|o| {
+            let (w, h) = o.spec.logical_size();
+            Rectangle::new((o.spec.x, o.spec.y).into(), (w, h).into())
+        });
+        let best = rects
+            .clone()
+            .filter_map(|r| {
+                let i = r.intersection(area)?;
+                Some((i64::from(i.size.w) * i64::from(i.size.h), r))
+            })
+            .max_by_key(|(a, _)| *a)
+            .map(|(_, r)| r);
+        best.or_else(|| {
+            let centre = area.loc + area.size.downscale(2).to_point();
+            let i = self.backend.nearest_output(centre.to_f64())?;
+            rects.clone().nth(i)
+        })
+    }
+
     /// Where a new window goes: the output nearest the focal point, cascaded by the number of
     /// windows already there.
     fn place_new_window(&mut self, window: Window) {

@@ -10,6 +10,7 @@
 // Each test uses a different part of the harness.
 #![allow(dead_code)]
 
+pub mod apps;
 pub mod audio;
 pub mod dbus;
 
