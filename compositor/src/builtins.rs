@@ -28,9 +28,9 @@ pub fn execute(state: &mut State, capability: &str, params: &Value) -> Result<()
             let index = output_index(state, param(params, "output")?)?;
             let spec = state.backend.outputs[index].spec;
             for w in windows_named(state, name)? {
-                state.space.map_element(w, (spec.x, spec.y), false);
+                state.desktop.space.map_element(w, (spec.x, spec.y), false);
             }
-            state.dirty = true;
+            state.frames.damage();
         }
         "output.configure" => {
             let index = output_index(state, param(params, "output")?)?;
@@ -41,7 +41,7 @@ pub fn execute(state: &mut State, capability: &str, params: &Value) -> Result<()
                 .backend
                 .reconfigure(index, mode)
                 .map_err(|e| e.to_string())?;
-            state.dirty = true;
+            state.frames.damage();
         }
         "session.logout" => {
             // The session ends here: its "Allow until logout" choices end with it, whatever the
@@ -75,6 +75,7 @@ fn window_param(params: &Value) -> Result<&str, String> {
 /// The windows whose app id is `name` (at least one).
 fn windows_named(state: &State, name: &str) -> Result<Vec<Window>, String> {
     let windows: Vec<Window> = state
+        .desktop
         .space
         .elements()
         .filter(|w| app_id(w).as_deref() == Some(name))

@@ -131,14 +131,14 @@ impl State {
                 map.unmap_layer(&layer);
             }
         }
-        self.space.unmap_output(&vo.output);
+        self.desktop.space.unmap_output(&vo.output);
         let gone = logical_rect(&vo.spec);
         let remaining = self.backend.overlay_outputs();
-        let windows: Vec<Window> = self.space.elements().cloned().collect();
+        let windows: Vec<Window> = self.desktop.space.elements().cloned().collect();
         for window in windows {
             let (Some(geo), Some(loc)) = (
-                self.space.element_geometry(&window),
-                self.space.element_location(&window),
+                self.desktop.space.element_geometry(&window),
+                self.desktop.space.element_location(&window),
             ) else {
                 continue;
             };
@@ -150,11 +150,11 @@ impl State {
             };
             if let Some((x, y)) = relocated(rect, gone, &remaining) {
                 let to = (loc.x + x - geo.loc.x, loc.y + y - geo.loc.y);
-                self.space.map_element(window, to, false);
+                self.desktop.space.map_element(window, to, false);
             }
         }
         self.close_gaps(gone);
-        self.space.refresh();
+        self.desktop.space.refresh();
         tracing::info!(
             "output {name} (index {index}) removed, {} left",
             self.backend.outputs.len()
@@ -172,7 +172,7 @@ impl State {
             .map(|o| logical_rect(&o.spec))
             .collect();
         let moves = closed_gaps(gone, &rects);
-        let windows: Vec<Window> = self.space.elements().cloned().collect();
+        let windows: Vec<Window> = self.desktop.space.elements().cloned().collect();
         for (i, to) in moves.into_iter().enumerate() {
             let Some((x, y)) = to else {
                 continue;
@@ -184,7 +184,7 @@ impl State {
             vo.spec.y = y;
             vo.output
                 .change_current_state(None, None, None, Some((x, y).into()));
-            self.space.map_output(&vo.output, (x, y));
+            self.desktop.space.map_output(&vo.output, (x, y));
             tracing::info!(
                 "output {} moved to {x},{y} to close a gap",
                 vo.output.name()
@@ -197,14 +197,9 @@ impl State {
                     && p.y < f64::from(old.y + old.h)
             };
             let delta = smithay::utils::Point::from((f64::from(dx), f64::from(dy)));
-            if inside(self.pointer) {
-                self.pointer += delta;
-            }
-            if inside(self.focus) {
-                self.focus += delta;
-            }
+            self.pointer.follow_display(inside, delta);
             for window in &windows {
-                let Some(geo) = self.space.element_geometry(window) else {
+                let Some(geo) = self.desktop.space.element_geometry(window) else {
                     continue;
                 };
                 let centre = (geo.loc.x + geo.size.w / 2, geo.loc.y + geo.size.h / 2);
@@ -212,8 +207,9 @@ impl State {
                     && centre.0 < old.x + old.w
                     && centre.1 >= old.y
                     && centre.1 < old.y + old.h;
-                if on_it && let Some(loc) = self.space.element_location(window) {
-                    self.space
+                if on_it && let Some(loc) = self.desktop.space.element_location(window) {
+                    self.desktop
+                        .space
                         .map_element(window.clone(), (loc.x + dx, loc.y + dy), false);
                 }
             }
@@ -225,7 +221,7 @@ impl State {
     pub fn add_output(&mut self, spec: &OutputSpec) -> Result<usize, BackendError> {
         let index = self
             .backend
-            .add_output::<State>(&self.dh, spec, &mut self.space)?;
+            .add_output::<State>(&self.dh, spec, &mut self.desktop.space)?;
         self.output_added(index);
         Ok(index)
     }
@@ -237,7 +233,7 @@ impl State {
         if let Some(vo) = self.backend.outputs.get(index) {
             tracing::info!("output {} added at {}", vo.output.name(), vo.spec);
         }
-        self.space.refresh();
+        self.desktop.space.refresh();
         self.devices_changed();
     }
 
@@ -251,7 +247,7 @@ impl State {
     }
 
     fn devices_changed(&mut self) {
-        self.dirty = true;
+        self.frames.damage();
         pcp_plugin::refresh(self);
     }
 

@@ -22,18 +22,18 @@ use crate::state::State;
 
 impl State {
     fn surface_under(&self, p: Point<f64, Logical>) -> Option<(WlSurface, Point<f64, Logical>)> {
-        if self.is_locked() {
+        if self.desktop.is_locked() {
             // Only the lock surface of the output under the point (at its top-left corner).
             let vo = self.backend.outputs.iter().find(|o| {
                 let (w, h) = o.spec.logical_size();
                 let (x, y) = (f64::from(o.spec.x), f64::from(o.spec.y));
                 p.x >= x && p.y >= y && p.x < x + f64::from(w) && p.y < y + f64::from(h)
             })?;
-            let lock = self.lock_surface_of(&vo.output.name())?;
+            let lock = self.desktop.lock_surface_of(&vo.output.name())?;
             let origin = Point::from((f64::from(vo.spec.x), f64::from(vo.spec.y)));
             return Some((lock.wl_surface().clone(), origin));
         }
-        let (window, loc) = self.space.element_under(p)?;
+        let (window, loc) = self.desktop.space.element_under(p)?;
         let (surface, surface_loc) =
             window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
         Some((surface, (surface_loc + loc).to_f64()))
@@ -42,13 +42,11 @@ impl State {
     /// The pointer moved to `p` (global logical).
     pub(crate) fn pointer_motion(&mut self, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
-        self.pointer_seen = true;
         // The cursor moves with it (drawn by the winit and udev backends only).
         if self.backend.kind() != crate::backend::BackendKind::Headless {
-            self.dirty = true;
+            self.frames.damage();
         }
-        self.pointer = p;
-        self.focus = p;
+        self.pointer.moved_to(p);
         let taken = pcp_plugin::input::pointer_motion(self, p)
             // The dialog followed the focal point and may now be under the pointer.
             || self.pcp.ui().takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y });
@@ -76,11 +74,11 @@ impl State {
     /// A pointer button (evdev code) went down or up at the pointer's position.
     pub(crate) fn pointer_button(&mut self, button: u32, pressed: bool, time: u32) {
         self.input_activity();
-        if pcp_plugin::input::pointer_button(self, button, self.pointer, pressed) {
+        if pcp_plugin::input::pointer_button(self, button, self.pointer.location(), pressed) {
             return;
         }
         if pressed {
-            self.focus_window_under(self.pointer);
+            self.focus_window_under(self.pointer.location());
         }
         let Some(pointer) = self.seat.get_pointer() else {
             return;
@@ -112,7 +110,7 @@ impl State {
         if pointer.is_grabbed() {
             return;
         }
-        let location = self.pointer;
+        let location = self.pointer.location();
         pointer.motion(
             self,
             None,
@@ -128,7 +126,7 @@ impl State {
     /// The dialog appeared, moved or went: the pointer leaves a window now under it, or enters
     /// the window it uncovered.
     pub(crate) fn pointer_after_dialog(&mut self) {
-        let p = self.pointer;
+        let p = self.pointer.location();
         let here = pcp_overlay::Point { x: p.x, y: p.y };
         if self.pcp.ui().takes_pointer_at(here) {
             self.pointer_to_dialog(0);
@@ -157,24 +155,24 @@ impl State {
     }
 
     fn focus_window_under(&mut self, p: Point<f64, Logical>) {
-        if self.is_locked() {
+        if self.desktop.is_locked() {
             return;
         }
-        let window = self.space.element_under(p).map(|(w, _)| w.clone());
+        let window = self.desktop.space.element_under(p).map(|(w, _)| w.clone());
         if let Some(window) = window {
-            self.space.raise_element(&window, true);
+            self.desktop.space.raise_element(&window, true);
             let surface = window.toplevel().map(|t| t.wl_surface().clone());
             if let Some(keyboard) = self.seat.get_keyboard() {
                 keyboard.set_focus(self, surface, SERIAL_COUNTER.next_serial());
             }
-            self.dirty = true;
+            self.frames.damage();
         }
     }
 
     /// A touch point went down at `p`: the focal point moves there.
     pub(crate) fn touch_down(&mut self, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
-        self.focus = p;
+        self.pointer.set_focal_point(p);
         if pcp_plugin::input::touch_down(self, p, time) {
             return;
         }

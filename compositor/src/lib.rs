@@ -3,7 +3,9 @@
 //! `pcp_plugin::PcpHandler` in [`handlers::pcp`], routes seat input through
 //! `pcp_plugin::input` in [`input`], and draws the dialog's render elements in [`backend`]).
 //!
-//! [`state`] holds what the compositor knows and its event loop; [`handlers`] has one file per
+//! [`state`] holds what the compositor knows and its event loop, grouped into the
+//! [`desktop`] (windows, popups, grabs, the session lock), the [`pointer`](mod@pointer) (its
+//! cursor and the focal point) and [`frames`] (frame pacing); [`handlers`] has one file per
 //! protocol it serves; [`builtins`] performs the built-in capabilities after approval;
 //! [`input`] routes the seat's input; [`hotplug`] keeps outputs and input devices in line as
 //! they come and go; [`backend`] is the outputs and the scene any renderer draws, with
@@ -17,11 +19,14 @@ pub mod backend;
 pub mod builtins;
 pub mod config;
 pub mod cursor;
+pub mod desktop;
+pub mod frames;
 pub mod handlers;
 pub mod headless;
 pub mod hotplug;
 pub mod input;
 pub mod notice;
+pub mod pointer;
 pub mod startup;
 pub mod state;
 #[cfg(feature = "test-harness")]

@@ -1,19 +1,21 @@
-//! The reference compositor's state — the Smithay protocol states, the seat, the window space,
-//! the backend, the plugin ([`pcp_plugin::Pcp`], embedded exactly as any compositor embeds it),
-//! the pointer and focal point, and the injected clock — and the event loop that drives it.
+//! The reference compositor's state — the Smithay protocol states, the seat, the desktop
+//! ([`crate::desktop`]), the backend, the plugin ([`pcp_plugin::Pcp`], embedded exactly as any
+//! compositor embeds it), the pointer and focal point ([`crate::pointer`]), frame pacing
+//! ([`crate::frames`]), the config in force and the injected clock — and the event loop that
+//! drives it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use calloop::generic::Generic;
 use calloop::timer::{TimeoutAction, Timer};
 use calloop::{EventLoop, Interest, LoopHandle, Mode, PostAction};
 use pcp_gate::Gate;
 use pcp_plugin::{ConfirmUi, Pcp, UiOptions, UiTiming};
-use smithay::desktop::{PopupGrab, PopupManager, Space, Window};
+use smithay::desktop::Space;
 use smithay::input::{Seat, SeatState};
-use smithay::utils::{Logical, Point};
+use smithay::utils::Point;
 use smithay::wayland::compositor::CompositorState;
 use smithay::wayland::cursor_shape::CursorShapeManagerState;
 use smithay::wayland::fractional_scale::FractionalScaleManagerState;
@@ -31,13 +33,15 @@ use smithay::wayland::shell::xdg::decoration::XdgDecorationState;
 use smithay::wayland::shm::ShmState;
 use smithay::wayland::viewporter::ViewporterState;
 use smithay::wayland::xdg_activation::XdgActivationState;
-use wayland_server::protocol::wl_surface::WlSurface;
 use wayland_server::{Display, DisplayHandle, ListeningSocket};
 
 use crate::backend::{Backend, BackendKind};
 use crate::config::{CompositorConfig, OutputSpec};
+use crate::desktop::Desktop;
+use crate::frames::Frames;
 use crate::handlers::ClientState;
 use crate::notice::Notice;
+use crate::pointer::Pointer;
 
 /// Why the compositor could not start.
 #[derive(Debug, thiserror::Error)]
@@ -188,66 +192,33 @@ pub struct Settings {
 
 /// Everything the reference compositor knows.
 pub struct State {
-    pub dh: DisplayHandle,
-    pub loop_handle: LoopHandle<'static, State>,
-    pub clock: Clock,
-    pub protocols: Protocols,
-    pub seat: Seat<State>,
-    pub space: Space<Window>,
-    pub backend: Backend,
+    pub(crate) dh: DisplayHandle,
+    pub(crate) loop_handle: LoopHandle<'static, State>,
+    pub(crate) clock: Clock,
+    pub(crate) protocols: Protocols,
+    pub(crate) seat: Seat<State>,
+    /// The windows, popups, grabs and lock under the dialog.
+    pub(crate) desktop: Desktop,
+    pub(crate) backend: Backend,
     /// The plugin: the gate, the protocol and the confirmation UI.
-    pub pcp: Pcp,
-    pub pointer: Point<f64, Logical>,
-    /// The focal point: the pointer, or the last touch, or the hint set for tests and spatial
-    /// hardware. The dialog goes to the output nearest it.
-    pub focus: Point<f64, Logical>,
-    /// The surface that had the keyboard when the dialog took it: it gets it back.
-    pub keyboard_return: Option<WlSurface>,
-    /// Every xdg popup (menus, tooltips), drawn with the window they belong to.
-    pub popups: PopupManager,
-    /// The popup grab in force (an open menu), broken when the dialog takes the keyboard.
-    pub popup_grab: Option<PopupGrab<State>>,
-    /// The session lock, while a screen locker holds it.
-    pub lock: Option<crate::handlers::session_lock::SessionLock>,
-    /// The icon of the drag in progress (drawn at the pointer, below the dialog).
-    pub drag_icon: Option<WlSurface>,
-    /// The pointer's cursor as clients last asked for it.
-    pub cursor_status: smithay::input::pointer::CursorImageStatus,
-    /// Whether a pointer device has moved yet: until then no cursor is drawn (a touch-only
-    /// session shows none).
-    pub pointer_seen: bool,
-    /// The themed cursor's images (drawn on the winit and udev backends only).
-    pub cursors: crate::cursor::Cursors,
-    /// Surfaces holding an idle inhibitor.
-    pub idle_inhibitors: Vec<WlSurface>,
-    /// The sequence number of the last frame drawn (presentation feedback's `seq`).
-    pub(crate) presentation_seq: u64,
-    pub settings: Settings,
-    /// Set when the rendered picture may have changed.
-    pub dirty: bool,
-    /// The frame timer, armed only while something waits to be drawn.
-    frames: FrameTimer,
+    pub(crate) pcp: Pcp,
+    /// The pointer, its cursor, and the focal point.
+    pub(crate) pointer: Pointer,
+    pub(crate) settings: Settings,
+    /// When the next frame is drawn.
+    pub(crate) frames: Frames,
     /// Where the dialog was last said to be (see `log_placement`).
     logged_placement: Option<pcp_plugin::Placement>,
-    pub running: bool,
+    /// Cleared when the session ends (logout, a signal, the nested window closed).
+    pub(crate) running: bool,
     /// The capabilities of the last [`crate::builtins::PERFORMED_KEPT`] built-ins performed,
     /// oldest first, for logs and tests (the audit log has every one, with its params): bounded,
     /// so a client asking for routine built-ins in a loop grows nothing.
-    pub performed: std::collections::VecDeque<String>,
+    pub(crate) performed: std::collections::VecDeque<String>,
 }
 
 /// What tells a changed config file: modification time, length, mode, owner.
 type ConfigStamp = (SystemTime, u64, u32, u32);
-
-/// The frame timer's state: drawing is paced to one frame interval, and the timer exists only
-/// while a frame is due.
-#[derive(Default)]
-struct FrameTimer {
-    /// `None`: no timer (the harness draws when it asks).
-    interval: Option<Duration>,
-    armed: bool,
-    last: Option<Instant>,
-}
 
 /// Reloads the config file when it changes: told by an inotify watch on its folder, so an idle
 /// compositor does not wake up to look; where no watch can be set, or once the folder is gone
@@ -520,7 +491,7 @@ impl Compositor {
             },
             pcp: Pcp::new::<State>(&dh, options.gate, ui),
             seat,
-            space,
+            desktop: Desktop::new(space),
             backend,
             settings: Settings {
                 config,
@@ -532,26 +503,16 @@ impl Compositor {
                 seen: None,
             },
             clock: Clock::default(),
-            focus: centre,
-            pointer: centre,
-            keyboard_return: None,
-            popups: PopupManager::default(),
-            popup_grab: None,
-            lock: None,
-            presentation_seq: 0,
-            drag_icon: None,
-            idle_inhibitors: Vec::new(),
-            cursor_status: smithay::input::pointer::CursorImageStatus::default_named(),
-            cursors: crate::cursor::Cursors::new(&cursor_theme, cursor_size),
-            pointer_seen: false,
-            dirty: true,
+            pointer: Pointer::new(centre, &cursor_theme, cursor_size),
             logged_placement: None,
-            frames: FrameTimer::default(),
+            frames: Frames::default(),
             running: true,
             performed: std::collections::VecDeque::new(),
             dh,
             loop_handle: loop_handle.clone(),
         };
+        // The first frame draws the outputs' background.
+        state.frames.damage();
         state.pcp.use_event_loop(loop_handle.clone());
         // The desktop's high-contrast preference, from the settings portal when one answers.
         #[cfg(feature = "a11y")]
@@ -565,7 +526,7 @@ impl Compositor {
             tracing::info!("the config's policy at start: {proposal:?}");
         }
         if options.frame_timer {
-            state.frames.interval = Some(Duration::from_millis(u64::from(
+            state.frames.pace(Duration::from_millis(u64::from(
                 state.settings.config.frame_interval_ms,
             )));
             watch_config(&mut state)?;
@@ -591,14 +552,6 @@ impl Compositor {
 }
 
 impl State {
-    /// Draws every output if something changed.
-    pub fn refresh(&mut self) {
-        if self.dirty {
-            self.dirty = false;
-            self.render();
-        }
-    }
-
     /// Draws every output now and sends frame callbacks.
     pub fn render(&mut self) {
         self.log_placement();
@@ -613,30 +566,26 @@ impl State {
             .outputs
             .iter()
             .map(|vo| {
-                self.lock.as_ref().map(|_| {
-                    self.lock_surface_of(&vo.output.name())
+                self.desktop.is_locked().then(|| {
+                    self.desktop
+                        .lock_surface_of(&vo.output.name())
                         .map(|s| s.wl_surface().clone())
                 })
             })
             .collect();
-        let pointer = self.pointer.to_i32_round();
-        let icon = self
-            .drag_icon
-            .clone()
-            .filter(wayland_server::Resource::is_alive);
+        let pointer = self.pointer.location().to_i32_round();
+        let icon = self.desktop.drag_icon();
         // The headless backend draws no pointer: its captures show only what clients and the
         // dialog draw.
-        let cursor =
-            if !self.pointer_seen || self.backend.kind() == crate::backend::BackendKind::Headless {
-                None
-            } else {
-                let client_focus = self
-                    .seat
-                    .get_pointer()
-                    .is_some_and(|p| p.current_focus().is_some());
-                self.cursors
-                    .draw(&self.cursor_status, client_focus, pointer)
-            };
+        let cursor = if self.backend.kind() == crate::backend::BackendKind::Headless {
+            None
+        } else {
+            let client_focus = self
+                .seat
+                .get_pointer()
+                .is_some_and(|p| p.current_focus().is_some());
+            self.pointer.cursor(client_focus)
+        };
         for (vo, view) in self.backend.outputs.iter_mut().zip(lock_views) {
             vo.locked = view;
             let (w, h) = vo.spec.logical_size();
@@ -666,7 +615,7 @@ impl State {
                     });
                 }
             }
-            self.backend.render(&self.space, &layers, bg)
+            self.backend.render(&self.desktop.space, &layers, bg)
         };
         if let Err(e) = drawn {
             // A frame that cannot be drawn cannot show a prompt: fail closed.
@@ -681,7 +630,7 @@ impl State {
         } else {
             self.send_presentation_feedback();
         }
-        self.popups.cleanup();
+        self.desktop.popups.cleanup();
         let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);
         for vo in &self.backend.outputs {
             if let Some(Some(surface)) = &vo.locked {
@@ -694,7 +643,7 @@ impl State {
                 );
                 continue;
             }
-            for window in self.space.elements() {
+            for window in self.desktop.space.elements() {
                 window.send_frame(&vo.output, now, Some(Duration::ZERO), |_, _| {
                     Some(vo.output.clone())
                 });
@@ -708,38 +657,6 @@ impl State {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(self.settings.path.as_ref()?).ok()?;
         Some((meta.modified().ok()?, meta.len(), meta.mode(), meta.uid()))
-    }
-
-    /// Arms the frame timer when something waits to be drawn and it is not armed yet: the
-    /// next frame comes one frame interval after the last one (at once after a pause). Never
-    /// armed when nothing changed, so an idle compositor does not wake up to draw.
-    pub fn schedule_frame(&mut self) {
-        let Some(interval) = self.frames.interval else {
-            return;
-        };
-        if !self.dirty || self.frames.armed {
-            return;
-        }
-        let wait = self.frames.last.map_or(Duration::ZERO, |last| {
-            (last + interval).saturating_duration_since(Instant::now())
-        });
-        let armed = self.loop_handle.insert_source(
-            Timer::from_duration(wait),
-            |_, _, state: &mut State| {
-                state.frames.armed = false;
-                state.frames.last = Some(Instant::now());
-                state.refresh();
-                TimeoutAction::Drop
-            },
-        );
-        match armed {
-            Ok(_) => self.frames.armed = true,
-            Err(e) => {
-                // Without the timer nothing is drawn: draw now rather than never.
-                tracing::error!("cannot arm the frame timer, drawing at once: {e}");
-                self.refresh();
-            }
-        }
     }
 
     /// Reads the config file again. A file that does not load is refused: the previous config
@@ -766,7 +683,7 @@ impl State {
                 self.settings.notice.set(Some(text));
             }
         }
-        self.dirty = true;
+        self.frames.damage();
         pcp_plugin::refresh(self);
     }
 
@@ -807,13 +724,13 @@ impl State {
                 .ui_mut()
                 .set_haptics_config(backend, sections.haptics);
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 
     /// Sets the focal point from a source other than the pointer or touch (a spatial tracker,
     /// or a test): the dialog moves to the output nearest it.
     pub fn set_focus_hint(&mut self, x: f64, y: f64) {
-        self.focus = Point::from((x, y));
+        self.pointer.set_focal_point(Point::from((x, y)));
         if self.pcp.ui().is_open() {
             pcp_plugin::refresh(self);
         }
@@ -823,11 +740,59 @@ impl State {
     pub(crate) fn surroundings(&self) -> pcp_plugin::Surroundings {
         pcp_plugin::Surroundings {
             outputs: self.backend.overlay_outputs(),
-            focus: pcp_overlay::Point {
-                x: self.focus.x,
-                y: self.focus.y,
+            focus: {
+                let focal = self.pointer.focal_point();
+                pcp_overlay::Point {
+                    x: focal.x,
+                    y: focal.y,
+                }
             },
         }
+    }
+}
+
+/// What the compositor shows its embedder, its binary and its tests.
+impl State {
+    /// The outputs and how they are drawn and captured.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The seat: its pointer, keyboard and touch, and which surfaces they are on.
+    pub fn seat(&self) -> &Seat<State> {
+        &self.seat
+    }
+
+    /// The windows, popups and lock under the dialog.
+    pub fn desktop(&self) -> &Desktop {
+        &self.desktop
+    }
+
+    /// The pointer and the focal point.
+    pub fn pointer(&self) -> &Pointer {
+        &self.pointer
+    }
+
+    /// Whether the session goes on (false once it ended: logout, a signal, the nested window
+    /// closed).
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// Stops the compositor: whoever runs its event loop leaves it (a termination signal).
+    pub fn stop(&mut self) {
+        self.running = false;
+    }
+
+    /// The capabilities of the last built-ins performed (at most
+    /// [`crate::builtins::PERFORMED_KEPT`]), oldest first.
+    pub fn performed(&self) -> impl Iterator<Item = &str> {
+        self.performed.iter().map(String::as_str)
+    }
+
+    /// The text of the notice on screen (a refused config reload or policy), if any.
+    pub fn notice_text(&self) -> Option<&str> {
+        self.settings.notice.text()
     }
 }
 

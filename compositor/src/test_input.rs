@@ -50,6 +50,12 @@ impl State {
         self.key(code, pressed, self.event_time());
     }
 
+    /// The compositor tells time by `clock` from now on (a frozen clock stands still between
+    /// [`State::advance_clock`] calls, so guard and timeout tests never race real time).
+    pub fn use_clock(&mut self, clock: crate::state::Clock) {
+        self.clock = clock;
+    }
+
     /// Moves the compositor's clock forward by `ms` and runs what the plugin's timer runs when
     /// it fires: timeouts, the guard and a press-and-hold happen with no test waiting for them.
     pub fn advance_clock(&mut self, ms: i64) {
@@ -107,10 +113,11 @@ impl State {
         use smithay::backend::renderer::utils::with_renderer_surface_state;
         use smithay::desktop::PopupManager;
         let mut rects = Vec::new();
-        for window in self.space.elements() {
-            let (Some(toplevel), Some(loc)) =
-                (window.toplevel(), self.space.element_location(window))
-            else {
+        for window in self.desktop.space.elements() {
+            let (Some(toplevel), Some(loc)) = (
+                window.toplevel(),
+                self.desktop.space.element_location(window),
+            ) else {
                 continue;
             };
             for (popup, offset) in PopupManager::popups_for_surface(toplevel.wl_surface()) {
@@ -128,24 +135,24 @@ impl State {
 
     /// Moves the first window so its geometry's top-left is at (x, y) (global logical).
     pub fn move_first_window(&mut self, x: i32, y: i32) {
-        let window = self.space.elements().next().cloned();
+        let window = self.desktop.space.elements().next().cloned();
         if let Some(window) = window {
-            self.space.map_element(window, (x, y), true);
-            self.dirty = true;
+            self.desktop.space.map_element(window, (x, y), true);
+            self.frames.damage();
         }
     }
 
     /// The top-left corner of the window (geometry) of the client process `pid`.
     pub fn window_location_of_pid(&self, pid: u32) -> Option<(i32, i32)> {
         use wayland_server::Resource;
-        self.space.elements().find_map(|w| {
+        self.desktop.space.elements().find_map(|w| {
             let surface = w.toplevel()?.wl_surface().clone();
             let client = self.dh.get_client(surface.id()).ok()?;
             let creds = client.get_credentials(&self.dh).ok()?;
             if creds.pid != pid as i32 {
                 return None;
             }
-            self.space.element_location(w).map(|l| (l.x, l.y))
+            self.desktop.space.element_location(w).map(|l| (l.x, l.y))
         })
     }
 }

@@ -306,7 +306,7 @@ fn session_changed(state: &mut State, event: SessionEvent) {
             for vo in &mut state.backend.outputs {
                 vo.reset_damage();
             }
-            state.dirty = true;
+            state.frames.damage();
             // Displays may have been plugged in or out while another VT had the GPUs.
             for card in cards {
                 gpu::connectors_changed(state, card);

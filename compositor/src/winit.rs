@@ -126,9 +126,9 @@ fn handle_event(state: &mut State, event: WinitEvent) {
                 tracing::debug!("the nested window is now {}x{}", spec.width, spec.height);
             }
             pcp_plugin::refresh(state);
-            state.dirty = true;
+            state.frames.damage();
         }
-        WinitEvent::Redraw => state.dirty = true,
+        WinitEvent::Redraw => state.frames.damage(),
         WinitEvent::Focus(_) => {}
         WinitEvent::CloseRequested => {
             tracing::info!("the nested window was closed");

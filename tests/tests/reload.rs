@@ -111,8 +111,7 @@ fn a_config_folder_deleted_and_made_again_is_still_watched() {
     let mut compositor = watched_compositor(&folder, dir.path());
     let config = folder.join("config.toml");
     let text = std::fs::read_to_string(&config).unwrap();
-    let notice =
-        |c: &pcp_compositor::state::Compositor| c.state.settings.notice.text().map(str::to_string);
+    let notice = |c: &pcp_compositor::state::Compositor| c.state.notice_text().map(str::to_string);
 
     // The folder goes (a dotfiles tool replacing it, say) and comes back with a broken file:
     // the change is still seen, by polling while no watch can be set, then by a new watch.

@@ -201,7 +201,7 @@ fn an_agent_in_pcpctl_run_cannot_touch_pcp_files_and_its_dialog_names_its_sandbo
     );
     pcp_plugin::refresh(&mut s.compositor.state);
     s.compositor.state.render();
-    let capture = s.compositor.state.backend.capture(0).unwrap();
+    let capture = s.compositor.state.backend().capture(0).unwrap();
     let png = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pcp-captures");
     std::fs::create_dir_all(&png).unwrap();
     capture
@@ -212,7 +212,7 @@ fn an_agent_in_pcpctl_run_cannot_touch_pcp_files_and_its_dialog_names_its_sandbo
     let state = &mut s.compositor.state;
     state.advance_clock(1000);
     // The dialog takes the keyboard only when given it (issue 17): Super+Return.
-    if !state.pcp.ui().has_keyboard_focus() {
+    if !state.pcp().ui().has_keyboard_focus() {
         for (key, pressed) in [
             (KEY_LEFTMETA, true),
             (KEY_ENTER, true),

@@ -84,7 +84,7 @@ impl Setup {
         let state = &mut self.compositor.state;
         state.advance_clock(1000);
         // The dialog takes the keyboard only when given it (issue 17): Super+Return.
-        if !state.pcp.ui().has_keyboard_focus() {
+        if !state.pcp().ui().has_keyboard_focus() {
             for (key, pressed) in [
                 (KEY_LEFTMETA, true),
                 (KEY_ENTER, true),
@@ -105,7 +105,7 @@ impl Setup {
         let state = &mut self.compositor.state;
         state.advance_clock(1000);
         pcp_plugin::refresh(state);
-        let ui = state.pcp.ui();
+        let ui = state.pcp().ui();
         let rect = ui.placement().expect("the dialog is up").rect;
         let [x, y, w, h] = ui
             .dialog()
@@ -335,13 +335,7 @@ fn a_lowered_file_delete_in_the_config_still_needs_voice_and_visual_until_approv
            auth_level = \"user\"\ndescription = \"Delete {path}\"\nparams = [\"path\"]\n";
     std::fs::write(&config, lowered).unwrap();
     s.compositor.state.reload_config();
-    let notice = s
-        .compositor
-        .state
-        .settings
-        .notice
-        .text()
-        .map(str::to_string);
+    let notice = s.compositor.state.notice_text().map(str::to_string);
     let (capability, _) = shown(&mut s)
         .unwrap_or_else(|| panic!("the policy change is asked about (notice: {notice:?})"));
     assert_eq!(capability, pcp_gate::POLICY_CAPABILITY);

@@ -20,6 +20,7 @@ use pcp_compositor::backend::{BackendError, BackendKind, UDEV_BUILT, WINIT_BUILT
 use pcp_compositor::config::OutputSpec;
 use pcp_compositor::startup;
 use pcp_compositor::state::{Compositor, Socket};
+use pcp_plugin::PcpHandler;
 
 #[derive(Parser)]
 #[command(
@@ -148,7 +149,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let mut last_capture = Instant::now();
     wake_on_termination(&mut compositor)?;
     let capture_every = Duration::from_millis(cli.capture_interval_ms);
-    while compositor.state.running && !TERMINATE.load(Ordering::Relaxed) {
+    while compositor.state.is_running() && !TERMINATE.load(Ordering::Relaxed) {
         // Asleep until a client, a device or a timer has something: only captures wake it up
         // on their own.
         let timeout = cli
@@ -166,9 +167,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             && last_capture.elapsed() >= capture_every
         {
             last_capture = Instant::now();
-            for (i, vo) in compositor.state.backend.outputs.iter().enumerate() {
+            for (i, vo) in compositor.state.backend().outputs.iter().enumerate() {
                 let path = dir.join(format!("{}.png", vo.output.name()));
-                match compositor.state.backend.capture(i) {
+                match compositor.state.backend().capture(i) {
                     Ok(c) => {
                         if let Err(e) = c.write_png(&path) {
                             tracing::warn!("{e}");
@@ -180,7 +181,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     // Routine audit records are committed in groups: write out the last group before leaving.
-    if let Err(e) = compositor.state.pcp.gate_mut().flush() {
+    if let Err(e) = compositor.state.pcp().gate_mut().flush() {
         tracing::error!("the last audit records could not be written: {e}");
     }
     if TERMINATE.load(Ordering::Relaxed) {
@@ -238,7 +239,7 @@ fn wake_on_termination(compositor: &mut Compositor) -> Result<()> {
                 unsafe {
                     libc::read(fd.as_raw_fd(), count.as_mut_ptr().cast::<libc::c_void>(), 8);
                 }
-                state.running = false;
+                state.stop();
                 Ok(PostAction::Continue)
             },
         )

@@ -60,24 +60,20 @@ impl XdgActivationHandler for State {
             tracing::debug!("an activation token was used too late");
             return;
         }
-        let window = self
-            .space
-            .elements()
-            .find(|w| w.toplevel().is_some_and(|t| t.wl_surface() == &surface))
-            .cloned();
+        let window = self.desktop.window_of(&surface);
         let Some(window) = window else {
             return;
         };
-        if self.is_locked() {
+        if self.desktop.is_locked() {
             return;
         }
-        self.space.raise_element(&window, true);
+        self.desktop.space.raise_element(&window, true);
         if self.pcp.ui().has_keyboard_focus() {
-            self.keyboard_return = Some(surface);
+            self.desktop.keyboard_return = Some(surface);
         } else if let Some(keyboard) = self.seat.get_keyboard() {
             keyboard.set_focus(self, Some(surface), SERIAL_COUNTER.next_serial());
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 }
 

@@ -37,21 +37,17 @@ impl CompositorHandler for State {
 
     fn commit(&mut self, surface: &WlSurface) {
         on_commit_buffer_handler::<Self>(surface);
-        self.popups.commit(surface);
-        if let Some(PopupKind::Xdg(popup)) = self.popups.find_popup(surface) {
+        self.desktop.popups.commit(surface);
+        if let Some(PopupKind::Xdg(popup)) = self.desktop.popups.find_popup(surface) {
             if !popup.is_initial_configure_sent()
                 && let Err(e) = popup.send_configure()
             {
                 tracing::debug!("a popup's first configure was refused: {e:?}");
             }
-            self.dirty = true;
+            self.frames.damage();
             return;
         }
-        let window = self
-            .space
-            .elements()
-            .find(|w| w.toplevel().is_some_and(|t| t.wl_surface() == surface))
-            .cloned();
+        let window = self.desktop.window_of(surface);
         if let Some(window) = window {
             window.on_commit();
             let sent = with_states(surface, |states| {
@@ -67,7 +63,7 @@ impl CompositorHandler for State {
                 // foot (it handles input for a window it has not set up yet). While the dialog
                 // has the keyboard, the window gets it when the dialog gives it back.
                 if self.pcp.ui().has_keyboard_focus() {
-                    self.keyboard_return = Some(surface.clone());
+                    self.desktop.keyboard_return = Some(surface.clone());
                 } else if let Some(keyboard) = self.seat.get_keyboard() {
                     keyboard.set_focus(self, Some(surface.clone()), SERIAL_COUNTER.next_serial());
                 }
@@ -75,7 +71,7 @@ impl CompositorHandler for State {
         } else {
             self.layer_commit(surface);
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 }
 

@@ -35,13 +35,13 @@ impl ClientDndGrabHandler for State {
         icon: Option<WlSurface>,
         _seat: Seat<Self>,
     ) {
-        self.drag_icon = icon;
-        self.dirty = true;
+        self.desktop.set_drag_icon(icon);
+        self.frames.damage();
     }
 
     fn dropped(&mut self, _target: Option<WlSurface>, _validated: bool, _seat: Seat<Self>) {
-        self.drag_icon = None;
-        self.dirty = true;
+        self.desktop.set_drag_icon(None);
+        self.frames.damage();
     }
 }
 impl ServerDndGrabHandler for State {}

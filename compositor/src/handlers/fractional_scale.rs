@@ -29,22 +29,23 @@ impl State {
         while let Some(parent) = get_parent(&root) {
             root = parent;
         }
-        if let Some(popup) = self.popups.find_popup(&root)
+        if let Some(popup) = self.desktop.popups.find_popup(&root)
             && let Ok(top) = find_popup_root_surface(&popup)
         {
             root = top;
         }
         let window = self
+            .desktop
             .space
             .elements()
             .find(|w| w.toplevel().is_some_and(|t| t.wl_surface() == &root));
         let index = window
             .and_then(|w| {
-                let loc = self.space.element_location(w)?;
+                let loc = self.desktop.space.element_location(w)?;
                 let centre = loc + w.geometry().size.downscale(2).to_point();
                 self.backend.nearest_output(centre.to_f64())
             })
-            .or_else(|| self.backend.nearest_output(self.focus));
+            .or_else(|| self.backend.nearest_output(self.pointer.focal_point()));
         index
             .and_then(|i| self.backend.outputs.get(i))
             .map_or(1.0, |o| o.spec.scale)

@@ -14,7 +14,7 @@ use smithay::wayland::idle_notify::{
     IdleNotificationUserData, IdleNotifierHandler, IdleNotifierState,
 };
 use wayland_server::protocol::wl_surface::WlSurface;
-use wayland_server::{Client, DataInit, DisplayHandle, GlobalDispatch, New, Resource};
+use wayland_server::{Client, DataInit, DisplayHandle, GlobalDispatch, New};
 
 use crate::state::State;
 
@@ -55,26 +55,19 @@ wayland_server::delegate_dispatch!(
 
 impl IdleInhibitHandler for State {
     fn inhibit(&mut self, surface: WlSurface) {
-        self.idle_inhibitors.push(surface);
-        self.update_idle_inhibition();
+        let inhibited = self.desktop.inhibit_idle(surface);
+        self.protocols.idle_notifier.set_is_inhibited(inhibited);
     }
 
     fn uninhibit(&mut self, surface: WlSurface) {
-        self.idle_inhibitors.retain(|s| s != &surface);
-        self.update_idle_inhibition();
+        let inhibited = self.desktop.uninhibit_idle(&surface);
+        self.protocols.idle_notifier.set_is_inhibited(inhibited);
     }
 }
 
 delegate_idle_inhibit!(State);
 
 impl State {
-    /// Idle is reported only while no live surface holds an inhibitor.
-    fn update_idle_inhibition(&mut self) {
-        self.idle_inhibitors.retain(Resource::is_alive);
-        let inhibited = !self.idle_inhibitors.is_empty();
-        self.protocols.idle_notifier.set_is_inhibited(inhibited);
-    }
-
     /// Someone used an input device: idle timers start again.
     pub(crate) fn input_activity(&mut self) {
         let seat = self.seat.clone();

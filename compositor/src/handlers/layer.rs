@@ -30,7 +30,7 @@ impl WlrLayerShellHandler for State {
     ) {
         // The output the client asked for, else the one nearest the focal point.
         let output = output.as_ref().and_then(Output::from_resource).or_else(|| {
-            let i = self.backend.nearest_output(self.focus)?;
+            let i = self.backend.nearest_output(self.pointer.focal_point())?;
             self.backend.outputs.get(i).map(|o| o.output.clone())
         });
         let Some(output) = output else {
@@ -42,7 +42,7 @@ impl WlrLayerShellHandler for State {
         if let Err(e) = map.map_layer(&LayerSurface::new(surface, namespace)) {
             tracing::warn!("a layer surface could not be mapped: {e}");
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 
     fn layer_destroyed(&mut self, surface: WlrLayerSurface) {
@@ -56,7 +56,7 @@ impl WlrLayerShellHandler for State {
                 map.unmap_layer(&layer);
             }
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 }
 

@@ -25,7 +25,7 @@ impl PcpHandler for State {
     }
 
     fn app_id_of(&self, client: &Client) -> Option<String> {
-        self.space.elements().find_map(|w| {
+        self.desktop.space.elements().find_map(|w| {
             let toplevel = w.toplevel()?;
             let owner = toplevel.wl_surface().client()?;
             (owner.id() == client.id()).then(|| app_id(w)).flatten()
@@ -48,7 +48,7 @@ impl PcpHandler for State {
 
     fn dialog_shown(&mut self, _shown: bool) {
         self.pointer_after_dialog();
-        self.dirty = true;
+        self.frames.damage();
     }
 
     fn dialog_keyboard_focus(&mut self, focused: bool) {
@@ -62,7 +62,7 @@ impl PcpHandler for State {
     fn dialog_damaged(&mut self) {
         // It may have moved under the pointer.
         self.pointer_after_dialog();
-        self.dirty = true;
+        self.frames.damage();
     }
 
     fn policy_settled(&mut self, applied: bool, reason: &str) {
@@ -73,7 +73,7 @@ impl PcpHandler for State {
             let text = format!("{} {reason}", self.settings.config.policy_refused_notice);
             self.settings.notice.set(Some(text));
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 }
 

@@ -25,8 +25,7 @@ impl State {
     /// Every output was just drawn: the surfaces shown on it are told when (now, by the
     /// presentation clock), at which refresh, and the frame's sequence number.
     pub(crate) fn send_presentation_feedback(&mut self) {
-        self.presentation_seq = self.presentation_seq.wrapping_add(1);
-        let seq = self.presentation_seq;
+        let seq = self.frames.next_presentation_seq();
         let now: Duration = Clock::<Monotonic>::new().now().into();
         let flags = wp_presentation_feedback::Kind::empty();
         for vo in &self.backend.outputs {
@@ -42,10 +41,11 @@ impl State {
                 ),
                 Some(None) => {}
                 None => {
-                    let outputs_area = self.space.output_geometry(&output);
-                    for window in self.space.elements() {
+                    let outputs_area = self.desktop.space.output_geometry(&output);
+                    for window in self.desktop.space.elements() {
                         let shown = outputs_area.is_some_and(|area| {
-                            self.space
+                            self.desktop
+                                .space
                                 .element_geometry(window)
                                 .is_some_and(|g| g.overlaps(area))
                         });

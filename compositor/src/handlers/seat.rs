@@ -20,8 +20,8 @@ impl SeatHandler for State {
     }
 
     fn cursor_image(&mut self, _seat: &Seat<State>, image: CursorImageStatus) {
-        self.cursor_status = image;
-        self.dirty = true;
+        self.pointer.set_cursor_image(image);
+        self.frames.damage();
     }
 
     fn focus_changed(&mut self, seat: &Seat<State>, focused: Option<&WlSurface>) {
@@ -41,7 +41,7 @@ impl State {
             return;
         };
         if let Some(had) = keyboard.current_focus() {
-            self.keyboard_return = Some(had);
+            self.desktop.keyboard_return = Some(had);
         }
         keyboard.set_focus(self, None, SERIAL_COUNTER.next_serial());
     }
@@ -49,19 +49,20 @@ impl State {
     /// The dialog gave the keyboard back: to the window that had it when it still exists, else
     /// to the top window.
     pub(crate) fn restore_keyboard_focus(&mut self) {
-        let had = self.keyboard_return.take().filter(|s| s.is_alive());
+        let had = self.desktop.keyboard_return.take().filter(|s| s.is_alive());
         // While locked only a lock surface may have it.
-        let target = if self.is_locked() {
-            had.filter(|s| self.lock_keyboard_target().as_ref() == Some(s))
-                .or_else(|| self.lock_keyboard_target())
+        let target = if self.desktop.is_locked() {
+            had.filter(|s| self.desktop.lock_keyboard_target().as_ref() == Some(s))
+                .or_else(|| self.desktop.lock_keyboard_target())
         } else {
             had
         };
         let target = target.or_else(|| {
-            if self.is_locked() {
+            if self.desktop.is_locked() {
                 return None;
             }
-            self.space
+            self.desktop
+                .space
                 .elements()
                 .last()
                 .and_then(|w| w.toplevel().map(|t| t.wl_surface().clone()))

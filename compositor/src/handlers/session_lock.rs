@@ -18,12 +18,6 @@ use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::state::State;
 
-/// The session while it is locked: the lock surface of each output (by output name).
-#[derive(Default)]
-pub struct SessionLock {
-    pub surfaces: Vec<(String, LockSurface)>,
-}
-
 impl SessionLockHandler for State {
     fn lock_state(&mut self) -> &mut SessionLockManagerState {
         &mut self.protocols.session_lock
@@ -33,16 +27,16 @@ impl SessionLockHandler for State {
         // Nothing of the desktop is drawn from the next frame on, and no window keeps the
         // pointer, the keyboard or a grab: the session is locked at once.
         self.break_popup_grab();
-        self.lock = Some(SessionLock::default());
+        self.desktop.lock();
         if let Some(keyboard) = self.seat.get_keyboard() {
             if self.pcp.ui().has_keyboard_focus() {
-                self.keyboard_return = None;
+                self.desktop.keyboard_return = None;
             } else {
                 keyboard.set_focus(self, None, SERIAL_COUNTER.next_serial());
             }
         }
         if let Some(pointer) = self.seat.get_pointer() {
-            let location = self.pointer;
+            let location = self.pointer.location();
             pointer.motion(
                 self,
                 None,
@@ -56,27 +50,27 @@ impl SessionLockHandler for State {
         }
         confirmation.lock();
         tracing::info!("the session is locked");
-        self.dirty = true;
+        self.frames.damage();
     }
 
     fn unlock(&mut self) {
-        self.lock = None;
+        self.desktop.unlock();
         tracing::info!("the session is unlocked");
         if !self.pcp.ui().has_keyboard_focus() {
-            self.keyboard_return = None;
+            self.desktop.keyboard_return = None;
             self.restore_keyboard_focus();
         }
         self.pointer_after_dialog();
-        self.dirty = true;
+        self.frames.damage();
     }
 
     fn new_surface(&mut self, surface: LockSurface, output: WlOutput) {
         let Some(output) = Output::from_resource(&output) else {
             return;
         };
-        let Some(lock) = self.lock.as_mut() else {
+        if !self.desktop.is_locked() {
             return;
-        };
+        }
         let Some(vo) = self.backend.outputs.iter().find(|o| o.output == output) else {
             return;
         };
@@ -85,17 +79,12 @@ impl SessionLockHandler for State {
             state.size = Some((w as u32, h as u32).into());
         });
         surface.send_configure();
-        let focus = lock
-            .surfaces
-            .is_empty()
-            .then(|| surface.wl_surface().clone());
-        lock.surfaces.retain(|(name, _)| *name != output.name());
-        lock.surfaces.push((output.name(), surface));
+        let wl_surface = surface.wl_surface().clone();
         // The first lock surface gets the keyboard (the dialog keeps it while it has it).
-        if let Some(focus) = focus {
-            self.give_lock_keyboard(focus);
+        if self.desktop.add_lock_surface(output.name(), surface) == Some(true) {
+            self.give_lock_keyboard(wl_surface);
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 }
 
@@ -104,30 +93,12 @@ delegate_session_lock!(State);
 impl State {
     /// Whether the session is locked.
     pub fn is_locked(&self) -> bool {
-        self.lock.is_some()
-    }
-
-    /// The lock surface shown on output `name`, while locked.
-    pub(crate) fn lock_surface_of(&self, name: &str) -> Option<&LockSurface> {
-        let lock = self.lock.as_ref()?;
-        lock.surfaces
-            .iter()
-            .find(|(n, s)| n == name && s.alive())
-            .map(|(_, s)| s)
-    }
-
-    /// Where the keyboard goes back to while locked: the first live lock surface.
-    pub(crate) fn lock_keyboard_target(&self) -> Option<WlSurface> {
-        let lock = self.lock.as_ref()?;
-        lock.surfaces
-            .iter()
-            .find(|(_, s)| s.alive())
-            .map(|(_, s)| s.wl_surface().clone())
+        self.desktop.is_locked()
     }
 
     fn give_lock_keyboard(&mut self, surface: WlSurface) {
         if self.pcp.ui().has_keyboard_focus() {
-            self.keyboard_return = Some(surface);
+            self.desktop.keyboard_return = Some(surface);
         } else if let Some(keyboard) = self.seat.get_keyboard() {
             keyboard.set_focus(self, Some(surface), SERIAL_COUNTER.next_serial());
         }

@@ -43,19 +43,20 @@ impl XdgShellHandler for State {
 
     fn toplevel_destroyed(&mut self, surface: ToplevelSurface) {
         let window = self
+            .desktop
             .space
             .elements()
             .find(|w| w.toplevel().is_some_and(|t| t == &surface))
             .cloned();
         if let Some(window) = window {
-            self.space.unmap_elem(&window);
-            self.dirty = true;
+            self.desktop.space.unmap_elem(&window);
+            self.frames.damage();
         }
     }
 
     fn fullscreen_request(&mut self, surface: ToplevelSurface, _output: Option<WlOutput>) {
         // Fullscreen on the output nearest the focal point; the dialog still draws above it.
-        let Some(index) = self.backend.nearest_output(self.focus) else {
+        let Some(index) = self.backend.nearest_output(self.pointer.focal_point()) else {
             return;
         };
         let spec = self.backend.outputs[index].spec;
@@ -65,12 +66,15 @@ impl XdgShellHandler for State {
             state.size = Some((w, h).into());
         });
         let window = self
+            .desktop
             .space
             .elements()
             .find(|w| w.toplevel().is_some_and(|t| t == &surface))
             .cloned();
         if let Some(window) = window {
-            self.space.map_element(window, (spec.x, spec.y), true);
+            self.desktop
+                .space
+                .map_element(window, (spec.x, spec.y), true);
         }
         let sent = with_states(surface.wl_surface(), |states| {
             states
@@ -83,13 +87,13 @@ impl XdgShellHandler for State {
         if sent {
             surface.send_configure();
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 
     fn new_popup(&mut self, surface: PopupSurface, _positioner: PositionerState) {
         // The positioner's geometry is already pending; keep it on the output.
         self.unconstrain_popup(&surface);
-        if let Err(e) = self.popups.track_popup(PopupKind::from(surface)) {
+        if let Err(e) = self.desktop.popups.track_popup(PopupKind::from(surface)) {
             tracing::debug!("a popup died before it was tracked: {e:?}");
         }
     }
@@ -110,7 +114,11 @@ impl XdgShellHandler for State {
         let Ok(root) = find_popup_root_surface(&kind) else {
             return;
         };
-        let mut grab = match self.popups.grab_popup(root, kind.clone(), &seat, serial) {
+        let mut grab = match self
+            .desktop
+            .popups
+            .grab_popup(root, kind.clone(), &seat, serial)
+        {
             Ok(grab) => grab,
             Err(e) => {
                 tracing::debug!("a popup grab was refused: {e:?}");
@@ -135,7 +143,7 @@ impl XdgShellHandler for State {
             }
             pointer.set_grab(self, PopupPointerGrab::new(&grab), serial, Focus::Keep);
         }
-        self.popup_grab = Some(grab);
+        self.desktop.set_popup_grab(grab);
     }
 
     fn reposition_request(
@@ -150,11 +158,11 @@ impl XdgShellHandler for State {
         });
         self.unconstrain_popup(&surface);
         surface.send_repositioned(token);
-        self.dirty = true;
+        self.frames.damage();
     }
 
     fn popup_destroyed(&mut self, _surface: PopupSurface) {
-        self.dirty = true;
+        self.frames.damage();
     }
 }
 
@@ -184,7 +192,7 @@ impl State {
     /// Breaks the popup grab in force, if any (its popups get popup_done): the dialog took the
     /// keyboard, and no client grab may keep the pointer or keyboard from it.
     pub(crate) fn break_popup_grab(&mut self) {
-        let Some(mut grab) = self.popup_grab.take() else {
+        let Some(mut grab) = self.desktop.take_popup_grab() else {
             return;
         };
         grab.ungrab(PopupUngrabStrategy::All);
@@ -195,7 +203,7 @@ impl State {
         if let Some(pointer) = self.seat.get_pointer() {
             pointer.unset_grab(self, serial, 0);
         }
-        self.dirty = true;
+        self.frames.damage();
     }
 
     /// Keeps a popup on the output its window is on (the one holding most of the window, else
@@ -207,11 +215,12 @@ impl State {
             return;
         };
         let window = self
+            .desktop
             .space
             .elements()
             .find(|w| w.toplevel().is_some_and(|t| t.wl_surface() == &root));
         let placed = match window {
-            Some(window) => self.space.element_location(window).and_then(|loc| {
+            Some(window) => self.desktop.space.element_location(window).and_then(|loc| {
                 let area = Rectangle::new(loc, window.geometry().size);
                 Some((self.output_rect_for(area)?, loc))
             }),
@@ -253,15 +262,20 @@ impl State {
     /// Where a new window goes: the output nearest the focal point, cascaded by the number of
     /// windows already there.
     fn place_new_window(&mut self, window: Window) {
-        let index = self.backend.nearest_output(self.focus).unwrap_or(0);
+        let index = self
+            .backend
+            .nearest_output(self.pointer.focal_point())
+            .unwrap_or(0);
         let (x, y) = self
             .backend
             .outputs
             .get(index)
             .map(|o| (o.spec.x, o.spec.y))
             .unwrap_or((0, 0));
-        let step = CASCADE_STEP * (self.space.elements().count() % CASCADE_LENGTH) as i32;
-        self.space.map_element(window, (x + step, y + step), true);
-        self.dirty = true;
+        let step = CASCADE_STEP * (self.desktop.space.elements().count() % CASCADE_LENGTH) as i32;
+        self.desktop
+            .space
+            .map_element(window, (x + step, y + step), true);
+        self.frames.damage();
     }
 }

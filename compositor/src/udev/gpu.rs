@@ -306,7 +306,7 @@ fn page_flipped(state: &mut State, gpu: libc::dev_t, crtc: crtc::Handle) {
         }
     }
     if std::mem::take(&mut dev.missed) {
-        state.dirty = true;
+        state.frames.damage();
     }
 }
 
@@ -406,14 +406,17 @@ fn apply_scan(state: &mut State, gpu: libc::dev_t, scan: Scan) {
         return;
     }
     let State {
-        backend, dh, space, ..
+        backend,
+        dh,
+        desktop,
+        ..
     } = state;
     let Device::Udev(dev) = &mut backend.device else {
         return;
     };
     let before = backend.outputs.len();
     // Failures are logged with the connector's name; those displays stay dark.
-    dev.light(gpu, &new, dh, space, &mut backend.outputs);
+    dev.light(gpu, &new, dh, &mut desktop.space, &mut backend.outputs);
     for index in before..backend.outputs.len() {
         state.output_added(index);
     }

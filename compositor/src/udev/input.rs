@@ -32,7 +32,7 @@ fn absolute(
 
 /// Where a relative motion of `delta` takes the pointer, kept on the outputs.
 fn moved(state: &State, delta: Point<f64, Logical>) -> Point<f64, Logical> {
-    let p = state.pointer + delta;
+    let p = state.pointer.location() + delta;
     plan::clamp_to_outputs((p.x, p.y), &rects(&state.backend.outputs)).into()
 }
 

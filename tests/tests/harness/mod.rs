@@ -28,6 +28,7 @@ use pcp_compositor::startup;
 use pcp_compositor::state::{Clock, Compositor, Socket, State};
 use pcp_gate::Gate;
 use pcp_overlay::{Control, LiveState};
+use pcp_plugin::PcpHandler;
 use pcp_protocol::client::{ClientError, Decision, IntentClient, IntentEvent, Submission};
 use serde_json::Value;
 
@@ -168,7 +169,7 @@ impl Fixture {
         // the harness config turns voice off (a test puts in a shared engine instead).
         assert!(!options.speech.enabled);
         let mut compositor = Compositor::new(options).expect("compositor starts");
-        compositor.state.clock = Clock::frozen();
+        compositor.state.use_clock(Clock::frozen());
         let voice = speech.is_some();
         if voice {
             compositor.state.set_speech_engine(speech);
@@ -197,7 +198,7 @@ impl Fixture {
 
     /// The compositor's clock runs on real time from now on (the demo's table is wall time).
     pub fn use_real_clock(&mut self) {
-        self.state().clock = Clock::default();
+        self.state().use_clock(Clock::default());
     }
 
     /// Serves clients for one round of the event loop, waiting up to `timeout`.
@@ -207,43 +208,43 @@ impl Fixture {
 
     /// The gate: its prompts, its config, its audit log.
     pub fn gate(&mut self) -> &Gate {
-        self.state().pcp.gate()
+        self.state().pcp().gate()
     }
 
     /// The gate, to flush its audit log.
     pub fn gate_mut(&mut self) -> &mut Gate {
-        self.state().pcp.gate_mut()
+        self.state().pcp().gate_mut()
     }
 
     /// Whether the dialog is up.
     pub fn dialog_open(&mut self) -> bool {
-        self.state().pcp.ui().is_open()
+        self.state().pcp().ui().is_open()
     }
 
     /// The output the dialog is on.
     pub fn dialog_output(&mut self) -> Option<usize> {
-        self.state().pcp.ui().placement().map(|p| p.output)
+        self.state().pcp().ui().placement().map(|p| p.output)
     }
 
     /// Where the dialog is: its output and its global logical rectangle.
     pub fn dialog_placement(&mut self) -> Option<pcp_plugin::Placement> {
-        self.state().pcp.ui().placement()
+        self.state().pcp().ui().placement()
     }
 
     /// The dialog's global logical rectangle.
     pub fn dialog_rect(&mut self) -> Option<pcp_overlay::Rect> {
-        self.state().pcp.ui().placement().map(|p| p.rect)
+        self.state().pcp().ui().placement().map(|p| p.rect)
     }
 
     /// What the dialog shows live (voice, haptic, armed, countdown).
     pub fn dialog_live(&mut self) -> Option<LiveState> {
-        self.state().pcp.ui().dialog().live().cloned()
+        self.state().pcp().ui().dialog().live().cloned()
     }
 
     /// The challenge word the dialog shows, if any.
     pub fn dialog_challenge(&mut self) -> Option<String> {
         self.state()
-            .pcp
+            .pcp()
             .ui()
             .dialog()
             .content()
@@ -252,52 +253,52 @@ impl Fixture {
 
     /// Whether the dialog has the keyboard.
     pub fn dialog_has_keyboard(&mut self) -> bool {
-        self.state().pcp.ui().has_keyboard_focus()
+        self.state().pcp().ui().has_keyboard_focus()
     }
 
     /// How many actions assistive software asked for on the dialog and was refused, and how
     /// many times a stalled accessibility adapter was replaced.
     pub fn accessibility_counters(&mut self) -> (u64, u64) {
-        self.state().pcp.ui().accessibility_counters()
+        self.state().pcp().ui().accessibility_counters()
     }
 
     /// What a screen reader reads now (`None`: the compositor's accessibility is off).
     pub fn accessible_reading(&mut self) -> Option<pcp_plugin::a11y::Reading> {
-        self.state().pcp.ui().accessible_reading()
+        self.state().pcp().ui().accessible_reading()
     }
 
     /// Whether the desktop asks for high contrast, as the compositor last heard from the
     /// settings portal.
     pub fn desktop_high_contrast(&mut self) -> bool {
-        self.state().pcp.ui().desktop_high_contrast()
+        self.state().pcp().ui().desktop_high_contrast()
     }
 
     /// The palette the dialog draws with now.
     pub fn dialog_palette(&mut self) -> pcp_overlay::Palette {
-        self.state().pcp.ui().dialog().palette().clone()
+        self.state().pcp().ui().dialog().palette().clone()
     }
 
     /// Whether the dialog up is modal.
     pub fn dialog_modal(&mut self) -> bool {
-        self.state().pcp.ui().is_modal()
+        self.state().pcp().ui().is_modal()
     }
 
     /// Whether the dialog shows its "Allow until logout" control.
     pub fn dialog_offers_session(&mut self) -> bool {
         pcp_plugin::refresh(self.state());
-        let ui = self.compositor.state.pcp.ui();
+        let ui = self.compositor.state.pcp().ui();
         ui.dialog().content().is_some_and(|c| c.offer_session)
     }
 
     /// Whether a client's surface has the pointer (the seat's pointer focus).
     pub fn pointer_on_client(&mut self) -> bool {
-        let pointer = self.state().seat.get_pointer();
+        let pointer = self.state().seat().get_pointer();
         pointer.is_some_and(|p| p.current_focus().is_some())
     }
 
     /// Whether a client's surface has the keyboard (the seat's keyboard focus).
     pub fn keyboard_on_client(&mut self) -> bool {
-        let keyboard = self.state().seat.get_keyboard();
+        let keyboard = self.state().seat().get_keyboard();
         keyboard.is_some_and(|k| k.current_focus().is_some())
     }
 
@@ -312,52 +313,49 @@ impl Fixture {
 
     /// The number of waiting prompts the dialog's badge shows.
     pub fn queued(&mut self) -> u32 {
-        self.state().pcp.ui().queued()
+        self.state().pcp().ui().queued()
     }
 
     /// The keys whose release is being kept from clients.
     pub fn suppressed_keys(&mut self) -> Vec<u32> {
-        self.state().pcp.ui().suppressed_keys().collect()
+        self.state().pcp().ui().suppressed_keys().collect()
     }
 
     /// Voice as the compositor last learned it from its probe thread.
     pub fn voice_availability(&mut self) -> pcp_speech::Availability {
-        self.state().pcp.ui().voice_availability().clone()
+        self.state().pcp().ui().voice_availability().clone()
     }
 
     /// The capabilities of the last built-ins performed (at most
     /// `pcp_compositor::builtins::PERFORMED_KEPT`), oldest first.
     pub fn performed(&mut self) -> Vec<String> {
-        self.state().performed.iter().cloned().collect()
+        self.state().performed().map(str::to_string).collect()
     }
 
     /// The text of the refused-reload notice on screen.
     pub fn notice_text(&mut self) -> Option<String> {
-        self.state().settings.notice.text().map(str::to_string)
+        self.state().notice_text().map(str::to_string)
     }
 
     /// How many windows are mapped.
     pub fn window_count(&mut self) -> usize {
-        self.state().space.elements().count()
+        self.state().desktop().windows().count()
     }
 
     /// The top-left corner of the first window mapped.
     pub fn first_window_location(&mut self) -> Option<(i32, i32)> {
-        let state = self.state();
-        let window = state.space.elements().next()?;
-        let loc = state.space.element_location(window)?;
-        Some((loc.x, loc.y))
+        let (_, at) = self.state().desktop().windows().next()?;
+        Some((at.x, at.y))
     }
 
     /// The top-left corner of the window whose (declared) app id is `app_id`.
     pub fn window_location_of(&mut self, app_id: &str) -> Option<(i32, i32)> {
-        let state = self.state();
-        let window = state
-            .space
-            .elements()
-            .find(|w| pcp_compositor::handlers::xdg::app_id(w).as_deref() == Some(app_id))?;
-        let loc = state.space.element_location(window)?;
-        Some((loc.x, loc.y))
+        let (_, at) = self
+            .state()
+            .desktop()
+            .windows()
+            .find(|(id, _)| id.as_deref() == Some(app_id))?;
+        Some((at.x, at.y))
     }
 
     /// Draws every output now.
@@ -367,17 +365,17 @@ impl Fixture {
 
     /// How many outputs there are.
     pub fn output_count(&mut self) -> usize {
-        self.state().backend.outputs.len()
+        self.state().backend().outputs.len()
     }
 
     /// Output `index`'s size, scale and position.
     pub fn output_spec(&mut self, index: usize) -> OutputSpec {
-        self.state().backend.outputs[index].spec
+        self.state().backend().outputs[index].spec
     }
 
     /// Output `index`'s name (`HEADLESS-n`).
     pub fn output_name(&mut self, index: usize) -> String {
-        self.state().backend.outputs[index].output.name()
+        self.state().backend().outputs[index].output.name()
     }
 
     /// The focal point moves to (x, y) without the pointer (a tracker's hint).
@@ -570,7 +568,7 @@ impl Fixture {
         self.state().render();
         self.compositor
             .state
-            .backend
+            .backend()
             .capture(index)
             .expect("capture")
     }
@@ -588,7 +586,7 @@ impl Fixture {
     /// The centre of a dialog control in global logical coordinates, as last drawn.
     pub fn control_centre(&mut self, control: Control) -> (f64, f64) {
         pcp_plugin::refresh(self.state());
-        let ui = self.compositor.state.pcp.ui();
+        let ui = self.compositor.state.pcp().ui();
         let placement = ui.placement().expect("the dialog is up");
         let [x, y, w, h] = ui
             .dialog()
@@ -604,7 +602,7 @@ impl Fixture {
     pub fn dialog_pixels(&mut self) -> (u32, u32, Vec<u8>) {
         pcp_plugin::refresh(self.state());
         self.state()
-            .pcp
+            .pcp()
             .ui_mut()
             .pixels()
             .expect("the dialog is up")
@@ -613,7 +611,7 @@ impl Fixture {
     /// Who the dialog says asks, as shown now.
     pub fn dialog_requester(&mut self) -> pcp_overlay::Requester {
         pcp_plugin::refresh(self.state());
-        let ui = self.compositor.state.pcp.ui();
+        let ui = self.compositor.state.pcp().ui();
         ui.dialog()
             .content()
             .expect("the dialog is up")
@@ -624,7 +622,7 @@ impl Fixture {
     /// Everything the dialog shows now (what, on what, steps, extra parameters, who asks).
     pub fn dialog_content(&mut self) -> pcp_overlay::DialogContent {
         pcp_plugin::refresh(self.state());
-        let ui = self.compositor.state.pcp.ui();
+        let ui = self.compositor.state.pcp().ui();
         ui.dialog().content().expect("the dialog is up").clone()
     }
 
