@@ -1,7 +1,7 @@
 //! `pcp-harness` as an agent developer runs it: the built binary with a scripted user file, a
 //! real protocol client, the JSON lines it prints, the audit log it leaves, and its errors for a
-//! bad script. The script parser's own tests run here too (`script::tests`): `cargo test` builds
-//! the example as the binary these tests start, not as a test.
+//! bad script. The script parser's own tests run here too (`script::tests`). The binary these
+//! tests start is built by them from the current sources (see [`binary`]).
 
 #[path = "../examples/pcp_harness/script.rs"]
 #[allow(dead_code)]
@@ -10,6 +10,7 @@ mod script;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
@@ -17,18 +18,50 @@ use pcp_gate::store::Store;
 use pcp_protocol::client::{Decision, IntentClient, Submission};
 use serde_json::{Value, json};
 
-/// The example binary cargo built beside this test (`cargo test` builds the examples first; with
-/// a target filter, `cargo build -p pcp-tests --example pcp-harness`).
+/// The `pcp-harness` example as the sources are now: built once per test run by the cargo that
+/// runs these tests (`$CARGO`), in the same target folder and profile, so a filtered
+/// `cargo test --test scripted_user` never starts a binary left from older sources. Its path is
+/// the one cargo reports for the built example.
 fn binary() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(build_harness).clone()
+}
+
+fn build_harness() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "-p", "pcp-tests", "--example", "pcp-harness"])
+        .arg("--message-format=json-render-diagnostics")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    // This test's own profile: <target>/<profile>/deps/scripted_user-<hash>.
     let exe = std::env::current_exe().unwrap();
-    let debug = exe.parent().unwrap().parent().unwrap();
-    let bin = debug.join("examples/pcp-harness");
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => {}
+        Some("release") => {
+            cmd.arg("--release");
+        }
+        Some(other) => {
+            cmd.args(["--profile", other]);
+        }
+    }
+    // The same target folder (`--target-dir` or $CARGO_TARGET_DIR), so nothing is built twice
+    // (a host build: the harness runs a compositor here, never cross-compiled).
+    if let Some(target) = profile_dir.parent() {
+        cmd.arg("--target-dir").arg(target);
+    }
+    let out = cmd.stderr(Stdio::inherit()).output().unwrap();
     assert!(
-        bin.exists(),
-        "{} is missing: cargo build -p pcp-tests --example pcp-harness",
-        bin.display()
+        out.status.success(),
+        "{cmd:?} failed ({}): see its errors above",
+        out.status
     );
-    bin
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "pcp-harness")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("{cmd:?} reported no pcp-harness executable"))
 }
 
 struct Running {
