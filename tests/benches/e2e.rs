@@ -81,8 +81,8 @@ fn microphone_of_silence() -> tempfile::TempDir {
         &placeholder,
         &dir.path().join("played.raw"),
     ));
-    let encoding = harness::audio::encoding(&pcp_speech::Config::default());
-    let silence = harness::audio::silence(dir.path(), &encoding);
+    let encoding = harness::audio::encoding(&pcp_speech::Config::default()).unwrap();
+    let silence = harness::audio::silence(dir.path(), &encoding).unwrap();
     set(harness::alsa_file_env(
         &silence,
         &dir.path().join("played.raw"),

@@ -146,7 +146,7 @@ impl Demo {
             challenge: Vec::new(),
             ..SpeechConfig::default()
         };
-        let encoding = audio::encoding(&speech_config);
+        let encoding = audio::encoding(&speech_config)?;
         println!("Loading the Korean Vosk model (on-device speech recognition)…");
         let engine = SpeechEngine::start(speech_config);
         let haptics = SharedHaptics::new(RecordingHaptics::new(
@@ -524,14 +524,18 @@ impl Demo {
 
     /// The microphone will hear `text` spoken (after half a second of silence).
     fn hear(&mut self, name: &str, text: &str) {
-        let file = audio::speech(&self.audio, name, text, &self.encoding);
-        self.microphone_reads(&file);
+        match audio::speech(&self.audio, name, text, &self.encoding) {
+            Ok(file) => self.microphone_reads(&file),
+            Err(e) => self.problem(&format!("cannot synthesize {text:?}: {e}")),
+        }
     }
 
     /// The microphone will hear nothing at all.
     fn hear_silence(&mut self) {
-        let file = audio::silence(&self.audio, &self.encoding);
-        self.microphone_reads(&file);
+        match audio::silence(&self.audio, &self.encoding) {
+            Ok(file) => self.microphone_reads(&file),
+            Err(e) => self.problem(&format!("cannot make silence: {e}")),
+        }
     }
 
     fn microphone_reads(&mut self, file: &Path) {

@@ -67,7 +67,7 @@ fn placeholder(dir: &Path) -> std::path::PathBuf {
 
 /// The encoding the device opens with (the fixtures are made in it).
 fn encoding() -> audio::Encoding {
-    audio::encoding(&config())
+    audio::encoding(&config()).unwrap()
 }
 
 fn delete() -> pcp_protocol::client::Submission {
@@ -78,7 +78,7 @@ fn delete() -> pcp_protocol::client::Submission {
 fn attack1_the_click_given_then_the_microphone_lost_the_prompt_still_ends() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    let quiet = audio::silence(dir.path(), &encoding());
+    let quiet = audio::silence(dir.path(), &encoding()).unwrap();
     // A microphone of its own, in a config file of its own, so it can be unplugged.
     let conf = dir.path().join("mic.conf");
     std::fs::write(&conf, audio::mic_conf(&quiet)).unwrap();
@@ -121,7 +121,7 @@ fn attack1_the_click_given_then_the_microphone_lost_the_prompt_still_ends() {
 fn attack11_a_yes_from_the_speakers_alone_never_approves() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    let yes = audio::speech(dir.path(), "yes", "네", &encoding());
+    let yes = audio::speech(dir.path(), "yes", "네", &encoding()).unwrap();
     // SAFETY: `_g` holds `ALSA`.
     unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &yes) };
     let engine = SpeechEngine::with_model(config(), model()).expect("engine");
@@ -146,7 +146,7 @@ fn attack11_a_yes_from_the_speakers_alone_never_approves() {
 fn attack2_a_question_that_cannot_be_spoken_is_still_listened_for() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    let yes = audio::speech(dir.path(), "yes", "네", &encoding());
+    let yes = audio::speech(dir.path(), "yes", "네", &encoding()).unwrap();
     // SAFETY: `_g` holds `ALSA`.
     unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &yes) };
     // The question is spoken, in a voice espeak-ng does not have: synthesis fails.

@@ -490,3 +490,83 @@ fn a_phrase_said_on_stdin_answers_the_next_dialog_by_voice() {
     assert_eq!(results, [("visual", "approve"), ("voice", "approve")]);
     h.stop(false);
 }
+
+/// Runs the harness with `args` (and `env`) to its end: its exit code and stderr.
+fn run_to_end(args: &[&std::ffi::OsStr], env: &[(&str, &Path)]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(binary());
+    cmd.args(args).stdin(Stdio::null());
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_bad_output_spec_is_one_clear_error_with_status_2() {
+    for (spec, why) in [
+        ("10x10", "each side must be 64 to 16384 pixels"),
+        ("1920x1080*9", "the scale must be between 0.5 and 4"),
+        ("1920x1080@left", "the position is not X,Y"),
+        ("wide", "no WxH size"),
+    ] {
+        let (code, stderr) = run_to_end(
+            &[
+                "--output".as_ref(),
+                "1280x720".as_ref(),
+                "--output".as_ref(),
+                spec.as_ref(),
+            ],
+            &[],
+        );
+        assert_eq!(code, Some(2), "{spec}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("pcp-harness: --output: output `{spec}`: {why}")),
+            "{spec}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{spec}: {stderr}");
+    }
+}
+
+#[test]
+fn a_state_path_the_gate_cannot_open_is_one_clear_error_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder where the state file should be: the gate cannot open it as a database.
+    let (code, stderr) = run_to_end(&["--state".as_ref(), dir.path().as_os_str()], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("pcp-harness: the compositor did not start:")
+            && stderr.contains(&dir.path().display().to_string()),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_phrase_espeak_ng_cannot_speak_is_an_error_naming_the_command_and_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("user.toml");
+    std::fs::write(
+        &user,
+        "[[answer]]\ncapability = \"file.*\"\ndo = [\"say\"]\nsay = \"네\"\n",
+    )
+    .unwrap();
+    // espeak-ng without its data (a broken install): it fails and says why on stderr.
+    let no_data = dir.path().join("no-espeak-data");
+    std::fs::create_dir(&no_data).unwrap();
+    let (code, stderr) = run_to_end(
+        &["--user".as_ref(), user.as_os_str()],
+        &[("ESPEAK_DATA_PATH", &no_data)],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "pcp-harness: cannot speak \"네\" into the microphone: `espeak-ng -v ko -w"
+        ) && stderr.contains("phontab"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

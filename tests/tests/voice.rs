@@ -61,19 +61,19 @@ fn alsa(dir: &Path, capture: &Path) -> MutexGuard<'static, ()> {
 
 /// The encoding the device opens with (the fixtures must match it).
 fn encoding() -> audio::Encoding {
-    let encoding = audio::encoding(&config());
+    let encoding = audio::encoding(&config()).unwrap();
     assert_eq!((encoding.rate, encoding.channels), (44_100, 2));
     encoding
 }
 
 /// `text` spoken by espeak-ng, padded with true silence, in the device's encoding.
 fn speech(dir: &Path, name: &str, text: &str) -> PathBuf {
-    audio::speech(dir, name, text, &encoding())
+    audio::speech(dir, name, text, &encoding()).unwrap()
 }
 
 /// One second of true digital silence in the device's encoding.
 fn silence(dir: &Path) -> PathBuf {
-    audio::silence(dir, &encoding())
+    audio::silence(dir, &encoding()).unwrap()
 }
 
 /// A compositor whose voice runs on the shared model with the capture ALSA now points at.

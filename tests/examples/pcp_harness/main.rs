@@ -32,7 +32,7 @@ use pcp_haptics::{FfKind, RecordingHaptics};
 use pcp_overlay::Control;
 use serde_json::{Value, json};
 
-use harness::{Fixture, SharedHaptics, audio};
+use harness::{Fixture, SharedHaptics, StartFailure, audio};
 use script::{Action, Script};
 
 /// The headless compositor played by a scripted user, for testing agents.
@@ -113,7 +113,7 @@ fn run(args: Args) -> Result<Option<u8>, String> {
     };
     for spec in &outputs {
         spec.parse::<pcp_compositor::config::OutputSpec>()
-            .map_err(|e| format!("--output {spec}: {e}"))?;
+            .map_err(|e| format!("--output: {e}"))?;
     }
     for dir in &args.manifests {
         if !dir.is_dir() {
@@ -156,20 +156,6 @@ fn run(args: Args) -> Result<Option<u8>, String> {
     harness.serve();
     harness.finish();
     Ok(harness.program_status)
-}
-
-/// What is wrong with the harness config `text` (and the manifests it names), as the compositor
-/// says it, if anything.
-fn config_error(text: &str) -> Option<String> {
-    if text.is_empty() {
-        return None;
-    }
-    let dir = tempfile::tempdir().ok()?;
-    let path = dir.path().join("config.toml");
-    std::fs::write(&path, text).ok()?;
-    pcp_compositor::startup::load(Some(&path))
-        .err()
-        .map(|e| e.to_string())
 }
 
 /// The tables the harness writes itself: a `--config` file may not set them again.
@@ -217,15 +203,17 @@ impl Microphone {
             .map_err(|e| format!("cannot point the microphone at {}: {e}", file.display()))
     }
 
-    /// The raw samples of `phrase` spoken, synthesized once.
-    fn phrase(&mut self, phrase: &str) -> PathBuf {
+    /// The raw samples of `phrase` spoken, synthesized once. An error names the command that
+    /// failed (espeak-ng or sox) and its stderr.
+    fn phrase(&mut self, phrase: &str) -> Result<PathBuf, String> {
         if let Some((_, file)) = self.spoken.iter().find(|(p, _)| p == phrase) {
-            return file.clone();
+            return Ok(file.clone());
         }
         let name = format!("phrase-{}", self.spoken.len());
-        let file = audio::speech(self.dir.path(), &name, phrase, &self.encoding);
+        let file = audio::speech(self.dir.path(), &name, phrase, &self.encoding)
+            .map_err(|e| format!("cannot speak {phrase:?} into the microphone: {e}"))?;
         self.spoken.push((phrase.to_string(), file.clone()));
-        file
+        Ok(file)
     }
 }
 
@@ -284,8 +272,8 @@ impl Harness {
                 input_device: audio::MIC.into(),
                 ..pcp_speech::Config::default()
             };
-            let encoding = audio::encoding(&config);
-            let silence = audio::silence(dir.path(), &encoding);
+            let encoding = audio::encoding(&config)?;
+            let silence = audio::silence(dir.path(), &encoding)?;
             let mut mic = Microphone {
                 dir,
                 conf,
@@ -300,7 +288,7 @@ impl Harness {
                 if let Some(phrase) = &answer.say
                     && !phrase.contains(script::CHALLENGE)
                 {
-                    mic.phrase(&script::phrase_for(phrase, None));
+                    mic.phrase(&script::phrase_for(phrase, None))?;
                 }
             }
             (Some(pcp_speech::SpeechEngine::start(config)), Some(mic))
@@ -314,42 +302,23 @@ impl Harness {
         let specs: Vec<&str> = outputs.iter().map(String::as_str).collect();
         let manifests = args.manifests.clone();
         let extra = extra.to_string();
-        // The config text the fixture writes, to say what is wrong with it if it does not load.
-        let written = std::rc::Rc::new(std::cell::RefCell::new(String::new()));
-        let keep = std::rc::Rc::clone(&written);
-        let start = || {
-            Fixture::start(
-                &specs,
-                speech,
-                Some(Box::new(haptics.clone())),
-                args.state.as_deref(),
-                move |text| {
-                    let mut text = text;
-                    for dir in &manifests {
-                        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-                        text = text.replacen("dirs = [", &format!("dirs = [{dir:?}, "), 1);
-                    }
-                    let text = text + "\n" + &extra;
-                    keep.borrow_mut().clone_from(&text);
-                    text
-                },
-            )
-        };
-        // The fixture fails loudly (a bad manifest or config, no socket): said here as one
-        // error, not as a panic.
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
-        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(start));
-        std::panic::set_hook(hook);
-        let mut fx = started.map_err(|payload| {
-            let why = config_error(&written.borrow()).unwrap_or_else(|| {
-                payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "an unknown failure".into())
-            });
-            format!("the compositor did not start: {why}")
+        let mut fx = Fixture::try_start(
+            &specs,
+            speech,
+            Some(Box::new(haptics.clone())),
+            args.state.as_deref(),
+            move |text| {
+                let mut text = text;
+                for dir in &manifests {
+                    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+                    text = text.replacen("dirs = [", &format!("dirs = [{dir:?}, "), 1);
+                }
+                text + "\n" + &extra
+            },
+        )
+        .map_err(|e| match e {
+            StartFailure::Output(e) => format!("--output: {e}"),
+            e => format!("the compositor did not start: {e}"),
         })?;
         fx.use_real_clock();
         fx.gate_mut().attach_scripted_user();
@@ -526,8 +495,14 @@ impl Harness {
             did.push(format!("say {p}"));
         }
         if let Some(mic) = &mut self.microphone {
-            let file = match &phrase {
-                Some(p) => mic.phrase(p),
+            // A phrase that cannot be synthesized is said on stderr; the microphone then hears
+            // silence, so the prompt goes unanswered by voice rather than the harness stopping.
+            let file = match phrase.as_deref().map(|p| mic.phrase(p)) {
+                Some(Ok(file)) => file,
+                Some(Err(e)) => {
+                    eprintln!("pcp-harness: {e}");
+                    mic.silence.clone()
+                }
                 None => mic.silence.clone(),
             };
             if let Err(e) = mic.reads(&file) {

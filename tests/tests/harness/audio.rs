@@ -18,38 +18,64 @@ pub struct Encoding {
 }
 
 /// The encoding `config`'s input device opens with (found the way the compositor finds it).
-pub fn encoding(config: &Config) -> Encoding {
-    let device = input_device(&config.input_device).expect("the input device");
-    let chosen = choose_input_config(&device, config).expect("an input config");
+/// An error names the device and why it cannot be opened.
+pub fn encoding(config: &Config) -> Result<Encoding, String> {
+    let name = &config.input_device;
+    let device =
+        input_device(name).map_err(|e| format!("the input device {name:?} is not usable: {e}"))?;
+    let chosen = choose_input_config(&device, config)
+        .map_err(|e| format!("the input device {name:?} has no usable capture config: {e}"))?;
     let sox = match chosen.sample_format() {
         cpal::SampleFormat::I16 => ["-b", "16", "-e", "signed-integer"],
         cpal::SampleFormat::F32 => ["-b", "32", "-e", "floating-point"],
-        other => panic!("fixture encoding for {other} not written"),
+        other => {
+            return Err(format!(
+                "the input device {name:?} captures {other} samples, which the test audio is \
+                 not written in (16-bit integer or 32-bit float only)"
+            ));
+        }
     };
-    Encoding {
+    Ok(Encoding {
         rate: chosen.sample_rate().0,
         channels: chosen.channels(),
         sox,
-    }
+    })
 }
 
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// Runs `cmd` to its end. An error names the command line and says why it failed: it could not
+/// start (e.g. not installed), or it exited unsuccessfully, with its stderr.
+fn run(cmd: &mut Command) -> Result<(), String> {
+    let line = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = cmd
+        .output()
+        .map_err(|e| format!("`{line}` could not be run: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    Err(format!(
+        "`{line}` failed ({}): {}",
+        out.status,
+        match stderr.trim() {
+            "" => "nothing on stderr",
+            said => said,
+        }
+    ))
 }
 
 /// `text` spoken by espeak-ng (voice `ko`), 0.5 s of true silence before and 1.5 s after, as
-/// `dir/<name>.raw`. sox's `-R` keeps the conversion deterministic (no dither).
-pub fn speech(dir: &Path, name: &str, text: &str, encoding: &Encoding) -> PathBuf {
+/// `dir/<name>.raw`. sox's `-R` keeps the conversion deterministic (no dither). An error names
+/// the command that failed and its stderr.
+pub fn speech(dir: &Path, name: &str, text: &str, encoding: &Encoding) -> Result<PathBuf, String> {
     let spoken = dir.join(format!("{name}.wav"));
     run(Command::new("espeak-ng")
         .args(["-v", "ko", "-w"])
         .arg(&spoken)
-        .arg(text));
+        .arg(text))?;
     let out = dir.join(format!("{name}.raw"));
     run(Command::new("sox")
         .arg("-R")
@@ -60,13 +86,13 @@ pub fn speech(dir: &Path, name: &str, text: &str, encoding: &Encoding) -> PathBu
         .arg(encoding.channels.to_string())
         .args(encoding.sox)
         .arg(&out)
-        .args(["pad", "0.5", "1.5"]));
-    out
+        .args(["pad", "0.5", "1.5"]))?;
+    Ok(out)
 }
 
 /// One second of true digital silence as `dir/silence.raw` (at its end the ALSA `file` plugin
-/// repeats its last, silent, period).
-pub fn silence(dir: &Path, encoding: &Encoding) -> PathBuf {
+/// repeats its last, silent, period). An error names the sox command and its stderr.
+pub fn silence(dir: &Path, encoding: &Encoding) -> Result<PathBuf, String> {
     let out = dir.join("silence.raw");
     run(Command::new("sox")
         .args(["-R", "-n", "-r"])
@@ -75,8 +101,8 @@ pub fn silence(dir: &Path, encoding: &Encoding) -> PathBuf {
         .arg(encoding.channels.to_string())
         .args(encoding.sox)
         .arg(&out)
-        .args(["trim", "0", "1"]));
-    out
+        .args(["trim", "0", "1"]))?;
+    Ok(out)
 }
 
 /// The unpluggable test microphone's PCM name. It is `oss` because cpal lists only its built-in

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use pcp_compositor::backend::BackendError;
-use pcp_compositor::config::OutputSpec;
+use pcp_compositor::config::{OutputSpec, SpecError};
 use pcp_compositor::headless::Capture;
 use pcp_compositor::startup;
 use pcp_compositor::state::{Clock, Compositor, Socket, State};
@@ -56,6 +56,30 @@ pub struct Fixture {
 /// The `assets/` folder of this checkout.
 pub fn assets() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets")
+}
+
+/// Why a fixture's compositor did not start.
+#[derive(Debug)]
+pub enum StartFailure {
+    /// An output spec (`WxH[*SCALE][@X,Y]`) was not understood: which, and why.
+    Output(String),
+    /// The config as written (the harness's tables and what was added) did not load.
+    Config(String),
+    /// The compositor refused to start with it (an output it cannot make, no socket).
+    Compositor(String),
+    /// The private folder or its config file could not be made.
+    Io(String),
+}
+
+impl std::fmt::Display for StartFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartFailure::Output(e)
+            | StartFailure::Config(e)
+            | StartFailure::Compositor(e)
+            | StartFailure::Io(e) => f.write_str(e),
+        }
+    }
 }
 
 impl Fixture {
@@ -129,7 +153,7 @@ impl Fixture {
 
     /// The most general start: these outputs, speech engine and haptic backend (see
     /// [`Fixture::with_devices`]), the gate's state in `state` when given, and the harness config
-    /// as `edit` changes it.
+    /// as `edit` changes it. Panics with [`Fixture::try_start`]'s error.
     pub fn start(
         outputs: &[&str],
         speech: Option<pcp_speech::SpeechEngine>,
@@ -137,9 +161,23 @@ impl Fixture {
         state: Option<&Path>,
         edit: impl FnOnce(String) -> String,
     ) -> Fixture {
-        let dir = tempfile::tempdir().expect("temp dir");
+        Fixture::try_start(outputs, speech, haptics, state, edit)
+            .unwrap_or_else(|e| panic!("the fixture's compositor did not start: {e}"))
+    }
+
+    /// [`Fixture::start`], saying why the compositor could not start instead of panicking: for
+    /// callers (`pcp-harness`) whose outputs and config come from a user.
+    pub fn try_start(
+        outputs: &[&str],
+        speech: Option<pcp_speech::SpeechEngine>,
+        haptics: Option<Box<dyn pcp_haptics::Haptics>>,
+        state: Option<&Path>,
+        edit: impl FnOnce(String) -> String,
+    ) -> Result<Fixture, StartFailure> {
+        let io = |what: &str, e: std::io::Error| StartFailure::Io(format!("{what}: {e}"));
+        let dir = tempfile::tempdir().map_err(|e| io("cannot make a private folder", e))?;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
-            .expect("chmod 0700");
+            .map_err(|e| io("cannot make the private folder 0700", e))?;
         let config = dir.path().join("config.toml");
         let state = state.map_or_else(|| dir.path().join("state.sqlite3"), Path::to_path_buf);
         let text = format!(
@@ -149,12 +187,16 @@ impl Fixture {
             state,
         );
         let text = edit(text);
-        std::fs::write(&config, &text).expect("write config");
-        let loaded = startup::load(Some(&config)).expect("config loads");
+        std::fs::write(&config, &text).map_err(|e| io("cannot write the config", e))?;
+        let loaded =
+            startup::load(Some(&config)).map_err(|e| StartFailure::Config(e.to_string()))?;
         let specs = outputs
             .iter()
-            .map(|s| s.parse().expect("output spec"))
-            .collect();
+            .map(|spec| {
+                spec.parse()
+                    .map_err(|e: SpecError| StartFailure::Output(e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
         let socket = dir.path().join("wayland-pcp");
         let mut options = startup::options(
             loaded,
@@ -163,12 +205,18 @@ impl Fixture {
             Some(config),
             true,
         )
-        .expect("options");
+        .map_err(|e| StartFailure::Config(e.to_string()))?;
         options.frame_timer = false;
         // Every harness compositor loading its own Vosk model would take seconds and gigabytes:
         // the harness config turns voice off (a test puts in a shared engine instead).
-        assert!(!options.speech.enabled);
-        let mut compositor = Compositor::new(options).expect("compositor starts");
+        if options.speech.enabled {
+            return Err(StartFailure::Config(
+                "[speech] enabled = true: the harness puts in a shared speech engine instead"
+                    .into(),
+            ));
+        }
+        let mut compositor =
+            Compositor::new(options).map_err(|e| StartFailure::Compositor(e.to_string()))?;
         compositor.state.use_clock(Clock::frozen());
         let voice = speech.is_some();
         if voice {
@@ -185,11 +233,18 @@ impl Fixture {
         };
         if voice {
             // The probe thread's first look at the microphone: until then voice is not offered.
-            fx.pump_until("the first voice probe", |fx| {
-                fx.voice_availability() != Err(pcp_speech::Unavailable::ModelLoading)
-            });
+            let start = Instant::now();
+            while fx.voice_availability() == Err(pcp_speech::Unavailable::ModelLoading) {
+                if start.elapsed() > WAIT {
+                    return Err(StartFailure::Compositor(format!(
+                        "voice was still loading its model after {} s",
+                        WAIT.as_secs()
+                    )));
+                }
+                fx.pump();
+            }
         }
-        fx
+        Ok(fx)
     }
 
     fn state(&mut self) -> &mut State {
