@@ -88,3 +88,36 @@ impl Pointer {
             .draw(&self.status, client_focus, self.location.to_i32_round())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(x: f64, y: f64) -> Point<f64, Logical> {
+        Point::from((x, y))
+    }
+
+    #[test]
+    fn no_cursor_is_drawn_until_a_pointer_device_moves() {
+        // Adwaita is installed by `cargo xtask setup` (adwaita-icon-theme).
+        let mut pointer = Pointer::new(at(50.0, 50.0), "Adwaita", 24);
+        pointer.set_focal_point(at(10.0, 10.0));
+        assert!(
+            pointer.cursor(false).is_none(),
+            "a touch-only session shows none"
+        );
+        pointer.moved_to(at(20.0, 30.0));
+        assert_eq!(pointer.focal_point(), at(20.0, 30.0));
+        assert!(pointer.cursor(false).is_some());
+    }
+
+    #[test]
+    fn only_what_is_on_a_moved_display_moves_with_it() {
+        let mut pointer = Pointer::new(at(100.0, 100.0), "Adwaita", 24);
+        pointer.set_focal_point(at(2000.0, 100.0));
+        let second = |p: Point<f64, Logical>| p.x >= 1920.0;
+        pointer.follow_display(second, at(-100.0, 0.0));
+        assert_eq!(pointer.location(), at(100.0, 100.0));
+        assert_eq!(pointer.focal_point(), at(1900.0, 100.0));
+    }
+}
