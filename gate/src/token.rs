@@ -153,7 +153,9 @@ impl TokenRejection {
 /// The secret key tokens are signed with.
 #[derive(Clone)]
 pub struct TokenKey {
-    key: [u8; KEY_LEN],
+    /// The HMAC state with the key already absorbed: each token clones it instead of hashing
+    /// the key's inner and outer pads again.
+    keyed: Hmac<Sha256>,
     /// Nonces are a random per-load prefix and a counter shared by clones: unique without a
     /// system call per token (a nonce must be unique, not secret; the MAC protects it).
     nonce_prefix: [u8; 8],
@@ -243,16 +245,18 @@ impl TokenKey {
     fn with_fresh_nonces(key: [u8; KEY_LEN]) -> Result<TokenKey, String> {
         let mut nonce_prefix = [0u8; 8];
         getrandom::fill(&mut nonce_prefix).map_err(|e| format!("no randomness: {e}"))?;
+        // HMAC accepts keys of any length, so this cannot fail.
+        let keyed = <Hmac<Sha256> as Mac>::new_from_slice(&key)
+            .map_err(|e| format!("cannot key the token MAC: {e}"))?;
         Ok(TokenKey {
-            key,
+            keyed,
             nonce_prefix,
             nonce_counter: Arc::new(AtomicU64::new(0)),
         })
     }
 
     fn mac(&self) -> Hmac<Sha256> {
-        // HMAC accepts keys of any length, so this cannot fail.
-        <Hmac<Sha256> as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!())
+        self.keyed.clone()
     }
 
     /// Issues a token for an approved action.
