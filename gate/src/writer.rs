@@ -53,7 +53,7 @@ enum Message {
     /// A full batch of routine records: commit it without anyone waiting.
     Batch(Vec<Pending>),
     /// Commit these routine records and this one (with its friction change), then acknowledge.
-    Durable(Vec<Pending>, Pending, Option<FrictionUpdate>, Ack),
+    Durable(Vec<Pending>, Box<Pending>, Option<FrictionUpdate>, Ack),
     /// Commit these routine records, then acknowledge.
     Flush(Vec<Pending>, Ack),
 }
@@ -157,7 +157,7 @@ impl Writer {
         friction: Option<FrictionUpdate>,
     ) -> Result<(), StoreError> {
         let (ack, done) = sync_channel(1);
-        self.send(Message::Durable(before, record, friction, ack))?;
+        self.send(Message::Durable(before, Box::new(record), friction, ack))?;
         self.wait(done)
     }
 
@@ -231,7 +231,7 @@ fn run(
         let (last, friction, ack) = match waiting_for_ack {
             Some(Message::Durable(before, record, friction, ack)) => {
                 seal_into(&mut buffer, before, &mut head_hash, &path);
-                (Some(seal(record, &head_hash)), friction, Some(ack))
+                (Some(seal(*record, &head_hash)), friction, Some(ack))
             }
             Some(Message::Flush(records, ack)) => {
                 seal_into(&mut buffer, records, &mut head_hash, &path);
