@@ -410,7 +410,7 @@ impl Gate {
                 ev.friction.describe(),
             )
         };
-        let record = self.record(RecordFacts {
+        let (record, canonical_params) = self.record_with_canonical(RecordFacts {
             intent: &intent,
             capability: Some(&ev.capability),
             params: &ev.params,
@@ -442,6 +442,7 @@ impl Gate {
             durable: resolution != Resolution::PolicyAllow,
             capability: &ev.capability,
             params: &ev.params,
+            canonical_params,
             // Only single intents run unprompted: multi-step ones are always shown.
             steps: "",
             now_ms,

@@ -52,6 +52,8 @@ pub(crate) struct Approval<'a> {
     pub durable: bool,
     pub capability: &'a Capability,
     pub params: &'a Value,
+    /// `canonical_json(params)`, as the record was built with: the token reuses it.
+    pub canonical_params: String,
     /// `token::steps_digest` of a multi-step intent's steps; empty without steps.
     pub steps: &'a str,
     pub now_ms: i64,
@@ -132,7 +134,7 @@ impl Gate {
             }
         };
         let update = history_after(resolution, &prompt.friction_key, history, now_ms);
-        let mut record = self.record(RecordFacts {
+        let (mut record, canonical_params) = self.record_with_canonical(RecordFacts {
             intent: &prompt.intent,
             capability: Some(&prompt.capability),
             params: &prompt.params,
@@ -172,6 +174,7 @@ impl Gate {
                 durable: true,
                 capability: &prompt.capability,
                 params: &prompt.params,
+                canonical_params,
                 steps: &prompt.steps_digest,
                 now_ms,
             });
@@ -203,6 +206,7 @@ impl Gate {
             durable,
             capability,
             params,
+            canonical_params,
             steps,
             now_ms,
         } = approval;
@@ -218,7 +222,7 @@ impl Gate {
             profile: &profile,
             app: &app,
         };
-        let token = self.key.issue(&grant, expires);
+        let token = self.key.issue_canonical(&grant, &canonical_params, expires);
         let result = token.and_then(|token| {
             let seq = self.store.append(record, friction_update, durable)?;
             Ok((token, seq))
@@ -337,6 +341,12 @@ impl Gate {
 
     /// Builds an audit record from the facts of a decision.
     pub(crate) fn record(&self, facts: RecordFacts<'_>) -> AuditRecord {
+        self.record_with_canonical(facts).0
+    }
+
+    /// [`Gate::record`], and the canonical JSON of the params it digested (an approval's token
+    /// carries it: written once).
+    pub(crate) fn record_with_canonical(&self, facts: RecordFacts<'_>) -> (AuditRecord, String) {
         let audit = &self.config.file.audit;
         let canonical = canonical_json(facts.params);
         let params_digest = lower_hex(&Sha256::digest(canonical.as_bytes()));
@@ -356,7 +366,7 @@ impl Gate {
         if let Some(rule) = facts.rule {
             notes.push(format!("deny rule `{}` at {}", rule.name, rule.declared_at));
         }
-        AuditRecord {
+        let record = AuditRecord {
             seq: 0,
             time_ms: facts.now_ms,
             profile: facts.profile.to_string(),
@@ -386,7 +396,8 @@ impl Gate {
             approval_seq: None,
             scripted: false,
             prev_hash: String::new(),
-        }
+        };
+        (record, canonical)
     }
 }
 

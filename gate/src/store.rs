@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::audit::{AuditRecord, ChainBreak, GENESIS_HASH, chain_hash, verify_chain};
+use crate::audit::{AuditRecord, ChainBreak, GENESIS_HASH, verify_chain};
 use crate::error::StoreError;
 use crate::friction::History;
 use crate::policy_prompt::ApprovedPolicy;
@@ -112,8 +112,8 @@ pub struct Store {
     /// Routine records not yet handed to the writer (no syscall per routine decision).
     batch: Vec<Pending>,
     oldest_pending_ms: Option<i64>,
+    /// The last record numbered (its chain hash is the writer's to keep).
     head_seq: u64,
-    head_hash: String,
     group: GroupCommit,
     /// Opened read-only on a database from before friction was kept per app: its history does
     /// not count (it is dropped at the next start).
@@ -167,15 +167,14 @@ impl Store {
             .optional()
             .map_err(sql)?;
         let (head_seq, head_hash) = head.unwrap_or((0, GENESIS_HASH.to_string()));
-        let writer = Writer::start(path, writer_queue)?;
+        let writer = Writer::start(path, writer_queue, head_hash)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
             writer: Some(writer),
-            batch: Vec::new(),
+            batch: Vec::with_capacity(group.max_records),
             oldest_pending_ms: None,
             head_seq,
-            head_hash,
             group,
             stale_friction: false,
         })
@@ -208,7 +207,6 @@ impl Store {
             batch: Vec::new(),
             oldest_pending_ms: None,
             head_seq: 0,
-            head_hash: GENESIS_HASH.to_string(),
             group: GroupCommit {
                 max_records: 1,
                 max_age_ms: 0,
@@ -308,8 +306,8 @@ impl Store {
         })
     }
 
-    /// Appends an audit record (its `seq` and `prev_hash` are filled here) with an optional
-    /// friction change. `durable` commits it, and everything buffered before it, before returning;
+    /// Appends an audit record (its `seq` is filled here; the writer thread chains it to the
+    /// record before and encodes it, in order) with an optional friction change. `durable` commits it, and everything buffered before it, before returning;
     /// otherwise it joins the group-commit buffer of the writer thread. Returns its sequence number.
     pub fn append(
         &mut self,
@@ -319,40 +317,38 @@ impl Store {
     ) -> Result<u64, StoreError> {
         let seq = self.head_seq + 1;
         record.seq = seq;
-        record.prev_hash = self.head_hash.clone();
-        let text = serde_json::to_string(&record).map_err(|e| StoreError::Encode {
-            seq,
-            message: e.to_string(),
-        })?;
-        let hash = chain_hash(&text);
-        let entry = Pending {
-            seq,
-            time_ms: record.time_ms,
-            text,
-            hash: hash.clone(),
-        };
+        let time_ms = record.time_ms;
         // While the writer cannot commit, nothing more joins its retry buffer: every record
         // waits for a commit of its own and fails (closed) with it.
         let failing = self.writer.as_ref().is_some_and(Writer::failing);
         if durable || friction.is_some() || failing {
-            // The head moves only once the record is committed: a failed commit leaves the
+            // The sequence moves only once the record is committed: a failed commit leaves the
             // chain where it was (the batch before it stays with the writer for a retry).
-            let before = std::mem::take(&mut self.batch);
+            let before = self.take_batch();
             self.oldest_pending_ms = None;
-            self.writer()?.durable(before, entry, friction)?;
+            self.writer()?.durable(before, record, friction)?;
         } else {
             self.writer()?;
-            self.batch.push(entry);
-            self.oldest_pending_ms.get_or_insert(record.time_ms);
+            self.batch.push(record);
+            self.oldest_pending_ms.get_or_insert(time_ms);
             if self.batch.len() >= self.group.max_records {
-                let full = std::mem::take(&mut self.batch);
+                let full = self.take_batch();
                 self.oldest_pending_ms = None;
                 self.writer()?.batch(full)?;
             }
         }
         self.head_seq = seq;
-        self.head_hash = hash;
         Ok(seq)
+    }
+
+    /// The buffered routine records, leaving room for a full batch: a routine append then never
+    /// grows the buffer (records are large, and regrowing it showed in profiles).
+    fn take_batch(&mut self) -> Vec<Pending> {
+        if self.batch.is_empty() {
+            // Nothing to hand over: the buffer keeps its room.
+            return Vec::new();
+        }
+        std::mem::replace(&mut self.batch, Vec::with_capacity(self.group.max_records))
     }
 
     /// Commits buffered routine records when the oldest has waited long enough.
@@ -365,12 +361,12 @@ impl Store {
 
     /// Commits every buffered record.
     pub fn flush(&mut self) -> Result<(), StoreError> {
-        let Some(writer) = &self.writer else {
+        if self.writer.is_none() {
             return Ok(());
-        };
-        let records = std::mem::take(&mut self.batch);
+        }
+        let records = self.take_batch();
         self.oldest_pending_ms = None;
-        writer.flush(records)
+        self.writer()?.flush(records)
     }
 
     /// When the buffered routine records are due for their group commit (Unix ms); `None`
@@ -385,9 +381,11 @@ impl Store {
         self.batch.len()
     }
 
-    /// Bytes of record text waiting for their group commit in this process's buffer.
+    /// Bytes of record text (and hash) waiting for their group commit in this process's buffer.
+    /// The writer encodes records, so this encodes each buffered one again: for diagnostics,
+    /// not for the decision path.
     pub fn buffered_bytes(&self) -> usize {
-        self.batch.iter().map(|p| p.text.len() + p.hash.len()).sum()
+        self.batch.iter().map(crate::writer::encoded_len).sum()
     }
 
     /// Spends a token nonce at `now_ms`.

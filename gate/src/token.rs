@@ -45,6 +45,27 @@ pub struct TokenClaims {
     pub nonce: String,
 }
 
+/// [`TokenClaims`] borrowed, as `issue` writes them: the same fields, names and order, so the
+/// text is the same.
+#[derive(Serialize)]
+struct ClaimsText<'a> {
+    #[serde(rename = "cap")]
+    capability: &'a str,
+    #[serde(rename = "ver")]
+    version: u32,
+    params: &'a str,
+    steps: &'a str,
+    profile: &'a str,
+    app: &'a str,
+    #[serde(rename = "exp")]
+    expires_ms: i64,
+    nonce: &'a str,
+}
+
+/// Bytes of claims text besides the parameters and steps (names, profile, app, nonce), to size
+/// the buffer once.
+const CLAIMS_OVERHEAD: usize = 256;
+
 /// What an approval covers, as the gate issues a token for it.
 #[derive(Debug, Clone, Copy)]
 pub struct Grant<'a> {
@@ -153,7 +174,9 @@ impl TokenRejection {
 /// The secret key tokens are signed with.
 #[derive(Clone)]
 pub struct TokenKey {
-    key: [u8; KEY_LEN],
+    /// The HMAC state with the key already absorbed: each token clones it instead of hashing
+    /// the key's inner and outer pads again.
+    keyed: Hmac<Sha256>,
     /// Nonces are a random per-load prefix and a counter shared by clones: unique without a
     /// system call per token (a nonce must be unique, not secret; the MAC protects it).
     nonce_prefix: [u8; 8],
@@ -243,39 +266,64 @@ impl TokenKey {
     fn with_fresh_nonces(key: [u8; KEY_LEN]) -> Result<TokenKey, String> {
         let mut nonce_prefix = [0u8; 8];
         getrandom::fill(&mut nonce_prefix).map_err(|e| format!("no randomness: {e}"))?;
+        // HMAC accepts keys of any length, so this cannot fail.
+        let keyed = <Hmac<Sha256> as Mac>::new_from_slice(&key)
+            .map_err(|e| format!("cannot key the token MAC: {e}"))?;
         Ok(TokenKey {
-            key,
+            keyed,
             nonce_prefix,
             nonce_counter: Arc::new(AtomicU64::new(0)),
         })
     }
 
     fn mac(&self) -> Hmac<Sha256> {
-        // HMAC accepts keys of any length, so this cannot fail.
-        <Hmac<Sha256> as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!())
+        self.keyed.clone()
     }
 
     /// Issues a token for an approved action.
     pub fn issue(&self, grant: &Grant<'_>, expires_ms: i64) -> Result<String, StoreError> {
+        self.issue_canonical(grant, &canonical_json(grant.params), expires_ms)
+    }
+
+    /// [`TokenKey::issue`] with `params`, the canonical JSON of `grant.params`, already written.
+    pub(crate) fn issue_canonical(
+        &self,
+        grant: &Grant<'_>,
+        params: &str,
+        expires_ms: i64,
+    ) -> Result<String, StoreError> {
         let mut nonce = [0u8; 16];
         nonce[..8].copy_from_slice(&self.nonce_prefix);
         let count = self.nonce_counter.fetch_add(1, Ordering::Relaxed);
         nonce[8..].copy_from_slice(&count.to_be_bytes());
-        let claims = TokenClaims {
-            capability: grant.capability.to_string(),
+        let nonce = crate::capability::lower_hex(&nonce);
+        let claims = ClaimsText {
+            capability: grant.capability,
             version: grant.version,
-            params: canonical_json(grant.params),
-            steps: grant.steps.to_string(),
-            profile: grant.profile.to_string(),
-            app: grant.app.to_string(),
+            params,
+            steps: grant.steps,
+            profile: grant.profile,
+            app: grant.app,
             expires_ms,
-            nonce: crate::capability::lower_hex(&nonce),
+            nonce: &nonce,
         };
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap_or_default());
+        // Written once into buffers sized up front: this runs for every approval, routine
+        // ones included.
+        let mut json = Vec::with_capacity(CLAIMS_OVERHEAD + params.len() + grant.steps.len());
+        serde_json::to_writer(&mut json, &claims).map_err(|e| StoreError::File {
+            path: PathBuf::from("token"),
+            message: format!("cannot encode the token's claims: {e}"),
+        })?;
+        let mut token = String::with_capacity(PREFIX.len() + 2 + json.len().div_ceil(3) * 4 + 43);
+        token.push_str(PREFIX);
+        token.push('.');
+        let payload_at = token.len();
+        URL_SAFE_NO_PAD.encode_string(&json, &mut token);
         let mut mac = self.mac();
-        mac.update(payload.as_bytes());
-        let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-        Ok(format!("{PREFIX}.{payload}.{tag}"))
+        mac.update(&token.as_bytes()[payload_at..]);
+        token.push('.');
+        URL_SAFE_NO_PAD.encode_string(mac.finalize().into_bytes(), &mut token);
+        Ok(token)
     }
 
     /// Checks a token's signature and decodes its claims, without spending it.
@@ -338,5 +386,47 @@ impl TokenKey {
                 NonceSpend::Expired => Err(TokenRejection::Expired),
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn issued_claims_are_the_text_token_claims_would_write() {
+        let key = TokenKey::from_bytes([7; KEY_LEN]).unwrap();
+        let params = json!({"path": "/tmp/a \"quoted\"", "n": [1, 2]});
+        let grant = Grant {
+            capability: "file.write",
+            version: 3,
+            params: &params,
+            steps: "abc",
+            profile: "work",
+            app: "exe:/usr/bin/agent",
+        };
+        let token = key.issue(&grant, 42).unwrap();
+        let claims = key.open(&token).unwrap();
+        assert_eq!(
+            claims,
+            TokenClaims {
+                capability: "file.write".into(),
+                version: 3,
+                params: canonical_json(&params),
+                steps: "abc".into(),
+                profile: "work".into(),
+                app: "exe:/usr/bin/agent".into(),
+                expires_ms: 42,
+                nonce: claims.nonce.clone(),
+            }
+        );
+        let payload = token.split('.').nth(1).unwrap();
+        let text = URL_SAFE_NO_PAD.decode(payload).unwrap();
+        assert_eq!(text, serde_json::to_vec(&claims).unwrap());
+        // A token signed with another key does not open.
+        let other = TokenKey::from_bytes([8; KEY_LEN]).unwrap();
+        assert_eq!(other.open(&token), Err(TokenRejection::Forged));
     }
 }

@@ -1,6 +1,8 @@
-//! The audit writer: a thread with its own SQLite connection that commits audit records and
-//! friction changes. Routine records arrive in batches and are committed without the decision
-//! path waiting for a disk sync; durable writes wait for their commit.
+//! The audit writer: a thread with its own SQLite connection that chains, encodes and commits
+//! audit records and friction changes. Records arrive numbered and in order as plain structs;
+//! the writer links each to the hash of the one before and hashes its text, so the decision
+//! path pays for neither. Routine records arrive in batches and are committed without the
+//! decision path waiting for a disk sync; durable writes wait for their commit.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,15 +12,39 @@ use std::thread::JoinHandle;
 
 use rusqlite::{Connection, params};
 
+use crate::audit::{AuditRecord, chain_hash};
 use crate::error::StoreError;
 use crate::store::FrictionUpdate;
 
+/// One numbered record (its `seq` set by the store), not yet chained: the writer fills its
+/// `prev_hash` and encodes it.
+pub(crate) type Pending = AuditRecord;
+
 /// One chained record, ready to insert.
-pub(crate) struct Pending {
-    pub seq: u64,
-    pub time_ms: i64,
-    pub text: String,
-    pub hash: String,
+struct Sealed {
+    seq: u64,
+    time_ms: i64,
+    text: String,
+    hash: String,
+}
+
+/// Links `record` to `prev_hash` and encodes it.
+fn seal(mut record: AuditRecord, prev_hash: &str) -> Result<Sealed, String> {
+    record.prev_hash = prev_hash.to_string();
+    let text = serde_json::to_string(&record)
+        .map_err(|e| format!("audit record {} cannot be encoded: {e}", record.seq))?;
+    let hash = chain_hash(&text);
+    Ok(Sealed {
+        seq: record.seq,
+        time_ms: record.time_ms,
+        text,
+        hash,
+    })
+}
+
+/// The encoded length of `record` as the writer will store it, for the buffer's accounting.
+pub(crate) fn encoded_len(record: &AuditRecord) -> usize {
+    serde_json::to_string(record).map_or(0, |t| t.len()) + crate::audit::GENESIS_HASH.len()
 }
 
 type Ack = SyncSender<Result<(), String>>;
@@ -27,7 +53,7 @@ enum Message {
     /// A full batch of routine records: commit it without anyone waiting.
     Batch(Vec<Pending>),
     /// Commit these routine records and this one (with its friction change), then acknowledge.
-    Durable(Vec<Pending>, Pending, Option<FrictionUpdate>, Ack),
+    Durable(Vec<Pending>, Box<Pending>, Option<FrictionUpdate>, Ack),
     /// Commit these routine records, then acknowledge.
     Flush(Vec<Pending>, Ack),
 }
@@ -46,8 +72,8 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Starts the writer on its own connection to `path` (already set up by the store), with
-    /// room for `queue` messages before senders wait.
-    pub fn start(path: &Path, queue: usize) -> Result<Writer, StoreError> {
+    /// room for `queue` messages before senders wait; the next record follows `head_hash`.
+    pub fn start(path: &Path, queue: usize, head_hash: String) -> Result<Writer, StoreError> {
         let conn = Connection::open(path).map_err(|source| StoreError::Sqlite {
             path: path.to_path_buf(),
             source,
@@ -66,7 +92,16 @@ impl Writer {
         let thread_failing = Arc::clone(&failing);
         let thread = std::thread::Builder::new()
             .name("pcp-audit-writer".into())
-            .spawn(move || run(conn, receiver, thread_path, queue, &thread_failing))
+            .spawn(move || {
+                run(
+                    conn,
+                    receiver,
+                    thread_path,
+                    queue,
+                    head_hash,
+                    &thread_failing,
+                )
+            })
             .map_err(|e| StoreError::File {
                 path: path.to_path_buf(),
                 message: format!("cannot start the audit writer: {e}"),
@@ -122,7 +157,7 @@ impl Writer {
         friction: Option<FrictionUpdate>,
     ) -> Result<(), StoreError> {
         let (ack, done) = sync_channel(1);
-        self.send(Message::Durable(before, record, friction, ack))?;
+        self.send(Message::Durable(before, Box::new(record), friction, ack))?;
         self.wait(done)
     }
 
@@ -146,16 +181,32 @@ impl Drop for Writer {
     }
 }
 
+/// Chains and encodes routine records onto the buffer, moving the head past each. A record
+/// that cannot be encoded (no audit record holds anything JSON cannot say, so this is a bug)
+/// is logged and leaves a gap that `verify` reports.
+fn seal_into(buffer: &mut Vec<Sealed>, records: Vec<Pending>, head_hash: &mut String, path: &Path) {
+    for record in records {
+        match seal(record, head_hash) {
+            Ok(sealed) => {
+                head_hash.clone_from(&sealed.hash);
+                buffer.push(sealed);
+            }
+            Err(e) => tracing::error!("{}: {e}; it is missing from the log", path.display()),
+        }
+    }
+}
+
 fn run(
     mut conn: Connection,
     receiver: Receiver<Message>,
     path: PathBuf,
     queue: usize,
+    mut head_hash: String,
     failing: &AtomicBool,
 ) {
     // Records whose commit failed wait here for the next commit: nothing decided is dropped
     // while the process lives.
-    let mut buffer: Vec<Pending> = Vec::new();
+    let mut buffer: Vec<Sealed> = Vec::new();
     while let Ok(first) = receiver.recv() {
         // Every full batch already waiting joins this commit: a writer that has fallen behind
         // catches up with one disk sync for all of them instead of one each. The dispatch
@@ -166,7 +217,7 @@ fn run(
         while let Some(message) = next.take() {
             match message {
                 Message::Batch(records) => {
-                    buffer.extend(records);
+                    seal_into(&mut buffer, records, &mut head_hash, &path);
                     batches += 1;
                     if batches < queue {
                         next = receiver.try_recv().ok();
@@ -175,28 +226,39 @@ fn run(
                 acked => waiting_for_ack = Some(acked),
             }
         }
+        // A durable record is chained tentatively: the head moves past it only once it is
+        // committed, so a failed commit leaves the chain where it was.
         let (last, friction, ack) = match waiting_for_ack {
             Some(Message::Durable(before, record, friction, ack)) => {
-                buffer.extend(before);
-                (Some(record), friction, Some(ack))
+                seal_into(&mut buffer, before, &mut head_hash, &path);
+                (Some(seal(*record, &head_hash)), friction, Some(ack))
             }
             Some(Message::Flush(records, ack)) => {
-                buffer.extend(records);
+                seal_into(&mut buffer, records, &mut head_hash, &path);
                 (None, None, Some(ack))
             }
             Some(Message::Batch(_)) | None => (None, None, None),
         };
-        let result = commit(&mut conn, &buffer, last.as_ref(), friction.as_ref());
+        // A durable record that cannot be encoded is refused with its friction change; the
+        // records before it are committed all the same.
+        let (last, friction, refused) = match last {
+            Some(Ok(sealed)) => (Some(sealed), friction, None),
+            Some(Err(e)) => (None, None, Some(e)),
+            None => (None, friction, None),
+        };
+        let committed = commit(&mut conn, &buffer, last.as_ref(), friction.as_ref());
+        let stored = committed.is_ok();
+        if stored && let Some(last) = &last {
+            head_hash.clone_from(&last.hash);
+        }
+        let result = committed
+            .map_err(|e| format!("cannot commit the audit log: {e}"))
+            .and_then(|()| refused.map_or(Ok(()), Err));
         match ack {
             // On failure a durable record is dropped (its approval becomes a denial) and the
             // routine records stay for the next commit.
             Some(ack) => {
-                let _ = ack.send(
-                    result
-                        .as_ref()
-                        .map(|_| ())
-                        .map_err(|e| format!("cannot commit the audit log: {e}")),
-                );
+                let _ = ack.send(result.clone());
             }
             None => {
                 if let Err(e) = &result {
@@ -207,10 +269,10 @@ fn run(
                 }
             }
         }
-        if result.is_ok() {
+        if stored {
             buffer.clear();
         }
-        failing.store(result.is_err(), Ordering::Release);
+        failing.store(!stored, Ordering::Release);
     }
     if !buffer.is_empty()
         && let Err(e) = commit(&mut conn, &buffer, None, None)
@@ -225,8 +287,8 @@ fn run(
 
 fn commit(
     conn: &mut Connection,
-    buffer: &[Pending],
-    last: Option<&Pending>,
+    buffer: &[Sealed],
+    last: Option<&Sealed>,
     friction: Option<&FrictionUpdate>,
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;

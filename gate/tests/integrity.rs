@@ -236,6 +236,55 @@ fn approvals_are_durable_before_they_return_and_routine_records_are_grouped() {
     assert_eq!(count(), 3, "the group commit is due after group_commit_ms");
 }
 
+#[test]
+fn records_the_writer_has_not_chained_yet_at_exit_are_all_committed_in_order() {
+    // The writer chains and encodes records itself: at exit it may still hold many unencoded
+    // batches in its queue (small batches, a long queue), and an approval among them.
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = gate(
+        dir.path(),
+        "[audit]\ngroup_commit_records = 2\nwriter_queue_batches = 512\n",
+    );
+    let mut expected = 0;
+    for i in 0..600 {
+        g.submit(intent("file.read", json!({"path": format!("/f{i}")})), i);
+        expected += 1;
+        if i == 300 {
+            // A durable write in the middle (an approval): it waits for everything before it.
+            let asked = g.submit(
+                intent("window.move", json!({"window": "w", "output": "o"})),
+                i,
+            );
+            let Decision::Confirm { id, .. } = asked else {
+                panic!("{asked:?}")
+            };
+            let answer = pcp_gate::ModalityEvent::Answer(
+                pcp_gate::Modality::Visual,
+                pcp_gate::Answer::Approve,
+            );
+            let o = g.respond(id, answer, i).unwrap().unwrap();
+            assert_eq!(o.resolution, Resolution::UserApproved);
+            expected += 1;
+        }
+    }
+    drop(g);
+    let store = Store::open_read_only(&dir.path().join("state.sqlite3")).unwrap();
+    assert_eq!(store.verify_audit().unwrap(), Ok(expected));
+    let records = store.audit_since(0).unwrap();
+    let paths: Vec<String> = records
+        .iter()
+        .filter(|r| r.capability == "file.read")
+        .map(|r| {
+            r.params.as_ref().unwrap()["path"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let in_order: Vec<String> = (0..600).map(|i| format!("/f{i}")).collect();
+    assert_eq!(paths, in_order, "every record, in the order decided");
+}
+
 /// The child side of the crash test: writes approvals and routine records until killed.
 #[test]
 #[ignore = "run by sigkill_mid_write_leaves_a_store_that_opens_and_verifies"]

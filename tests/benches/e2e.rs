@@ -121,9 +121,10 @@ fn round_trips(c: &mut Criterion) {
     group.finish();
 }
 
-/// What identifying the asking process costs at each submit: the check the plugin runs (the
-/// connection's pidfd polled twice around a `/proc/PID/exe` read), and the two `/proc` reads on
-/// their own (the start time is read only at connect, or at each check where no pidfd exists).
+/// What identifying the asking process costs at each submit: the check the plugin runs (one
+/// `readlinkat` of `exe` through the process's `/proc` folder held from connect), and the two
+/// `/proc` reads by pid on their own (the start time is read only at connect, or at each check
+/// where no pidfd exists).
 fn identity_checks(c: &mut Criterion) {
     let pid = std::process::id();
     let mut group = c.benchmark_group("identity");
@@ -131,7 +132,7 @@ fn identity_checks(c: &mut Criterion) {
     let (ours, _theirs) = std::os::unix::net::UnixStream::pair().unwrap();
     let connection = pcp_plugin::identity::ConnectionIdentity::of_stream(&ours, None);
     assert!(connection.has_pidfd());
-    group.bench_function("ConnectionIdentity::check (pidfd + /proc/PID/exe)", |b| {
+    group.bench_function("ConnectionIdentity::check (readlinkat in /proc/PID)", |b| {
         b.iter(|| assert!(connection.check().is_ok()))
     });
     group.bench_function("/proc/PID/exe", |b| {

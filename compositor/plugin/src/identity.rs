@@ -23,6 +23,11 @@ pub struct ConnectionIdentity {
     /// whatever happened to its pid number. `None` when the kernel gave none (then the start
     /// time is read again at each check).
     pidfd: Option<OwnedFd>,
+    /// `/proc/PID` of the connecting process, opened at connect while its pidfd showed it
+    /// alive. The folder stays bound to that very process, not to its pid number: `exe` read
+    /// through it is that process's program, and reading it fails once the process has exited,
+    /// whoever has the number since. It makes the check one `readlinkat`.
+    proc_dir: Option<OwnedFd>,
 }
 
 impl ConnectionIdentity {
@@ -44,9 +49,10 @@ impl ConnectionIdentity {
         let pidfd = peer_pidfd(fd)
             .ok()
             .or_else(|| pid.and_then(|p| pidfd_open(p).ok()));
+        let proc_dir = pidfd.as_ref().and(pid).and_then(|p| open_proc_dir(p).ok());
         let executable = pid.and_then(executable_of);
         let start_time = pid.and_then(start_time_of);
-        let connection = ConnectionIdentity {
+        let mut connection = ConnectionIdentity {
             identity: ClientIdentity {
                 id: String::new(),
                 sandbox,
@@ -57,11 +63,14 @@ impl ConnectionIdentity {
                 declared_app_id: None,
             },
             pidfd,
+            proc_dir,
         };
         // Between accept and the reads above the process may have gone and its pid been
-        // reused: the pidfd (taken first) says so.
+        // reused: the pidfd (taken first) says so, and then the `/proc` folder opened by
+        // number may be another process's.
         if pid.is_some() && !connection.alive() {
             tracing::warn!("a client's connecting process exited as it connected");
+            connection.proc_dir = None;
         }
         connection
     }
@@ -78,8 +87,10 @@ impl ConnectionIdentity {
 
     /// Whether the connecting process is still the one that connected and runs the program it
     /// ran then. A sandboxed client's identity is its security context's (the sandbox engine
-    /// vouches for it, whatever runs inside): nothing to check. Costs one `poll` and one
-    /// `readlink` with a pidfd, plus a `/proc/PID/stat` read without one.
+    /// vouches for it, whatever runs inside): nothing to check. Costs one `readlinkat` through
+    /// the process's `/proc` folder while nothing changed; otherwise (or without that folder)
+    /// two `poll`s of the pidfd around a `readlink`, plus a `/proc/PID/stat` read without a
+    /// pidfd, which also name what changed.
     pub fn check(&self) -> Result<(), ProcessChange> {
         let c = &self.identity;
         if c.sandbox.is_some() {
@@ -88,6 +99,14 @@ impl ConnectionIdentity {
         let Some(pid) = c.pid else {
             return Ok(());
         };
+        if let (Some(dir), Some(then)) = (&self.proc_dir, &c.executable) {
+            let mut link = [0u8; libc::PATH_MAX as usize];
+            // Read through the folder bound to the process that connected: the same program
+            // means the same living process, unchanged.
+            if exe_in(dir, &mut link) == Some(then.as_bytes()) {
+                return Ok(());
+            }
+        }
         if !self.alive() {
             return Err(ProcessChange::Gone { pid });
         }
@@ -247,6 +266,39 @@ fn pidfd_open(pid: u32) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// `/proc/PID` as a path descriptor.
+fn open_proc_dir(pid: u32) -> std::io::Result<OwnedFd> {
+    let path = std::ffi::CString::new(format!("/proc/{pid}")).map_err(std::io::Error::other)?;
+    // SAFETY: a NUL-terminated path and plain flags.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel gave us this new descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The `exe` link in a `/proc/PID` folder, read into `buf`; `None` when it cannot be read
+/// (the process is gone) or does not fit.
+fn exe_in<'b>(dir: &OwnedFd, buf: &'b mut [u8]) -> Option<&'b [u8]> {
+    // SAFETY: a valid descriptor, a NUL-terminated name, and `buf` with its length.
+    let n = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            c"exe".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    let n = usize::try_from(n).ok().filter(|n| *n < buf.len())?;
+    buf.get(..n)
+}
+
 /// The executable of a running process, from the kernel's `/proc/PID/exe` link.
 pub fn executable_of(pid: u32) -> Option<String> {
     std::fs::read_link(format!("/proc/{pid}/exe"))
@@ -289,6 +341,49 @@ mod tests {
         let ours = start_time_of(std::process::id()).unwrap();
         assert_eq!(start_time_of(std::process::id()), Some(ours), "stable");
         assert_eq!(start_time_of(u32::MAX), None);
+    }
+
+    #[test]
+    fn a_process_that_runs_another_program_after_connecting_is_caught() {
+        let listener_dir = tempfile::tempdir().unwrap();
+        let path = listener_dir.path().join("s");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let mut child = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(format!(
+                "import os,socket,sys; s=socket.socket(socket.AF_UNIX); s.connect({:?}); \
+                 sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])",
+                path.to_str().unwrap()
+            ))
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (stream, _) = listener.accept().unwrap();
+        let conn = ConnectionIdentity::of_stream(&stream, None);
+        assert!(conn.proc_dir.is_some(), "the fast check is in use");
+        assert_eq!(conn.check(), Ok(()));
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"exec\n").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let change = loop {
+            match conn.check() {
+                Ok(()) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                other => break other,
+            }
+        };
+        let _ = child.kill();
+        child.wait().unwrap();
+        match change {
+            Err(ProcessChange::Exec { pid, then, now }) => {
+                assert_eq!(pid, child.id());
+                assert!(then.contains("python3"), "{then}");
+                assert!(now.ends_with("sleep"), "{now}");
+            }
+            other => panic!("the exec was not seen: {other:?}"),
+        }
+        assert_eq!(conn.check(), Err(ProcessChange::Gone { pid: child.id() }));
     }
 
     #[test]

@@ -177,7 +177,10 @@ fn parse_object(text: &str, what: &str) -> Result<Value, ParamsError> {
 /// path of the offending member (e.g. `params.a[2].b`) and serde_json's line and column.
 pub fn parse_strict(text: &[u8], root: &str) -> Result<Value, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(text);
-    let value = Strict { path: root }.deserialize(&mut de)?;
+    let value = Strict {
+        path: &JsonPath::Root(root),
+    }
+    .deserialize(&mut de)?;
     de.end()?;
     Ok(value)
 }
@@ -187,9 +190,27 @@ fn control_character(text: &str) -> Option<char> {
     text.chars().find(|c| c.is_control())
 }
 
+/// Where a value sits in the document, as a chain of references to its parents: reading a
+/// member costs nothing, and the text (e.g. `params.a[2].b`) is written only for an error.
+enum JsonPath<'p> {
+    Root(&'p str),
+    Index(&'p JsonPath<'p>, usize),
+    Key(&'p JsonPath<'p>, &'p str),
+}
+
+impl fmt::Display for JsonPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            JsonPath::Root(root) => f.write_str(root),
+            JsonPath::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            JsonPath::Key(parent, key) => write!(f, "{parent}.{key}"),
+        }
+    }
+}
+
 /// A JSON value at `path`, checked as it is built.
 struct Strict<'p> {
-    path: &'p str,
+    path: &'p JsonPath<'p>,
 }
 
 impl<'de> DeserializeSeed<'de> for Strict<'_> {
@@ -254,7 +275,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
         loop {
-            let path = format!("{}[{}]", self.path, items.len());
+            let path = JsonPath::Index(self.path, items.len());
             match seq.next_element_seed(Strict { path: &path })? {
                 Some(item) => items.push(item),
                 None => return Ok(Value::Array(items)),
@@ -277,7 +298,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
                     self.path
                 )));
             }
-            let path = format!("{}.{key}", self.path);
+            let path = JsonPath::Key(self.path, &key);
             let value = map.next_value_seed(Strict { path: &path })?;
             members.insert(key, value);
         }
