@@ -187,11 +187,14 @@ pub fn render(title: &str, outcomes: &[Outcome]) -> String {
     }
     if !by_condition.is_empty() {
         let _ = writeln!(out, "answers right by condition (right / answers):");
-        let mut last = "";
+        let mut last = None;
         for ((condition, value), (n, right)) in by_condition {
-            if condition != last {
-                let _ = write!(out, "\n  {condition:<8}");
-                last = condition;
+            if last != Some(condition) {
+                if last.is_some() {
+                    out.push('\n');
+                }
+                let _ = write!(out, "  {condition:<8}");
+                last = Some(condition);
             }
             let _ = write!(out, " {value} {right}/{n}");
         }
