@@ -13,7 +13,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pcp_speech::listen::{Ending, round_from_wav};
-use pcp_speech::model::find_model;
 use pcp_speech::{Config, PhrasePack, SpeechModel};
 use serde_json::{Value, json};
 
@@ -55,8 +54,7 @@ fn run() -> Result<(), String> {
         return Err("usage: eval_voice MANIFEST RESULTS [SPEECH_CONFIG]".into());
     };
     let config = config(args.get(2).map(Path::new))?;
-    let dir = find_model(config.model_dir(), &config.language).map_err(|e| e.to_string())?;
-    let model = SpeechModel::load_with(&dir, &config.decoder_options).map_err(|e| e.to_string())?;
+    let model = SpeechModel::load_configured(&config).map_err(|e| e.to_string())?;
     let phrases =
         (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());
     let pack = Arc::new(PhrasePack::load(phrases, &config.language).map_err(|e| e.to_string())?);

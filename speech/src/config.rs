@@ -63,7 +63,8 @@ pub struct Config {
     /// the speaker quiet as long), before the utterance is ended and judged by Vosk's final
     /// result, without waiting for Vosk's end of utterance.
     pub stable_partial_ms: u64,
-    /// Audio at or below this level (dBFS) counts as quiet: an utterance is ended on a stable
+    /// A 10 ms frame whose RMS level (dBFS) is at or below this counts as quiet (the level of
+    /// each frame, not of single samples, so light noise is quiet): an utterance is ended on a stable
     /// partial only once the speaker has been quiet for `stable_partial_ms`.
     pub quiet_dbfs: f32,
     /// When the speaker has been quiet this long (ms of audio), the utterance is ended and Vosk's
@@ -136,7 +137,7 @@ impl Default for Config {
             timeout_ms: 10_000,
             stable_partial_ms: 100,
             quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
-            quiet_final_ms: 700,
+            quiet_final_ms: 250,
             decoder_phases: crate::recognize::DEFAULT_DECODER_PHASES,
             decoder_options: DEFAULT_DECODER_OPTIONS
                 .iter()

@@ -349,7 +349,8 @@ pub fn run(options: ListenOptions) -> Result<ListenReport, SpeechError> {
         .clone()
         .or_else(|| options.config.model_dir().map(Path::to_path_buf));
     let dir = find_model(configured.as_deref(), &lang)?;
-    let model = SpeechModel::load(&dir)?;
+    // With the configured decoder options, so the CLI hears what the compositor would.
+    let model = SpeechModel::load_with(&dir, &options.config.decoder_options)?;
     run_with_model(&model, options)
 }
 

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use tracing::{info, warn};
 
+use crate::config::Config;
 use crate::error::SpeechError;
 use crate::phrases::PhrasePack;
 
@@ -75,6 +76,14 @@ impl SpeechModel {
             sample_rate,
             frame_period,
         })
+    }
+
+    /// Loads the model `config` names (`[speech] model`, else the first one discovered for
+    /// `[speech] language`) with its `decoder_options`: the model exactly as the compositor
+    /// listens with it.
+    pub fn load_configured(config: &Config) -> Result<SpeechModel, SpeechError> {
+        let dir = find_model(config.model_dir(), &config.language)?;
+        Self::load_with(&dir, &config.decoder_options)
     }
 
     /// Where the model was loaded from.

@@ -94,11 +94,13 @@ pub struct AnswerRecognizer {
     last_text: String,
     /// The transcript of an approval waiting for its challenge word.
     pending_text: String,
-    /// Samples at or below this magnitude count as quiet.
+    /// A 10 ms frame whose RMS is at or below this counts as quiet.
     quiet_level: i16,
-    /// The sample count just after the last sample louder than `quiet_level`.
+    /// Samples per loudness frame (10 ms).
+    loud_frame: usize,
+    /// The sample count just after the last frame louder than `quiet_level`.
     last_voice: u64,
-    /// Where the current utterance began: the first loud sample after the last judgement.
+    /// Where the current utterance began: the first loud frame after the last judgement.
     began: Option<u64>,
     /// One line per judged utterance (for evaluation and logs).
     judged: Vec<String>,
@@ -184,6 +186,7 @@ impl AnswerRecognizer {
             last_text: String::new(),
             pending_text: String::new(),
             quiet_level: dbfs_to_level(config.quiet_dbfs),
+            loud_frame: (rate as usize / 100).max(1),
             last_voice: 0,
             began: None,
             judged: Vec::new(),
@@ -197,14 +200,17 @@ impl AnswerRecognizer {
 
     /// Feeds audio; `Some` once an answer is decided (the caller stops feeding then).
     pub fn feed(&mut self, audio: &[i16]) -> Result<Option<Heard>, SpeechError> {
-        let level = self.quiet_level.unsigned_abs();
-        if let Some(i) = audio.iter().position(|s| s.unsigned_abs() > level)
-            && self.began.is_none()
-        {
-            self.began = Some(self.samples + i as u64);
-        }
-        if let Some(i) = audio.iter().rposition(|s| s.unsigned_abs() > level) {
-            self.last_voice = self.samples + i as u64 + 1;
+        // Loudness per 10 ms frame (RMS), not per sample: light noise whose peaks pass the
+        // quiet level now and then is still quiet, so the end of speech is seen in it.
+        let level = f64::from(self.quiet_level);
+        let mut start = self.samples;
+        for frame in audio.chunks(self.loud_frame) {
+            let power = frame.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>();
+            if (power / frame.len() as f64).sqrt() > level {
+                self.began.get_or_insert(start);
+                self.last_voice = start + frame.len() as u64;
+            }
+            start += frame.len() as u64;
         }
         self.samples += audio.len() as u64;
         let quiet_for = self.samples - self.last_voice;

@@ -4,71 +4,20 @@
 //! must always end) and a "yes" played through the speakers with nobody at the dialog (attack
 //! 11, voice alone never approves).
 //!
-//! ALSA reads the file names from the environment when a PCM opens, so every test holds `ALSA`
-//! for its whole run: nothing else in this binary touches the environment.
+//! Every test holds `harness::voice::alsa`'s guard for its whole run (ALSA reads the file names
+//! from the environment).
 
 mod harness;
 
-use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
 use pcp_gate::Modality;
 use pcp_overlay::Control;
-use pcp_speech::model::find_model;
-use pcp_speech::{Config, SpeechEngine, SpeechModel};
+use pcp_speech::{Config, SpeechEngine};
 use serde_json::json;
 
-use harness::{Fixture, alsa_file_env, audio, intent};
+use harness::voice::{alsa, capture_from, config, encoding, model, placeholder};
+use harness::{Fixture, audio, intent};
 
 const ONE: &[&str] = &["1920x1080@0,0"];
-
-static ALSA: Mutex<()> = Mutex::new(());
-
-fn model() -> Arc<SpeechModel> {
-    static MODEL: OnceLock<Arc<SpeechModel>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| {
-            let dir = find_model(None, "ko").expect("the Korean model (run `cargo xtask setup`)");
-            Arc::new(SpeechModel::load(&dir).expect("model loads"))
-        })
-        .clone()
-}
-
-/// Captures 44.1 kHz stereo; the question is not spoken, so the answer is all that is heard.
-/// No challenge word: these attacks are about a bare "네" (the challenge has its own tests in
-/// voice.rs), and a word the answer cannot know would keep it from ever being heard as one.
-fn config() -> Config {
-    Config {
-        capture_rate: 44_100,
-        capture_channels: 2,
-        speak_prompt: false,
-        challenge: Vec::new(),
-        ..Config::default()
-    }
-}
-
-/// Points ALSA's default PCM at `capture` (and playback into `dir`) while the guard lives.
-fn alsa(dir: &Path, capture: &Path) -> MutexGuard<'static, ()> {
-    let guard = ALSA.lock().unwrap_or_else(|e| e.into_inner());
-    for (key, value) in alsa_file_env(capture, &dir.join("played.raw")) {
-        // SAFETY: only tests holding `ALSA` read or write the environment in this binary.
-        unsafe { std::env::set_var(key, value) };
-    }
-    guard
-}
-
-/// A placeholder capture file: the device is opened to learn its format before the fixtures
-/// are made in it.
-fn placeholder(dir: &Path) -> std::path::PathBuf {
-    let p = dir.join("none.raw");
-    std::fs::write(&p, [0u8; 8192]).unwrap();
-    p
-}
-
-/// The encoding the device opens with (the fixtures are made in it).
-fn encoding() -> audio::Encoding {
-    audio::encoding(&config()).unwrap()
-}
 
 fn delete() -> pcp_protocol::client::Submission {
     intent("file.delete", json!({"path": "/tmp/report.txt"}))
@@ -78,11 +27,11 @@ fn delete() -> pcp_protocol::client::Submission {
 fn attack1_the_click_given_then_the_microphone_lost_the_prompt_still_ends() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    let quiet = audio::silence(dir.path(), &encoding()).unwrap();
+    let quiet = audio::silence(dir.path(), &encoding());
     // A microphone of its own, in a config file of its own, so it can be unplugged.
     let conf = dir.path().join("mic.conf");
     std::fs::write(&conf, audio::mic_conf(&quiet)).unwrap();
-    // SAFETY: `_g` holds `ALSA`.
+    // SAFETY: `_g` is the harness's ALSA guard.
     unsafe { std::env::set_var("ALSA_CONFIG_PATH", audio::alsa_config_path(&conf)) };
     let cfg = Config {
         input_device: audio::MIC.into(),
@@ -122,8 +71,7 @@ fn attack11_a_yes_from_the_speakers_alone_never_approves() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
     let yes = audio::speech(dir.path(), "yes", "네", &encoding()).unwrap();
-    // SAFETY: `_g` holds `ALSA`.
-    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &yes) };
+    capture_from(&yes);
     let engine = SpeechEngine::with_model(config(), model()).expect("engine");
     let mut fx = Fixture::with_devices(ONE, "", Some(engine), None);
     let c = fx.submit(delete());
@@ -147,8 +95,7 @@ fn attack2_a_question_that_cannot_be_spoken_is_still_listened_for() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
     let yes = audio::speech(dir.path(), "yes", "네", &encoding()).unwrap();
-    // SAFETY: `_g` holds `ALSA`.
-    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &yes) };
+    capture_from(&yes);
     // The question is spoken, in a voice espeak-ng does not have: synthesis fails.
     let cfg = Config {
         speak_prompt: true,

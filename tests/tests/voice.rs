@@ -3,68 +3,22 @@
 //! cpal capture through the ALSA `file` PCM (assets/alsa/pcp-test.conf), recognized by the
 //! Korean Vosk model. The model is loaded once for this binary and shared by every compositor.
 //!
-//! ALSA reads the file names from the environment when a PCM opens, so every test holds `ALSA`
-//! for its whole run: nothing else in this binary touches the environment.
+//! Every test holds `harness::voice::alsa`'s guard for its whole run (ALSA reads the file names
+//! from the environment).
 
 mod harness;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use pcp_gate::Modality;
 use pcp_overlay::{Control, VoiceState};
-use pcp_speech::model::find_model;
-use pcp_speech::{Config, SpeechEngine, SpeechModel};
+use pcp_speech::{Config, SpeechEngine};
 use serde_json::json;
 
-use harness::{Fixture, alsa_file_env, audio, intent};
+use harness::voice::{alsa, capture_from, config, encoding, model, placeholder};
+use harness::{Fixture, audio, intent};
 
 const ONE: &[&str] = &["1920x1080@0,0"];
-
-static ALSA: Mutex<()> = Mutex::new(());
-
-fn model() -> Arc<SpeechModel> {
-    static MODEL: OnceLock<Arc<SpeechModel>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| {
-            let dir = find_model(None, "ko").expect("the Korean model (run `cargo xtask setup`)");
-            // With the default decoder options, as the compositor loads it.
-            let options = Config::default().decoder_options;
-            Arc::new(SpeechModel::load_with(&dir, &options).expect("model loads"))
-        })
-        .clone()
-}
-
-/// Captures 44.1 kHz stereo (so the compositor's capture downmixes and resamples); the question
-/// is not spoken, so the answer is all that is heard. No risk class asks for a challenge word
-/// (the challenge tests below turn the default back on).
-fn config() -> Config {
-    Config {
-        capture_rate: 44_100,
-        capture_channels: 2,
-        speak_prompt: false,
-        challenge: Vec::new(),
-        ..Config::default()
-    }
-}
-
-/// Points ALSA's default PCM at `capture` (and playback into `dir`) for as long as the guard
-/// lives.
-fn alsa(dir: &Path, capture: &Path) -> MutexGuard<'static, ()> {
-    let guard = ALSA.lock().unwrap_or_else(|e| e.into_inner());
-    for (key, value) in alsa_file_env(capture, &dir.join("played.raw")) {
-        // SAFETY: only tests holding `ALSA` read or write the environment in this binary.
-        unsafe { std::env::set_var(key, value) };
-    }
-    guard
-}
-
-/// The encoding the device opens with (the fixtures must match it).
-fn encoding() -> audio::Encoding {
-    let encoding = audio::encoding(&config()).unwrap();
-    assert_eq!((encoding.rate, encoding.channels), (44_100, 2));
-    encoding
-}
 
 /// `text` spoken by espeak-ng, padded with true silence, in the device's encoding.
 fn speech(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -80,19 +34,6 @@ fn silence(dir: &Path) -> PathBuf {
 fn fixture() -> Fixture {
     let engine = SpeechEngine::with_model(config(), model()).expect("engine");
     Fixture::with_devices(ONE, "", Some(engine), None)
-}
-
-/// A placeholder capture file: the plugin opens its input even to list formats.
-fn placeholder(dir: &Path) -> PathBuf {
-    let p = dir.join("none.raw");
-    std::fs::write(&p, [0u8; 8192]).unwrap();
-    p
-}
-
-/// Points the capture at `file` (the guard of [`alsa`] must be held).
-fn capture_from(file: &Path) {
-    // SAFETY: the caller holds `ALSA`.
-    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", file) };
 }
 
 fn delete() -> pcp_protocol::client::Submission {
@@ -184,7 +125,7 @@ fn losing_the_microphone_mid_prompt_falls_back_to_press_and_hold() {
     // A microphone of its own, in a config file of its own, so it can be unplugged.
     let conf = dir.path().join("mic.conf");
     std::fs::write(&conf, audio::mic_conf(&quiet)).unwrap();
-    // SAFETY: `_g` holds `ALSA`.
+    // SAFETY: `_g` is the harness's ALSA guard.
     unsafe { std::env::set_var("ALSA_CONFIG_PATH", audio::alsa_config_path(&conf)) };
     let cfg = Config {
         input_device: audio::MIC.into(),

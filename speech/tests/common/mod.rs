@@ -1,7 +1,9 @@
 //! Shared test support: the Korean model loaded once per test binary, speech fixtures made with
 //! espeak-ng and sox (`-R`, so they are identical run to run) padded with true silence, and the
 //! device path: ALSA's default PCM pointed at fixture files, a 44.1 kHz stereo capture config and
-//! one listen through it.
+//! one listen through it. (The end-to-end tests' `harness::voice` has the same model and device
+//! set-up for a compositor; this crate cannot use it: that harness lives in the `pcp-tests`
+//! package, which has no library and depends on this one.)
 
 #![allow(dead_code)]
 
@@ -11,7 +13,6 @@ use std::sync::{Arc, OnceLock};
 
 use pcp_speech::capture::{choose_input_config, input_device};
 use pcp_speech::listen::run_with_model;
-use pcp_speech::model::find_model;
 use pcp_speech::{Config, ListenInput, ListenOptions, ListenReport, SpeechModel};
 
 /// The model, loaded on first use and shared by every test in the binary.
@@ -19,10 +20,12 @@ pub fn model() -> Arc<SpeechModel> {
     static MODEL: OnceLock<Arc<SpeechModel>> = OnceLock::new();
     MODEL
         .get_or_init(|| {
-            let dir = find_model(None, "ko").expect("the Korean model (run `cargo xtask setup`)");
-            // With the default decoder options, as the compositor loads it.
-            let options = pcp_speech::Config::default().decoder_options;
-            Arc::new(SpeechModel::load_with(&dir, &options).expect("model loads"))
+            // The default config: the Korean model with the default decoder options, as the
+            // compositor loads it.
+            Arc::new(
+                SpeechModel::load_configured(&Config::default())
+                    .expect("the Korean model (run `cargo xtask setup`)"),
+            )
         })
         .clone()
 }

@@ -13,6 +13,7 @@
 pub mod apps;
 pub mod audio;
 pub mod dbus;
+pub mod voice;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -117,6 +117,7 @@ pub fn run(args: &[String]) -> Result<()> {
             "id": clip.id,
             "path": clip_dir.join(format!("{}.wav", clip.id)),
             "challenge": clip.challenge,
+            "clip": clip,
         });
         text.push_str(&line.to_string());
         text.push('\n');
@@ -320,6 +321,7 @@ fn outcome(clip: &Clip, result: Option<&Value>, end_s: Option<f64>) -> Result<Ou
         Source::Music { .. } => "(music)".into(),
     };
     Ok(Outcome {
+        conditions: conditions(clip),
         id: clip.id.clone(),
         kind: clip.kind,
         truth: clip.truth,
@@ -328,4 +330,42 @@ fn outcome(clip: &Clip, result: Option<&Value>, end_s: Option<f64>) -> Result<Ou
         transcript: result["transcript"].as_str().unwrap_or("").to_string(),
         latency_ms,
     })
+}
+
+/// The conditions a speech clip was made in, banded so each band holds several clips: what the
+/// answers-by-condition breakdown groups by.
+fn conditions(clip: &Clip) -> Vec<(&'static str, String)> {
+    let Source::Speech {
+        text,
+        voice,
+        wpm,
+        pitch,
+    } = &clip.source
+    else {
+        return Vec::new();
+    };
+    let band = |v: f32, width: f32| (v / width).floor() * width;
+    // The answer word without its punctuation or challenge word: what was said to answer.
+    let word = text
+        .split([',', ' ', '.', '!'])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let noise = match clip.noise {
+        corpus::Noise::None => "none".to_string(),
+        corpus::Noise::White { dbfs, .. } => format!("white{dbfs:.0}"),
+        corpus::Noise::Pink { dbfs, .. } => format!("pink{dbfs:.0}"),
+    };
+    vec![
+        ("word", word),
+        ("voice", voice.clone()),
+        ("wpm", format!("{:.0}+", band(*wpm as f32, 30.0))),
+        ("pitch", format!("{:.0}+", band(*pitch as f32, 20.0))),
+        ("noise", noise),
+        (
+            "reverb",
+            if clip.reverb.is_some() { "yes" } else { "no" }.to_string(),
+        ),
+        ("level", format!("{:.0}dB+", band(clip.gain_db, 4.0))),
+    ]
 }

@@ -19,6 +19,10 @@ pub struct Outcome {
     pub transcript: String,
     /// End of the spoken answer → decision, in milliseconds (for decided speech clips).
     pub latency_ms: Option<f64>,
+    /// The conditions the clip was made in, as (condition, value) pairs (the answer word, the
+    /// voice, the rate and pitch bands, the noise, the reverb, the level band), for the
+    /// breakdown of answers by condition: where answers are missed.
+    pub conditions: Vec<(&'static str, String)>,
 }
 
 /// The figures of one set of outcomes.
@@ -34,6 +38,8 @@ pub struct Summary {
     pub non_answers: usize,
     /// p50, p90 and max of the latency of answers decided right, in milliseconds.
     pub latency: Option<(f64, f64, f64)>,
+    /// Every latency of answers decided right, sorted (for the distribution).
+    pub latencies: Vec<f64>,
     pub latency_count: usize,
 }
 
@@ -87,6 +93,7 @@ pub fn summarize(outcomes: &[Outcome]) -> Summary {
             )
         }),
         latency_count: latencies.len(),
+        latencies,
     }
 }
 
@@ -149,6 +156,17 @@ pub fn render(title: &str, outcomes: &[Outcome]) -> String {
             let _ = writeln!(out, "end of answer → decision: no answer decided right");
         }
     }
+    if !s.latencies.is_empty() {
+        let deciles: Vec<String> = (1..=9)
+            .map(|d| format!("{:.0}", quantile(&s.latencies, f64::from(d) / 10.0)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  deciles p10..p90 (ms): {}; min {:.0}",
+            deciles.join(" "),
+            s.latencies[0]
+        );
+    }
     let mut kinds: BTreeMap<Kind, (usize, usize)> = BTreeMap::new();
     for o in outcomes {
         let e = kinds.entry(o.kind).or_default();
@@ -158,6 +176,29 @@ pub fn render(title: &str, outcomes: &[Outcome]) -> String {
     let _ = writeln!(out, "by kind (decided as the truth / clips):");
     for (kind, (n, right)) in kinds {
         let _ = writeln!(out, "  {:<18} {right:>4}/{n:<4}", kind.name());
+    }
+    let mut by_condition: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    for o in outcomes.iter().filter(|o| o.truth != Truth::None) {
+        for (condition, value) in &o.conditions {
+            let e = by_condition.entry((condition, value)).or_default();
+            e.0 += 1;
+            e.1 += usize::from(o.decided == o.truth);
+        }
+    }
+    if !by_condition.is_empty() {
+        let _ = writeln!(out, "answers right by condition (right / answers):");
+        let mut last = None;
+        for ((condition, value), (n, right)) in by_condition {
+            if last != Some(condition) {
+                if last.is_some() {
+                    out.push('\n');
+                }
+                let _ = write!(out, "  {condition:<8}");
+                last = Some(condition);
+            }
+            let _ = write!(out, " {value} {right}/{n}");
+        }
+        out.push('\n');
     }
     let wrong_approvals: Vec<&Outcome> = outcomes
         .iter()
@@ -192,6 +233,7 @@ mod tests {
             text: String::new(),
             transcript: String::new(),
             latency_ms: latency,
+            conditions: vec![("word", "네".into())],
         }
     }
 
@@ -215,6 +257,12 @@ mod tests {
         assert_eq!(s.latency, Some((200.0, 300.0, 300.0)));
         let text = render("t", &outcomes);
         assert!(text.contains("false approvals: 2"), "{text}");
+        // 3 of the 5 answers right, all said as "네".
+        assert!(text.contains("word     네 3/5"), "{text}");
+        assert!(
+            text.contains("p10..p90 (ms): 100 100 100 200 200 200 300 300 300"),
+            "{text}"
+        );
     }
 
     #[test]
