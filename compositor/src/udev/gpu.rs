@@ -356,6 +356,8 @@ pub(super) fn gpu_removed(state: &mut State, gpu: libc::dev_t) {
     let Some(dev) = udev_device(state) else {
         return;
     };
+    // Its number may come back with the next card plugged in.
+    dev.vanishing.retain(|g| *g != gpu);
     let Some(card) = dev.gpus.iter().find(|g| g.id == gpu) else {
         return;
     };
