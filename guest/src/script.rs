@@ -452,7 +452,13 @@ fn display_unplugged(s: &mut Session<'_>) -> Result<Done> {
     }
     std::thread::sleep(READ);
     s.shot("dialog-moved")?;
-    let (d, touches) = s.approve(&moved, submitted, "user_approved")?;
+    let (d, touches) = match s.approve(&moved, submitted, "user_approved") {
+        Ok(done) => done,
+        Err(e) => {
+            s.backtrace("dialog-moved");
+            return Err(e);
+        }
+    };
     let mut notes = vec![format!(
         "QEMU unplugged the GPU in {unplugged:.2} s; the dialog was on {first} {moved_after:.2} s \
          after the request; {touches} touch(es)"
