@@ -38,10 +38,8 @@ pub fn execute(state: &mut State, capability: &str, params: &Value) -> Result<()
                 .as_str()
                 .ok_or("`mode` must be WxH or WxH*SCALE")?;
             state
-                .backend
-                .reconfigure(index, mode)
+                .reconfigure_output(index, mode)
                 .map_err(|e| e.to_string())?;
-            state.frames.damage();
         }
         "session.logout" => {
             // The session ends here: its "Allow until logout" choices end with it, whatever the

@@ -101,6 +101,66 @@ pub(crate) fn closed_gaps(
     moved
 }
 
+/// Where the other `outputs` go when output `index` (at `outputs[index]`) takes the size
+/// `new` at the same top-left (its display's mode changed): one wholly right of it and level
+/// with it moves by the change in width, then one wholly below it and beside it by the change
+/// in height — so a display that grew covers none of them and one that shrank leaves no gap. An
+/// output that would then overlap another stays. `None` for an output that stays (always the
+/// resized one).
+pub(crate) fn resized_layout(
+    index: usize,
+    new: (i32, i32),
+    outputs: &[pcp_overlay::Rect],
+) -> Vec<Option<(i32, i32)>> {
+    let mut placed: Vec<pcp_overlay::Rect> = outputs.to_vec();
+    let mut moved = vec![None; outputs.len()];
+    let Some(&old) = outputs.get(index) else {
+        return moved;
+    };
+    // The resized output at its new size: nothing may move onto it.
+    placed[index].w = new.0;
+    placed[index].h = new.1;
+    let new = placed[index];
+    let passes: [(Beyond, (i32, i32)); 2] = [
+        (
+            |o, g| o.x >= g.x + g.w && o.y < g.y + g.h && g.y < o.y + o.h,
+            (new.w - old.w, 0),
+        ),
+        (
+            |o, g| o.y >= g.y + g.h && o.x < g.x + g.w && g.x < o.x + o.w,
+            (0, new.h - old.h),
+        ),
+    ];
+    for (beyond, (dx, dy)) in passes {
+        if (dx, dy) == (0, 0) {
+            continue;
+        }
+        let mut order: Vec<usize> = (0..placed.len())
+            .filter(|&i| i != index && beyond(&outputs[i], &old))
+            .collect();
+        // Growing pushes the furthest first, shrinking pulls the nearest first, so each move
+        // lands on room already made.
+        order.sort_by_key(|&i| (placed[i].x, placed[i].y));
+        if dx > 0 || dy > 0 {
+            order.reverse();
+        }
+        for i in order {
+            let mut to = placed[i];
+            to.x += dx;
+            to.y += dy;
+            let clear = placed
+                .iter()
+                .enumerate()
+                .all(|(j, other)| j == i || !overlaps(&to, other));
+            if clear {
+                placed[i] = to;
+                moved[i] = Some((to.x, to.y));
+            }
+        }
+    }
+    moved
+}
+
 impl State {
     /// Removes output `index` (unplugged): the device's buffers for it, then
     /// [`State::output_removed`]. Returns its name. The headless and udev backends can; the
@@ -172,23 +232,32 @@ impl State {
             .map(|o| logical_rect(&o.spec))
             .collect();
         let moves = closed_gaps(gone, &rects);
+        self.move_outputs(&rects, &moves, "to close a gap");
+    }
+
+    /// Moves each output `i` whose `moves[i]` is `Some` from `rects[i]` to that top-left; the
+    /// windows on it, the pointer and the focal point move with it.
+    fn move_outputs(
+        &mut self,
+        rects: &[pcp_overlay::Rect],
+        moves: &[Option<(i32, i32)>],
+        why: &str,
+    ) {
         let windows: Vec<Window> = self.desktop.space.elements().cloned().collect();
-        for (i, to) in moves.into_iter().enumerate() {
-            let Some((x, y)) = to else {
+        for (i, to) in moves.iter().enumerate() {
+            let (Some((x, y)), Some(&old)) = (*to, rects.get(i)) else {
                 continue;
             };
-            let old = rects[i];
+            let Some(vo) = self.backend.outputs.get_mut(i) else {
+                continue;
+            };
             let (dx, dy) = (x - old.x, y - old.y);
-            let vo = &mut self.backend.outputs[i];
             vo.spec.x = x;
             vo.spec.y = y;
             vo.output
                 .change_current_state(None, None, None, Some((x, y).into()));
             self.desktop.space.map_output(&vo.output, (x, y));
-            tracing::info!(
-                "output {} moved to {x},{y} to close a gap",
-                vo.output.name()
-            );
+            tracing::info!("output {} moved to {x},{y} {why}", vo.output.name());
             // The pointer and the focal point stay where they were on that display.
             let inside = |p: smithay::utils::Point<f64, smithay::utils::Logical>| {
                 p.x >= f64::from(old.x)
@@ -234,6 +303,91 @@ impl State {
             tracing::info!("output {} added at {}", vo.output.name(), vo.spec);
         }
         self.desktop.space.refresh();
+        self.devices_changed();
+    }
+
+    /// Changes output `index` to `mode` (`WxH` or `WxH*SCALE`) at its place, as a display
+    /// whose preferred mode changed would ([`State::output_resized`]). The headless backend
+    /// can; the winit window follows its host window and the udev backend its displays, and
+    /// they say they cannot.
+    pub fn reconfigure_output(&mut self, index: usize, mode: &str) -> Result<(), BackendError> {
+        let old = self
+            .backend
+            .outputs
+            .get(index)
+            .ok_or(BackendError::NoOutput(index))?
+            .spec;
+        self.backend.reconfigure(index, mode)?;
+        self.output_resized(index, old);
+        Ok(())
+    }
+
+    /// The backend-neutral part of output `index` taking a new size, once the device draws it
+    /// at that size (`old` is the spec it had; the output's own spec is already the new one):
+    /// a display whose preferred mode changed, or `output.configure`. Its `wl_output` has told
+    /// clients the new mode; its layer surfaces are arranged again; the outputs beyond it move
+    /// so none overlaps it or is left behind a gap ([`resized_layout`]); windows that no longer
+    /// show on any output move onto the nearest one; the plugin places the dialog again. (The
+    /// output's fresh damage tracker, from [`VirtualOutput::set_spec`], draws all of it.)
+    pub(crate) fn output_resized(&mut self, index: usize, old: OutputSpec) {
+        let Some(vo) = self.backend.outputs.get(index) else {
+            return;
+        };
+        let name = vo.output.name();
+        let spec = vo.spec;
+        layer_map_for_output(&vo.output).arrange();
+        let was = logical_rect(&old);
+        let mut rects: Vec<_> = self
+            .backend
+            .outputs
+            .iter()
+            .map(|o| logical_rect(&o.spec))
+            .collect();
+        // Where the others are now, around the output as it was.
+        rects[index] = was;
+        let (w, h) = spec.logical_size();
+        let moves = resized_layout(index, (w, h), &rects);
+        self.move_outputs(&rects, &moves, "beside a display whose mode changed");
+        // The pointer and the focal point stay on this display: one now past its edge goes to
+        // the nearest point still on it (so the dialog stays where the user looks).
+        let now = logical_rect(&spec);
+        let keep = |p: smithay::utils::Point<f64, smithay::utils::Logical>| {
+            let on_was = p.x >= f64::from(was.x)
+                && p.x < f64::from(was.x + was.w)
+                && p.y >= f64::from(was.y)
+                && p.y < f64::from(was.y + was.h);
+            if !on_was {
+                return p;
+            }
+            let last = |start: i32, len: i32| f64::from(start) + f64::from(len.max(1)) - 1.0;
+            smithay::utils::Point::from((
+                p.x.clamp(f64::from(now.x), last(now.x, now.w)),
+                p.y.clamp(f64::from(now.y), last(now.y, now.h)),
+            ))
+        };
+        self.pointer.keep_within(keep);
+        let outputs = self.backend.overlay_outputs();
+        let windows: Vec<Window> = self.desktop.space.elements().cloned().collect();
+        for window in windows {
+            let (Some(geo), Some(loc)) = (
+                self.desktop.space.element_geometry(&window),
+                self.desktop.space.element_location(&window),
+            ) else {
+                continue;
+            };
+            let rect = pcp_overlay::Rect {
+                x: geo.loc.x,
+                y: geo.loc.y,
+                w: geo.size.w,
+                h: geo.size.h,
+            };
+            if let Some((x, y)) = relocated(rect, was, &outputs) {
+                let to = (loc.x + x - geo.loc.x, loc.y + y - geo.loc.y);
+                self.desktop.space.map_element(window, to, false);
+            }
+        }
+        self.desktop.space.refresh();
+        tracing::info!("output {name} (index {index}) is now {spec} (was {old})");
         self.devices_changed();
     }
 
@@ -351,6 +505,50 @@ mod tests {
         let beside = rect(800, 0, 800, 1200);
         let under = rect(0, 600, 800, 600);
         assert_eq!(closed_gaps(gone, &[beside, under]), [None, Some((0, 0))]);
+    }
+
+    #[test]
+    fn outputs_right_of_a_display_whose_mode_changed_follow_its_edge() {
+        let first = rect(0, 0, 1280, 800);
+        let second = rect(1280, 0, 1024, 768);
+        let third = rect(2304, 0, 800, 600);
+        // Shrunk: the others close up, nearest first.
+        assert_eq!(
+            resized_layout(0, (1024, 768), &[first, second, third]),
+            [None, Some((1024, 0)), Some((2048, 0))]
+        );
+        // Grown: pushed right, furthest first, so none overlaps.
+        assert_eq!(
+            resized_layout(0, (1920, 1080), &[first, second, third]),
+            [None, Some((1920, 0)), Some((2944, 0))]
+        );
+        // The same size, or the rightmost one changing: nothing moves.
+        assert_eq!(
+            resized_layout(0, (1280, 800), &[first, second]),
+            [None, None]
+        );
+        assert_eq!(
+            resized_layout(1, (640, 480), &[first, second]),
+            [None, None]
+        );
+        assert!(
+            resized_layout(5, (640, 480), &[first])
+                .iter()
+                .all(Option::is_none)
+        );
+    }
+
+    #[test]
+    fn an_output_below_a_display_whose_mode_changed_follows_its_bottom_edge() {
+        let top = rect(0, 0, 800, 600);
+        let below = rect(0, 600, 800, 600);
+        assert_eq!(
+            resized_layout(0, (1024, 768), &[top, below]),
+            [None, Some((0, 768))]
+        );
+        // Left of it: stays.
+        let left = rect(-800, 0, 800, 600);
+        assert_eq!(resized_layout(0, (640, 480), &[top, left]), [None, None]);
     }
 
     #[test]

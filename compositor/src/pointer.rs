@@ -73,6 +73,16 @@ impl Pointer {
         }
     }
 
+    /// A display changed size: `keep` maps the pointer and the focal point to where they stay
+    /// (clamped onto the display they were on).
+    pub(crate) fn keep_within(
+        &mut self,
+        keep: impl Fn(Point<f64, Logical>) -> Point<f64, Logical>,
+    ) {
+        self.location = keep(self.location);
+        self.focal_point = keep(self.focal_point);
+    }
+
     /// Clients asked for the cursor image `status`.
     pub(crate) fn set_cursor_image(&mut self, status: CursorImageStatus) {
         self.status = status;

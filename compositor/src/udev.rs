@@ -69,6 +69,10 @@ pub(crate) struct UdevDevice {
     missed: bool,
     /// Input devices that can answer the dialog (keyboard, pointer or touch).
     answering_inputs: usize,
+    /// To remove a GPU found gone while drawing, before udev's event for it arrives.
+    loop_handle: LoopHandle<'static, State>,
+    /// GPUs found gone while drawing, whose removal is queued.
+    vanishing: Vec<libc::dev_t>,
 }
 
 /// Opens the session and the seat's GPUs, lights every connected connector, and feeds the
@@ -92,6 +96,8 @@ pub(crate) fn start(
         held: Default::default(),
         missed: false,
         answering_inputs: 0,
+        loop_handle: handle.clone(),
+        vanishing: Vec::new(),
     };
     let mut outputs = Vec::new();
     let mut failed = None;
@@ -227,6 +233,9 @@ impl UdevDevice {
             return Ok(());
         }
         for (i, (vo, head)) in outputs.iter_mut().zip(&mut self.heads).enumerate() {
+            if self.vanishing.contains(&head.gpu) {
+                continue;
+            }
             if head.flipping {
                 self.missed = true;
                 continue;
@@ -237,32 +246,69 @@ impl UdevDevice {
             let Some(card) = self.gpus.iter_mut().find(|g| g.id == head.gpu) else {
                 return Err(failed(&"its GPU is gone"));
             };
-            let (mut dmabuf, age) = head.surface.next_buffer().map_err(|e| failed(&e))?;
-            let drawn = {
-                let mut target = card.renderer.bind(&mut dmabuf).map_err(|e| failed(&e))?;
-                crate::backend::draw_output(
-                    &mut card.renderer,
-                    &mut target,
-                    vo,
-                    i,
-                    space,
-                    layers,
-                    clear,
-                    usize::from(age),
-                )?
-            };
-            if let Some(damage) = drawn.damage {
-                // Scanned out only once drawn: llvmpipe renders on threads with no implicit
-                // sync, and virtio-gpu copies the buffer to the display at the commit (early,
-                // that left a half-drawn frame, a dialog missing, rows black at the bottom).
-                head.surface
-                    .queue_buffer(Some(drawn.sync), Some(damage), ())
-                    .map_err(|e| failed(&e))?;
-                head.flipping = true;
+            let drawn = draw_head(card, head, vo, i, space, layers, clear);
+            match drawn {
+                Ok(()) => {}
+                // Its card was unplugged: udev's remove event is on its way, but until it
+                // arrives every frame fails here, and a failed frame fails the prompt on
+                // screen. The GPU goes now instead (its outputs go, the dialog moves); the
+                // event then finds nothing left to remove.
+                Err(e) if !std::path::Path::new(&card.path).exists() => {
+                    let id = card.id;
+                    if !self.vanishing.contains(&id) {
+                        self.vanishing.push(id);
+                        tracing::warn!(
+                            "{name}: {e}; its GPU {} is gone (its device node was removed)",
+                            card.path
+                        );
+                        self.loop_handle
+                            .insert_idle(move |state| gpu::gpu_removed(state, id));
+                    }
+                }
+                Err(e) => return Err(e),
             }
         }
         Ok(())
     }
+}
+
+/// Draws output `vo` (index `index`) into `head`'s next buffer with `card`'s renderer and
+/// queues it for scan-out.
+fn draw_head(
+    card: &mut gpu::Gpu,
+    head: &mut gpu::Head,
+    vo: &mut VirtualOutput,
+    index: usize,
+    space: &Space<Window>,
+    layers: &[PlacedOverlay<'_>],
+    clear: [f32; 4],
+) -> Result<(), BackendError> {
+    let name = vo.output.name();
+    let failed = |e: &dyn std::fmt::Display| BackendError::Render(name.clone(), e.to_string());
+    let (mut dmabuf, age) = head.surface.next_buffer().map_err(|e| failed(&e))?;
+    let drawn = {
+        let mut target = card.renderer.bind(&mut dmabuf).map_err(|e| failed(&e))?;
+        crate::backend::draw_output(
+            &mut card.renderer,
+            &mut target,
+            vo,
+            index,
+            space,
+            layers,
+            clear,
+            usize::from(age),
+        )?
+    };
+    if let Some(damage) = drawn.damage {
+        // Scanned out only once drawn: llvmpipe renders on threads with no implicit sync, and
+        // virtio-gpu copies the buffer to the display at the commit (early, that left a
+        // half-drawn frame, a dialog missing, rows black at the bottom).
+        head.surface
+            .queue_buffer(Some(drawn.sync), Some(damage), ())
+            .map_err(|e| failed(&e))?;
+        head.flipping = true;
+    }
+    Ok(())
 }
 
 fn udev_device(state: &mut State) -> Option<&mut UdevDevice> {

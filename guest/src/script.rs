@@ -123,6 +123,12 @@ pub fn play(args: &Args, host: &mut Host) -> Result<Vec<String>> {
         "user_approved",
         &mut vt_switch,
     );
+    run(
+        &mut s,
+        "display's preferred mode changed",
+        "user_approved",
+        &mut mode_changed,
+    );
     let ended = s.end();
 
     let mut table = String::new();
@@ -427,11 +433,16 @@ fn display_unplugged(s: &mut Session<'_>) -> Result<Done> {
     std::thread::sleep(READ);
     s.shot("dialog-on-second-head")?;
     let asked = Instant::now();
-    s.host.ask("unplug gpu1")?;
+    if let Err(e) = s.host.ask("unplug gpu1") {
+        // What the guest's kernel is blocked on (in dmesg.log at the end), for a person
+        // reading why the device was not let go.
+        let _ = std::fs::write("/proc/sysrq-trigger", "w");
+        return Err(e);
+    }
     let unplugged = asked.elapsed().as_secs_f64();
     let (j, _) = s.log.wait(
         i,
-        &format!("output {second} removed"),
+        &format!("output {second} (index 1) removed"),
         Duration::from_secs(30),
     )?;
     let (_, moved) = s.dialog_after(j, Duration::from_secs(15))?;
@@ -441,7 +452,13 @@ fn display_unplugged(s: &mut Session<'_>) -> Result<Done> {
     }
     std::thread::sleep(READ);
     s.shot("dialog-moved")?;
-    let (d, touches) = s.approve(&moved, submitted, "user_approved")?;
+    let (d, touches) = match s.approve(&moved, submitted, "user_approved") {
+        Ok(done) => done,
+        Err(e) => {
+            s.backtrace("dialog-moved");
+            return Err(e);
+        }
+    };
     let mut notes = vec![format!(
         "QEMU unplugged the GPU in {unplugged:.2} s; the dialog was on {first} {moved_after:.2} s \
          after the request; {touches} touch(es)"
@@ -457,6 +474,10 @@ fn display_unplugged(s: &mut Session<'_>) -> Result<Done> {
         lit.iter().map(|l| (&l.name, l.rect)).collect::<Vec<_>>(),
         asked.elapsed().as_secs_f64()
     ));
+    // The later steps know the second head by what it is now.
+    if let (Some(now), Some(slot)) = (lit.first(), s.outputs.get_mut(1)) {
+        *slot = now.clone();
+    }
     std::thread::sleep(Duration::from_secs(2));
     s.shot("gpu-plugged-again")?;
     Ok(Done {
@@ -494,4 +515,97 @@ fn vt_switch(s: &mut Session<'_>) -> Result<Done> {
         format!("paused {away:.2} s after Ctrl+Alt+F2; active again {back:.2} s after Ctrl+Alt+F1"),
     );
     Ok(done)
+}
+
+/// The first head's new preferred size (QEMU's VNC desktop-size request to its virtio-gpu).
+const NEW_MODE: (i32, i32) = (1024, 768);
+
+/// The first display, still connected, now prefers another mode: it is lit again at that mode,
+/// the second head moves to its new right edge, and a prompt on it is placed inside its new size
+/// and answered by touch.
+fn mode_changed(s: &mut Session<'_>) -> Result<Done> {
+    let first = s.outputs.first().context("no output")?.name.clone();
+    let mark = s.log.mark();
+    let asked = Instant::now();
+    s.host
+        .ask(&format!("resize {}x{}", NEW_MODE.0, NEW_MODE.1))?;
+    let (_, line) = s.log.wait(
+        mark,
+        "the display's preferred mode changed",
+        Duration::from_secs(60),
+    )?;
+    let relit = asked.elapsed().as_secs_f64();
+    let expected = format!(
+        "output {first}: the display's preferred mode changed: {}x{}@",
+        NEW_MODE.0, NEW_MODE.1
+    );
+    if !line.contains(&expected) {
+        bail!("expected `{expected}…`, the compositor logged {line:?}");
+    }
+    if let Some(o) = s.outputs.first_mut() {
+        o.rect.2 = NEW_MODE.0;
+        o.rect.3 = NEW_MODE.1;
+    }
+    let mut notes = vec![format!(
+        "{first} lit again at {}x{} {relit:.2} s after the request",
+        NEW_MODE.0, NEW_MODE.1
+    )];
+    std::thread::sleep(Duration::from_secs(2));
+    s.shot("mode-changed")?;
+    // The second head (plugged in again by the unplug step, if it was) closes up to the new
+    // right edge.
+    let second = s.outputs.get(1).context("no second output")?.name.clone();
+    let lit = s
+        .log
+        .find(0, &format!("output {second}"))
+        .last()
+        .is_some_and(|l| !l.contains(") removed"));
+    if lit {
+        let moved = s
+            .log
+            .wait(
+                mark,
+                &format!("output {second} moved to {},0", NEW_MODE.0),
+                Duration::from_secs(10),
+            )
+            .is_ok();
+        notes.push(format!("{second} moved to {},0: {moved}", NEW_MODE.0));
+        if !moved {
+            let said = s.log.find(mark, " output ");
+            bail!("{second} did not move to the new right edge; the log says {said:?}");
+        }
+    } else {
+        notes.push(format!("{second} is not lit: nothing beside it to move"));
+    }
+    // A prompt on the resized display (the pointer is on it since the VT step): placed inside
+    // its new size and answered by a touch there.
+    let mark = s.log.mark();
+    let params =
+        format!(r#"{{"window": "org.freedesktop.weston.simple-shm", "output": "{first}"}}"#);
+    let mut submitted = s.submit("window.move", &params)?;
+    let (_, dialog) = s.prompt(mark, &mut submitted)?;
+    let (x, y) = dialog.approve;
+    if dialog.output != first
+        || !(0.0..f64::from(NEW_MODE.0)).contains(&x)
+        || !(0.0..f64::from(NEW_MODE.1)).contains(&y)
+    {
+        bail!(
+            "the dialog is on {} with Approve at {x},{y}, not inside {first}'s {}x{}",
+            dialog.output,
+            NEW_MODE.0,
+            NEW_MODE.1
+        );
+    }
+    std::thread::sleep(crate::session::READ);
+    s.shot("mode-changed-prompt")?;
+    let (d, touches) = s.approve(&dialog, submitted, "user_approved")?;
+    notes.push(format!(
+        "the dialog's Approve at {x:.0},{y:.0}; {touches} touch(es)"
+    ));
+    s.shot("mode-changed-decided")?;
+    Ok(Done {
+        resolution: d.resolution,
+        decision: Some(d.seconds),
+        notes,
+    })
 }

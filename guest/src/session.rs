@@ -370,6 +370,22 @@ impl<'a> Session<'a> {
         Ok((d, 4))
     }
 
+    /// Writes every thread's backtrace of the compositor (gdb, attached briefly) to
+    /// `NAME-backtrace.txt`, for a person reading why it stopped answering.
+    pub fn backtrace(&self, name: &str) {
+        diagnostics(
+            &self.out.join(format!("{name}-backtrace.txt")),
+            "gdb",
+            &[
+                "-p",
+                &self.compositor.id().to_string(),
+                "-batch",
+                "-ex",
+                "thread apply all bt",
+            ],
+        );
+    }
+
     /// Waits for a decision and checks its resolution.
     pub fn decided(&self, submitted: Submitted, expected: &str) -> Result<Decided> {
         let d = submitted.wait(Duration::from_secs(90))?;

@@ -19,6 +19,8 @@ use crate::convert::downmix;
 use crate::error::SpeechError;
 
 const INPUT: &str = "input";
+/// How long the audio thread sleeps on each repeated error report of a failed stream.
+const ERROR_BACKOFF: Duration = Duration::from_millis(20);
 
 /// What the callback sends: mono audio at the device rate, or the stream's error.
 enum Block {
@@ -244,13 +246,23 @@ impl Capture {
     }
 }
 
-impl Drop for Capture {
-    fn drop(&mut self) {
+impl Capture {
+    /// Stops the stream and closes the device now (dropping does the same); `next_block` then
+    /// gets nothing.
+    pub(crate) fn close(&mut self) {
         // Receiver first: a callback blocked in `send` then fails fast, so dropping the stream
         // (which joins the audio thread) cannot deadlock.
         drop(self.rx.take());
-        drop(self.stream.take());
-        debug!(device = %self.device_name, "capture closed");
+        if let Some(stream) = self.stream.take() {
+            drop(stream);
+            debug!(device = %self.device_name, "capture closed");
+        }
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
@@ -265,6 +277,7 @@ where
 {
     let channels = usize::from(config.channels);
     let err_tx = tx.clone();
+    let mut failed = false;
     device.build_input_stream(
         config,
         move |data: &[T], _: &cpal::InputCallbackInfo| {
@@ -275,8 +288,17 @@ where
             let _ = tx.send(Block::Audio(mono));
         },
         move |e| {
-            warn!("audio input stream error: {e}");
-            let _ = err_tx.try_send(Block::Failed(e.to_string()));
+            if !failed {
+                failed = true;
+                warn!("audio input stream error: {e}");
+                let _ = err_tx.try_send(Block::Failed(e.to_string()));
+            } else {
+                // A failed ALSA input stream is reported again on every poll, at once and at
+                // the audio thread's real-time priority: that spins a CPU and starves the
+                // compositor until the stream is dropped. Yield instead; the first report
+                // already ended the stream for its reader.
+                std::thread::sleep(ERROR_BACKOFF);
+            }
         },
         None,
     )

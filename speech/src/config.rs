@@ -82,6 +82,10 @@ pub struct Config {
     pub block_ms: u32,
     /// Blocks the capture callback may queue before it waits for the recognizer.
     pub queue_blocks: usize,
+    /// How many times one prompt's listening opens the microphone again after its stream failed
+    /// (an overrun on a busy system leaves an ALSA capture stream failed for good); past that,
+    /// voice is lost for the prompt and the overlay takes over.
+    pub capture_reopen: u32,
     /// How often a `Listening { level }` event is sent, in milliseconds of audio.
     pub level_interval_ms: u64,
     /// Speak the question before listening.
@@ -100,6 +104,10 @@ pub struct Config {
     /// Release the model after this many seconds without a voice prompt (it is loaded again
     /// when the next one begins). 0 keeps it loaded once loaded.
     pub unload_after_s: u64,
+    /// Load the model when the engine starts instead of when the first voice prompt begins: the
+    /// first prompt then finds it loaded, on a device where loading takes longer than the
+    /// voice step's `timeout_ms`. Costs the model's memory from the start.
+    pub load_at_start: bool,
     /// Risk classes whose prompts show a challenge word that the spoken approval must contain.
     pub challenge: Vec<String>,
     /// Read the challenge word aloud in the question (for users who cannot see the dialog; it
@@ -145,6 +153,7 @@ impl Default for Config {
                 .collect(),
             block_ms: 20,
             queue_blocks: 256,
+            capture_reopen: 3,
             level_interval_ms: 100,
             speak_prompt: true,
             voice: "ko".into(),
@@ -154,6 +163,7 @@ impl Default for Config {
                 .into(),
             after_prompt_ms: 150,
             unload_after_s: 300,
+            load_at_start: false,
             challenge: vec!["destructive".into(), "system".into()],
             speak_challenge: false,
             challenge_hint: "승인하려면 화면에 보이는 단어와 함께 네라고 말씀해 주세요.".into(),

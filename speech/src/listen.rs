@@ -145,6 +145,68 @@ impl Source for Capture {
     }
 }
 
+/// The microphone as a listening source: its capture, opened again when the stream fails, up
+/// to `[speech] capture_reopen` times. A capture overrun (the system too busy to read the
+/// device in time) leaves an ALSA input stream failing for good (cpal reports POLLERR on
+/// every poll and never recovers it), so without this one busy moment would leave the prompt
+/// deaf until its deadline. Audio lost in between is not heard; nothing is made up for it.
+pub(crate) struct Microphone<'a> {
+    config: &'a Config,
+    capture: Capture,
+    reopened: u32,
+}
+
+impl<'a> Microphone<'a> {
+    /// Opens the configured input device.
+    pub(crate) fn open(config: &'a Config) -> Result<Microphone<'a>, SpeechError> {
+        Ok(Microphone {
+            config,
+            capture: Capture::open(config)?,
+            reopened: 0,
+        })
+    }
+}
+
+impl Source for Microphone<'_> {
+    fn rate(&self) -> u32 {
+        self.capture.rate()
+    }
+
+    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
+        match self.capture.next_block(POLL) {
+            Err(SpeechError::Stream { name, reason })
+                if self.reopened < self.config.capture_reopen =>
+            {
+                self.reopened += 1;
+                tracing::warn!(
+                    device = %name,
+                    "the capture stream failed ({reason}); opening it again ({} of {})",
+                    self.reopened,
+                    self.config.capture_reopen
+                );
+                let rate = self.capture.rate();
+                // The failed stream goes first: the device may take one capture at a time.
+                self.capture.close();
+                self.capture = Capture::open(self.config).map_err(|e| SpeechError::Stream {
+                    name: name.clone(),
+                    reason: format!("{reason}; opening it again failed: {e}"),
+                })?;
+                if self.capture.rate() != rate {
+                    return Err(SpeechError::Stream {
+                        name,
+                        reason: format!(
+                            "opened again at {} Hz instead of {rate} Hz",
+                            self.capture.rate()
+                        ),
+                    });
+                }
+                Ok(Some(Vec::new()))
+            }
+            other => Ok(Some(other?.unwrap_or_default())),
+        }
+    }
+}
+
 /// A whole WAV file, read up front and handed out in blocks.
 pub(crate) struct WavSource {
     audio: Vec<f32>,

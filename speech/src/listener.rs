@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use tracing::warn;
 
-use crate::capture::{Capture, probe_input};
+use crate::capture::probe_input;
 use crate::config::Config;
 use crate::error::SpeechError;
 use crate::keeper::{KeeperState, LeaseError, ModelKeeper};
-use crate::listen::{Ending, listen_round};
+use crate::listen::{Ending, Microphone, listen_round};
 use crate::model::{SpeechModel, find_model};
 use crate::phrases::{PhrasePack, SpokenAnswer};
 use crate::prompt::speak;
@@ -93,7 +93,7 @@ struct Worker {
 
 impl SpeechEngine {
     /// Finds the model and loads the phrase pack; the model itself loads when a prompt needs
-    /// it. Never fails: problems show up in [`available`](Self::available) and as
+    /// it (or now, with `load_at_start`). Never fails: problems show up in [`available`](Self::available) and as
     /// `Unavailable` events.
     pub fn start(config: Config) -> SpeechEngine {
         let pack = load_pack(&config);
@@ -112,6 +112,9 @@ impl SpeechEngine {
                 unload_after,
             ),
         };
+        if config.enabled && config.load_at_start {
+            keeper.prepare();
+        }
         SpeechEngine {
             config,
             pack: pack.ok().map(Arc::new),
@@ -361,7 +364,7 @@ fn worker(
     if remaining.is_zero() {
         return Ok(Some(SpeechEvent::Timeout));
     }
-    let mut capture = Capture::open(config)?;
+    let mut capture = Microphone::open(config)?;
     let _ = tx.send(SpeechEvent::Listening { level: 0.0 });
     let round = listen_round(
         lease.model(),

@@ -1,7 +1,8 @@
-//! The model is in memory only around voice prompts: an engine starts with it unloaded, a
-//! prompt loads it (the listener waits for it, then hears the answer through the real device
-//! path), it is released after `unload_after_s` without a prompt, and the next prompt loads it
-//! again. This binary holds only this test: it sets ALSA's environment.
+//! The model is in memory only around voice prompts: an engine starts with it unloaded (loading
+//! it at once only with `load_at_start`), a prompt loads it (the listener waits for it, then
+//! hears the answer through the real device path), it is released after `unload_after_s`
+//! without a prompt, and the next prompt loads it again. This binary holds only this test: it
+//! sets ALSA's environment.
 
 mod common;
 
@@ -140,4 +141,22 @@ fn a_prompt_loads_the_model_waits_for_it_and_an_idle_engine_releases_it() {
         matches!(events.last(), Some(SpeechEvent::Timeout)),
         "{events:?}"
     );
+    drop(hurried);
+
+    // `load_at_start`: the engine loads the model before any prompt asks for it.
+    let eager = SpeechEngine::start(Config {
+        load_at_start: true,
+        ..device_config()
+    });
+    assert_ne!(
+        eager.model_state(),
+        KeeperState::Unloaded,
+        "loading from the start"
+    );
+    assert!(
+        wait_for(&eager, KeeperState::Ready, Duration::from_secs(60)),
+        "still {:?}",
+        eager.model_state()
+    );
+    assert_eq!(eager.model_loads(), 1);
 }

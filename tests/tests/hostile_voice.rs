@@ -27,7 +27,7 @@ fn delete() -> pcp_protocol::client::Submission {
 fn attack1_the_click_given_then_the_microphone_lost_the_prompt_still_ends() {
     let dir = tempfile::tempdir().unwrap();
     let _g = alsa(dir.path(), &placeholder(dir.path()));
-    let quiet = audio::silence(dir.path(), &encoding());
+    let quiet = audio::silence(dir.path(), &encoding()).unwrap();
     // A microphone of its own, in a config file of its own, so it can be unplugged.
     let conf = dir.path().join("mic.conf");
     std::fs::write(&conf, audio::mic_conf(&quiet)).unwrap();

@@ -84,6 +84,8 @@ pub const SPEECH_UNRELATED: &[&str] = &[
     "decoder_phases",
     "block_ms",
     "queue_blocks",
+    "capture_reopen",
+    "load_at_start",
     "level_interval_ms",
     "voice",
     "speech_rate_wpm",

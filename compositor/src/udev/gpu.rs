@@ -356,6 +356,8 @@ pub(super) fn gpu_removed(state: &mut State, gpu: libc::dev_t) {
     let Some(dev) = udev_device(state) else {
         return;
     };
+    // Its number may come back with the next card plugged in.
+    dev.vanishing.retain(|g| *g != gpu);
     let Some(card) = dev.gpus.iter().find(|g| g.id == gpu) else {
         return;
     };
@@ -373,6 +375,54 @@ pub(super) fn gpu_removed(state: &mut State, gpu: libc::dev_t) {
     }
 }
 
+/// What makes two modes the same for a head: size, pixel clock and refresh (not the flags or
+/// name, which a rescan may list differently for the same timing).
+type ModeKey = ((u16, u16), u32, u32);
+
+fn mode_key(mode: &Mode) -> ModeKey {
+    (mode.size(), mode.clock(), mode.vrefresh())
+}
+
+/// Head `index` (output `index`) runs `conn`'s display, which now asks for `conn.mode`: the
+/// surface takes the mode (set at its next commit, with buffers of the new size), the output
+/// its new size, and the backend-neutral part follows ([`State::output_resized`]). A mode the
+/// CRTC refuses is logged and the display keeps the one it has.
+fn relight(state: &mut State, index: usize, conn: &Connected) {
+    let Some(mode) = conn.mode else {
+        return;
+    };
+    let State { backend, .. } = state;
+    let Device::Udev(dev) = &mut backend.device else {
+        return;
+    };
+    let (Some(head), Some(vo)) = (dev.heads.get_mut(index), backend.outputs.get_mut(index)) else {
+        return;
+    };
+    if let Err(e) = head.surface.use_mode(mode) {
+        tracing::error!(
+            "the display on {} asks for {}x{}@{}Hz, which cannot be set: {e}; it keeps its mode",
+            conn.name,
+            mode.size().0,
+            mode.size().1,
+            mode.vrefresh()
+        );
+        return;
+    }
+    let old = vo.spec;
+    let (w, h) = mode.size();
+    tracing::info!(
+        "output {}: the display's preferred mode changed: {w}x{h}@{}Hz",
+        vo.output.name(),
+        mode.vrefresh()
+    );
+    vo.set_spec(crate::config::OutputSpec {
+        width: i32::from(w),
+        height: i32::from(h),
+        ..old
+    });
+    state.output_resized(index, old);
+}
+
 /// Brings GPU `gpu`'s heads in line with `scan` (see [`plan::rescan`]).
 fn apply_scan(state: &mut State, gpu: libc::dev_t, scan: Scan) {
     let Some(dev) = udev_device(state) else {
@@ -386,6 +436,23 @@ fn apply_scan(state: &mut State, gpu: libc::dev_t, scan: Scan) {
         .filter(|(_, h)| h.gpu == gpu)
         .map(|(i, h)| (i, h.connector))
         .unzip();
+    // Displays still connected whose mode list or preferred mode changed: lit again at the
+    // mode they ask for now (before any head goes, while `indexes` hold).
+    let running: Vec<(connector::Handle, ModeKey)> = indexes
+        .iter()
+        .filter_map(|&i| dev.heads.get(i))
+        .map(|h| (h.connector, mode_key(&h.surface.pending_mode())))
+        .collect();
+    let wanted: Vec<(connector::Handle, Option<ModeKey>)> = scan
+        .connected
+        .iter()
+        .map(|c| (c.handle, c.mode.as_ref().map(mode_key)))
+        .collect();
+    for (h, c) in plan::remoded(&running, &wanted) {
+        if let (Some(&index), Some(conn)) = (indexes.get(h), scan.connected.get(c)) {
+            relight(state, index, conn);
+        }
+    }
     let connected: Vec<connector::Handle> = scan.connected.iter().map(|c| c.handle).collect();
     let change = plan::rescan(&heads, &connected, &scan.unsure);
     // Highest first among this GPU's heads, so highest first among all outputs too.

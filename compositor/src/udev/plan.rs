@@ -65,6 +65,27 @@ pub(crate) fn rescan<C: Copy + PartialEq>(heads: &[C], connected: &[C], unsure: 
     Rescan { remove, add }
 }
 
+/// The heads whose display is still connected but now asks for another mode (its mode list or
+/// preferred mode changed): `heads[i]` is a head's connector and the mode it runs, `connected[j]`
+/// a connected connector and the mode [`choose_mode`] picks now (`None`: it offers none, and the
+/// head keeps its mode). Pairs (head index, connected index), in head order.
+pub(crate) fn remoded<C: PartialEq, M: PartialEq>(
+    heads: &[(C, M)],
+    connected: &[(C, Option<M>)],
+) -> Vec<(usize, usize)> {
+    heads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (conn, running))| {
+            let j = connected.iter().position(|(c, _)| c == conn)?;
+            match &connected[j].1 {
+                Some(wanted) if wanted != running => Some((i, j)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// Gives each connector (in order) a CRTC from the ones it can use that neither a head
 /// (`in_use`) nor an earlier connector took; `None` for a connector left without one.
 pub(crate) fn assign_crtcs<C: Copy + PartialEq>(
@@ -267,6 +288,22 @@ mod tests {
         assert_eq!(change.add, vec![1]);
         heads.extend(change.add.iter().map(|&i| connected[i]));
         assert_eq!(heads, vec![10, 11]);
+    }
+
+    #[test]
+    fn a_connected_display_that_asks_for_another_mode_is_relit() {
+        // Heads on 10 (1280x800) and 11 (1024x768); 10 now prefers 1024x768, 11 is unchanged,
+        // 12 is new (lit by the rescan, not here).
+        let heads = [(10, (1280, 800)), (11, (1024, 768))];
+        let connected = [
+            (12, Some((800, 600))),
+            (11, Some((1024, 768))),
+            (10, Some((1024, 768))),
+        ];
+        assert_eq!(remoded(&heads, &connected), vec![(0, 2)]);
+        // Unplugged (not listed) or offering no mode: not relit here.
+        assert!(remoded(&heads, &[(10, None)]).is_empty());
+        assert!(remoded(&heads, &[]).is_empty());
     }
 
     #[test]

@@ -482,6 +482,12 @@ impl Fixture {
         self.state().plug_output(spec)
     }
 
+    /// Output `index` takes `mode` (`WxH`) at its place, as when its display's preferred mode
+    /// changes.
+    pub fn change_output_mode(&mut self, index: usize, mode: &str) -> Result<(), BackendError> {
+        self.state().reconfigure_output(index, mode)
+    }
+
     /// The seat now has `answering` devices that can press the dialog's controls.
     pub fn input_devices_changed(&mut self, answering: usize) {
         self.state().input_devices_changed(answering);

@@ -68,7 +68,7 @@ pub fn placeholder(dir: &Path) -> PathBuf {
 /// The encoding the device opens with for [`config`]: 44.1 kHz stereo (the fixtures are made
 /// in it).
 pub fn encoding() -> audio::Encoding {
-    let encoding = audio::encoding(&config());
+    let encoding = audio::encoding(&config()).expect("the capture encoding");
     assert_eq!((encoding.rate, encoding.channels), (44_100, 2));
     encoding
 }

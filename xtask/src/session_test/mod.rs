@@ -3,13 +3,15 @@
 //! fetches Debian's kernel, writes a busybox initramfs, boots QEMU (TCG, q35) with the host's
 //! root shared read-only and `target/session-test/` shared writable, and serves the guest's
 //! requests over a virtio-serial port: QMP screendumps of every head, unplugging and plugging
-//! the second GPU, key chords on the keyboard. The guest plays the scripted session
-//! (`guest/src/main.rs`) and writes its verdict; this exits non-zero when a step went
-//! otherwise, the VM failed, or the whole run took longer than its budget.
+//! the second GPU, key chords on the keyboard, a new preferred size for the first GPU's head
+//! (through QEMU's VNC server). The guest plays the scripted session (`guest/src/main.rs`) and
+//! writes its verdict; this exits non-zero when a step went otherwise, the VM failed, or the
+//! whole run took longer than its budget.
 
 mod initramfs;
 mod kernel;
 mod qemu;
+mod vnc;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -206,7 +208,8 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
 /// the voice deadline runs from the moment the dialog shows, and on the emulated CPU speaking
 /// the question takes longer than the whole deadline. No risk class asks for a challenge word
 /// (the guest's answer is recorded before the prompt). Every deadline and threshold stays at
-/// its shipped default.
+/// its shipped default; the model is loaded at start and kept (`load_at_start`,
+/// `unload_after_s = 0`), as on a device where loading it takes longer than a voice step.
 fn session_config(cache: &Path) -> String {
     let manifests = root().join("assets/capabilities.d");
     let model = cache.join(crate::setup::MODEL_DIR);
@@ -216,6 +219,9 @@ fn session_config(cache: &Path) -> String {
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
          [speech]\nmodel = {model:?}\n\
          input_device = \"Loopback\"\noutput_device = \"\"\n\
+         # The model loads from the start and stays loaded: under TCG a load takes minutes,\n\
+         # far longer than the voice step's 10 s, which is not stretched for the emulated CPU.\n\
+         load_at_start = true\nunload_after_s = 0\n\
          # The 10 s voice deadline starts when the dialog is shown; under TCG espeak-ng takes\n\
          # longer than that to speak the question, so the microphone would open too late.\n\
          speak_prompt = false\n\
@@ -352,6 +358,14 @@ fn serve(sockets: &qemu::Sockets, out: &Path) -> Result<String> {
                     String::new()
                 }),
             },
+            // `resize WxH`: the first GPU's head gets a new preferred size, its display staying
+            // connected (QEMU's VNC server is on that head's console).
+            "resize" => rest
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                .context("resize needs WxH")
+                .and_then(|size| vnc::request_size(&sockets.vnc, size))
+                .map(|()| String::new()),
             "keys" => {
                 let keys: Vec<&str> = rest.split_whitespace().collect();
                 qmp.chord(&keys).map(|()| String::new())

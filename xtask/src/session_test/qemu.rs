@@ -68,6 +68,8 @@ pub struct Machine<'a> {
 pub struct Sockets {
     pub qmp: PathBuf,
     pub control: PathBuf,
+    /// QEMU's VNC server on the first GPU's console (see [`super::vnc`]).
+    pub vnc: PathBuf,
 }
 
 /// Starts QEMU; its serial console goes to `out/console.log`.
@@ -75,8 +77,9 @@ pub fn start(m: &Machine<'_>) -> Result<(Child, Sockets)> {
     let sockets = Sockets {
         qmp: m.out.join("qmp.sock"),
         control: m.out.join("control.sock"),
+        vnc: m.out.join("vnc.sock"),
     };
-    for s in [&sockets.qmp, &sockets.control] {
+    for s in [&sockets.qmp, &sockets.control, &sockets.vnc] {
         let _ = std::fs::remove_file(s);
     }
     let console = m.out.join("console.log");
@@ -104,6 +107,10 @@ pub fn start(m: &Machine<'_>) -> Result<(Child, Sockets)> {
         "none".into(),
         "-display".into(),
         "none".into(),
+        // Only to change the first head's preferred size (a VNC client's desktop-size request);
+        // nothing is watched through it.
+        "-vnc".into(),
+        format!("unix:{},display=gpu0,head=0", path(&sockets.vnc)),
         "-kernel".into(),
         path(m.kernel),
         "-initrd".into(),
@@ -271,14 +278,19 @@ impl Qmp {
         Ok(())
     }
 
-    /// Unplugs `gpu` from its root port and waits until the guest has let go of it.
+    /// Asks for `gpu` to be unplugged from its root port (the attention button: the guest's
+    /// pciehp takes the card away, then powers the slot off). Returns at once; the guest goes on
+    /// while QEMU waits for the slot to go off.
     pub fn unplug(&mut self, gpu: &Gpu) -> Result<()> {
         self.execute("device_del", json!({"id": gpu.id}))?;
-        self.wait_event("DEVICE_DELETED", Some(gpu.id), Duration::from_secs(90))
+        Ok(())
     }
 
-    /// Plugs `gpu` into its root port again.
+    /// Plugs `gpu` into its root port again, once QEMU has finished unplugging it (the same id
+    /// cannot be added before): the guest powers the slot off only after its driver let go,
+    /// which an emulated CPU under load can take minutes to do.
     pub fn plug(&mut self, gpu: &Gpu) -> Result<()> {
+        self.wait_event("DEVICE_DELETED", Some(gpu.id), Duration::from_secs(150))?;
         self.execute("device_add", gpu.device())?;
         Ok(())
     }

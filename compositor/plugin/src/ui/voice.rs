@@ -22,6 +22,9 @@ pub(crate) struct VoiceStep {
     asked: Option<IntentId>,
     /// The challenge word of the prompt asked last, if its risk class has one.
     challenge: Option<(IntentId, String)>,
+    /// The last prompt whose listening was logged: once per prompt, whatever the dialog showed
+    /// before (its voice state starts as "Listening").
+    announced: Option<IntentId>,
 }
 
 /// Whether `prompt` still waits for a spoken answer.
@@ -36,6 +39,7 @@ impl VoiceStep {
             listening: None,
             asked: None,
             challenge: None,
+            announced: None,
         }
     }
 
@@ -134,7 +138,8 @@ impl VoiceStep {
             }
             match event {
                 SpeechEvent::Listening { level } => {
-                    if dialog.live().map(|l| l.voice) != Some(VoiceState::Listening) {
+                    if self.announced != Some(id) {
+                        self.announced = Some(id);
                         tracing::info!("listening for a spoken answer");
                     }
                     dialog.set_voice(VoiceState::Listening, level);
