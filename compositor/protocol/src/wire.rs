@@ -177,7 +177,10 @@ fn parse_object(text: &str, what: &str) -> Result<Value, ParamsError> {
 /// path of the offending member (e.g. `params.a[2].b`) and serde_json's line and column.
 pub fn parse_strict(text: &[u8], root: &str) -> Result<Value, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(text);
-    let value = Strict { path: root }.deserialize(&mut de)?;
+    let value = Strict {
+        at: &JsonPath::Root(root),
+    }
+    .deserialize(&mut de)?;
     de.end()?;
     Ok(value)
 }
@@ -187,9 +190,28 @@ fn control_character(text: &str) -> Option<char> {
     text.chars().find(|c| c.is_control())
 }
 
-/// A JSON value at `path`, checked as it is built.
+/// Where a value sits in the document, as a chain of borrowed links written out only when an
+/// error names it: building the text for every member would copy the whole path (a key can be
+/// a megabyte long) once per array element, quadratic in what a client sends.
+enum JsonPath<'p> {
+    Root(&'p str),
+    Member(&'p JsonPath<'p>, &'p str),
+    Element(&'p JsonPath<'p>, usize),
+}
+
+impl fmt::Display for JsonPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            JsonPath::Root(root) => f.write_str(root),
+            JsonPath::Member(parent, key) => write!(f, "{parent}.{key}"),
+            JsonPath::Element(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// A JSON value at `at`, checked as it is built.
 struct Strict<'p> {
-    path: &'p str,
+    at: &'p JsonPath<'p>,
 }
 
 impl<'de> DeserializeSeed<'de> for Strict<'_> {
@@ -204,7 +226,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "a JSON value at {}", self.path)
+        write!(f, "a JSON value at {}", self.at)
     }
 
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
@@ -227,7 +249,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
         if let Some(c) = control_character(v) {
             return Err(E::custom(format_args!(
                 "the string at {} holds the control character U+{:04X}",
-                self.path, c as u32
+                self.at, c as u32
             )));
         }
         Ok(Value::String(v.to_owned()))
@@ -237,7 +259,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
         if let Some(c) = control_character(&v) {
             return Err(E::custom(format_args!(
                 "the string at {} holds the control character U+{:04X}",
-                self.path, c as u32
+                self.at, c as u32
             )));
         }
         Ok(Value::String(v))
@@ -254,8 +276,8 @@ impl<'de> Visitor<'de> for Strict<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
         loop {
-            let path = format!("{}[{}]", self.path, items.len());
-            match seq.next_element_seed(Strict { path: &path })? {
+            let at = JsonPath::Element(self.at, items.len());
+            match seq.next_element_seed(Strict { at: &at })? {
                 Some(item) => items.push(item),
                 None => return Ok(Value::Array(items)),
             }
@@ -268,17 +290,17 @@ impl<'de> Visitor<'de> for Strict<'_> {
             if let Some(c) = control_character(&key) {
                 return Err(de::Error::custom(format_args!(
                     "a key in {} holds the control character U+{:04X}",
-                    self.path, c as u32
+                    self.at, c as u32
                 )));
             }
             if members.contains_key(&key) {
                 return Err(de::Error::custom(format_args!(
                     "the key `{key}` appears twice in {}",
-                    self.path
+                    self.at
                 )));
             }
-            let path = format!("{}.{key}", self.path);
-            let value = map.next_value_seed(Strict { path: &path })?;
+            let at = JsonPath::Member(self.at, &key);
+            let value = map.next_value_seed(Strict { at: &at })?;
             members.insert(key, value);
         }
         Ok(Value::Object(members))
