@@ -29,6 +29,10 @@ pub struct Config {
     pub max_width: u32,
     /// Smallest space kept between the dialog and the output's edges, in logical pixels.
     pub margin: u32,
+    /// Most pixels the dialog's buffer may have (width × height, physical). On a very tall or
+    /// very dense output the body scrolls sooner instead; content whose fixed part cannot fit
+    /// is refused (a denial). Bounds the memory and drawing time one prompt can cost.
+    pub max_buffer_pixels: u32,
     /// Smallest height of a touch target (the buttons), in logical pixels.
     pub min_target: u32,
     /// Base text size in logical pixels; headings and small print scale from it.
@@ -84,6 +88,7 @@ impl Default for Config {
             hold_risks: Vec::new(),
             max_width: 560,
             margin: 16,
+            max_buffer_pixels: 16_777_216,
             min_target: 48,
             font_size: 15.0,
             text_scale: TextScale(1.0),

@@ -253,13 +253,19 @@ impl Layout {
         } else {
             &[width]
         };
-        let max_h = (f64::from(avail_h) * scale).floor() as i32;
+        let output_h = (f64::from(avail_h) * scale).floor() as i32;
+        let cap = u64::from(config.max_buffer_pixels);
         let unscrolled = ZOOMS.iter().filter(|&&z| z >= MIN_UNSCROLLED_ZOOM);
         let attempts = unscrolled
             .map(|&z| (z, false))
             .chain(ZOOMS.iter().map(|&z| (z, true)));
         for (zoom, scroll) in attempts {
             for &w in widths {
+                // The buffer's area cap, as a height for this width; the headroom covers the
+                // height's rounding to whole logical pixels and back.
+                let w_px = (f64::from(w) * scale).round().max(1.0) as u64;
+                let cap_h = (cap / w_px).saturating_sub(scale.ceil() as u64 + 1);
+                let max_h = output_h.min(i32::try_from(cap_h).unwrap_or(i32::MAX));
                 for compact in [false, true] {
                     let frame = build::Frame {
                         scale,
@@ -269,15 +275,19 @@ impl Layout {
                         max_h,
                         scroll,
                     };
-                    if let Some(layout) = build::build(fonts, config, content, &texts, frame) {
+                    let Some(layout) = build::build(fonts, config, content, &texts, frame) else {
+                        continue;
+                    };
+                    let area = layout.size.0.max(0) as u64 * layout.size.1.max(0) as u64;
+                    if area <= cap {
                         return Ok(layout);
                     }
                 }
             }
         }
         Err(OverlayError::Layout(format!(
-            "the fixed part of the dialog does not fit on a {}x{} output even at the smallest \
-             zoom",
+            "the fixed part of the dialog does not fit on a {}x{} output at scale {scale} in \
+             {cap} pixels (max_buffer_pixels) even at the smallest zoom",
             output.0, output.1
         )))
     }

@@ -142,16 +142,14 @@ impl Fonts {
                     SwashContent::Mask => 1,
                     SwashContent::SubpixelMask | SwashContent::Color => 4,
                 };
-                for gy in 0..gh {
+                // Only the glyph's rows and columns inside the clip: bounds worked out once per
+                // glyph, not tested per pixel.
+                let rows = (clip.y - top).clamp(0, gh)..(clip.bottom() - top).clamp(0, gh);
+                let cols = (clip.x - left).clamp(0, gw)..(clip.right() - left).clamp(0, gw);
+                for gy in rows {
                     let py = top + gy;
-                    if py < clip.y || py >= clip.bottom() {
-                        continue;
-                    }
-                    for gx in 0..gw {
+                    for gx in cols.clone() {
                         let px = left + gx;
-                        if px < clip.x || px >= clip.right() {
-                            continue;
-                        }
                         let i = ((gy * gw + gx) as usize) * channels;
                         let src = match image.content {
                             SwashContent::Mask => tint(color, image.data[i]),

@@ -566,3 +566,52 @@ fn place_picks_the_focal_output_and_keeps_the_dialog_on_it() {
     }
     assert!(d.place(Point { x: 0.0, y: 0.0 }, &[]).is_err());
 }
+
+#[test]
+fn the_buffer_never_exceeds_max_buffer_pixels_and_the_body_scrolls_instead() {
+    let config = Config {
+        max_buffer_pixels: 4_000_000,
+        ..Config::default()
+    };
+    let mut long = content(Risk::Privileged);
+    long.steps = (0..30)
+        .map(|i| format!("step {i}: copy {}", "a long file name ".repeat(30)))
+        .collect();
+    for (scale, output) in [
+        (1.0, (1920, 1080)),
+        (2.0, (1920, 16000)),
+        (3.0, (4000, 30000)),
+    ] {
+        let mut d = dialog(config.clone());
+        d.show(long.clone(), 0).unwrap();
+        let r = d.render(scale, output).unwrap();
+        let (w, h) = (r.pixmap.width(), r.pixmap.height());
+        assert!(
+            u64::from(w) * u64::from(h) <= 4_000_000,
+            "{w}x{h} at scale {scale} on {output:?}"
+        );
+        let layout = d.layout().unwrap();
+        layout.check_inside().unwrap();
+        if scale > 1.0 {
+            // Room on the output for more, but the cap makes the body scroll.
+            assert!(layout.scrolls(), "at scale {scale} the body should scroll");
+        }
+    }
+    // Without the cap the tall dense output takes the whole body unscrolled.
+    let mut d = dialog(Config::default());
+    d.show(long, 0).unwrap();
+    let r = d.render(3.0, (4000, 30000)).unwrap();
+    assert!(u64::from(r.pixmap.width()) * u64::from(r.pixmap.height()) > 4_000_000);
+    assert!(!d.layout().unwrap().scrolls());
+}
+
+#[test]
+fn a_cap_too_small_for_the_fixed_part_is_a_denial_that_names_it() {
+    let mut d = dialog(Config {
+        max_buffer_pixels: 10_000,
+        ..Config::default()
+    });
+    d.show(content(Risk::Privileged), 0).unwrap();
+    let e = d.render(1.0, (1920, 1080)).unwrap_err().to_string();
+    assert!(e.contains("max_buffer_pixels"), "{e}");
+}

@@ -26,6 +26,7 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("multitouch", 4096),
     ("phrases", 4096),
     ("params", 8192),
+    ("strict_json", 8192),
 ];
 
 /// The cargo-fuzz project (its own workspace, built with nightly), relative to the root.

@@ -38,7 +38,7 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-
           the confusion table, false approvals and latency go to target/eval-voice/
 ";
 
-/// Seconds each fuzz target runs in `cargo xtask test` (8 targets: 2 minutes).
+/// Seconds each fuzz target runs in `cargo xtask test` (9 targets: 2¼ minutes).
 const TEST_FUZZ_SECONDS: u64 = 15;
 
 fn main() {

@@ -3,11 +3,16 @@
 //! separated by lines `#== system` and `#== user`. Properties: no panic; an error names a file it
 //! was given; a loaded policy has every capability declared in the texts it was given, with a
 //! description that renders for any parameters, and the same sources give the same digest.
+//!
+//! The same config text is also read as the plugin reads its own sections from it (`[overlay]`,
+//! `[speech]`, `[haptics]`, each section's type from its crate, then the crates' own checks):
+//! no panic, and an accepted `[overlay]` shows any client string within its caps.
 
 use std::path::PathBuf;
 
 use pcp_gate::GateConfig;
 use pcp_gate::sources::{ManifestFolder, PolicySources, SourceFile};
+use serde::Deserialize;
 use serde_json::json;
 
 const CONFIG: &str = "/fuzz/config.toml";
@@ -65,9 +70,43 @@ fn push(files: &mut [SourceFile], line: &str) {
     }
 }
 
+/// The plugin's sections of the config file, typed as the plugin reads them.
+#[derive(Deserialize)]
+struct PluginSections {
+    #[serde(default)]
+    overlay: pcp_overlay::Config,
+    #[serde(default)]
+    speech: pcp_speech::Config,
+    #[serde(default)]
+    haptics: pcp_haptics::Config,
+}
+
+/// Reads the plugin's sections of `text` and runs each crate's checks on what parses.
+fn plugin_sections(text: &str) {
+    let Ok(sections) = toml::from_str::<PluginSections>(text) else {
+        return;
+    };
+    let _ = sections.speech.validate();
+    let _ = sections.haptics.validate();
+    let overlay = &sections.overlay;
+    let sample = "a\u{202e}b\u{200b}c\u{a0}".repeat(64);
+    for (text, cap) in [
+        (overlay.visible_text(&sample), overlay.max_text_chars),
+        (overlay.visible_name(&sample), overlay.max_name_chars),
+    ] {
+        let shown = pcp_overlay::visible::shown(&sample, cap as usize);
+        assert!(shown.text.chars().count() <= cap as usize);
+        assert!(
+            text.starts_with(&shown.text),
+            "{text:?} does not start with what fits"
+        );
+    }
+}
+
 pub fn check(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let sources = sources(&text);
+    plugin_sections(&sources.config.text);
     let digest = sources.digest();
     assert_eq!(digest, sources.clone().digest(), "the digest is stable");
     match GateConfig::from_sources(sources.clone()) {

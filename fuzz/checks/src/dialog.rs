@@ -4,8 +4,8 @@
 //!
 //! - content the dialog refuses is not shown; content it shows is laid out with every box
 //!   inside the card and the dialog inside its output (nothing drawn outside the dialog);
-//! - the rendered buffer has the layout's size, and after any updates the partial redraws equal
-//!   a full render of the same state;
+//! - the rendered buffer has the layout's size, within the configured pixel cap, and after any
+//!   updates the partial redraws equal a full render of the same state;
 //! - no input inside the guard delay answers, and Approve (or "Allow until logout") answers only
 //!   once the body has been on screen to its end.
 
@@ -18,9 +18,10 @@ use pcp_overlay::{
     Output, Point, Rect, Requester, Risk, TextScale, ThemeName, VoiceState,
 };
 
-/// Physical output sizes are kept to this many pixels a side, so one input renders in
-/// milliseconds (larger outputs only make the same layout bigger).
-const MAX_PHYSICAL: f64 = 1600.0;
+/// The dialog's own cap on its buffer (`max_buffer_pixels`), at the size a 1600 × 1600
+/// physical output used to bound it: outputs are any size the input says, and the product
+/// keeps one input's drawing to milliseconds.
+const MAX_BUFFER_PIXELS: u32 = 1600 * 1600;
 /// Inputs after which the dialog and fonts are made afresh: the glyph cache keeps every size
 /// it has drawn, and fuzzed scales draw many.
 const FRESH_EVERY: u32 = 2000;
@@ -141,6 +142,7 @@ fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
         max_steps: 16,
         max_extra_params: 16,
         max_text_chars: 600,
+        max_buffer_pixels: MAX_BUFFER_PIXELS,
         ..Config::default()
     };
     let guard_ms = config.guard_delay_ms;
@@ -154,10 +156,7 @@ fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
         252 => f64::NAN,
         s => 0.5 + f64::from(s % 71) * 0.05,
     };
-    let side = |v: u16| {
-        let max = (MAX_PHYSICAL / scale).floor().max(1.0) as u32;
-        1 + u32::from(v) % max
-    };
+    let side = |v: u16| 1 + u32::from(v);
     let output = (side(input.width), side(input.height));
     let mut modalities = vec![Modality::Visual];
     if input.voice {
@@ -221,6 +220,10 @@ fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
     let rendered = d.render(scale, output).expect("a placed dialog renders");
     assert_eq!(rendered.logical_size, (rect.w, rect.h));
     let (pw, ph) = (rendered.pixmap.width(), rendered.pixmap.height());
+    assert!(
+        u64::from(pw) * u64::from(ph) <= u64::from(MAX_BUFFER_PIXELS),
+        "a {pw}x{ph} buffer is over the cap"
+    );
     let layout = d.layout().expect("rendered");
     assert_eq!((pw as i32, ph as i32), layout.size);
     if let Err(e) = layout.check_inside() {

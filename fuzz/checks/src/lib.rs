@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod dialog;
+pub mod json;
 pub mod multitouch;
 pub mod params;
 pub mod phrases;
@@ -29,4 +30,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("multitouch", multitouch::check),
     ("phrases", phrases::check),
     ("params", params::check),
+    ("strict_json", json::check),
 ];
