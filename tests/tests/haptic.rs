@@ -143,3 +143,47 @@ fn a_haptic_device_unplugged_mid_prompt_falls_back_to_visual() {
     assert!(d.approved, "{d:?}");
     assert_eq!(d.resolution, "user_approved");
 }
+
+/// The audit record of the newest decision on `capability`.
+fn last_record(fx: &mut Fixture, capability: &str) -> pcp_gate::AuditRecord {
+    let records = fx.gate().store().audit_since(0).unwrap();
+    records
+        .into_iter()
+        .rev()
+        .find(|r| r.capability == capability)
+        .expect("an audit record")
+}
+
+#[test]
+fn a_touch_on_approve_after_the_unplug_is_audited_as_the_visual_answer() {
+    let config = pcp_haptics::Config::default();
+    let (mut fx, shared) = fixture(RecordingHaptics::new(&config, FfKind::Rumble));
+    let c = fx.submit(setting());
+    fx.pending(&c);
+    // Past the cue, as in a session: the device goes away while the dialog waits for taps.
+    fx.advance_clock(config.cue.duration().as_millis().max(1000) as i64 + 100);
+    shared.0.borrow_mut().disconnect();
+    fx.pump_until("the fallback to visual", |fx| {
+        fx.gate()
+            .active()
+            .is_some_and(|p| p.plan.modalities == [Modality::Visual])
+    });
+    fx.advance_clock(1000);
+    let approve = fx.control_centre(Control::Approve);
+    tap(&mut fx, approve);
+    let d = fx.decision(&c);
+    assert!(d.approved, "{d:?}");
+    assert_eq!(d.resolution, "user_approved");
+    let record = last_record(&mut fx, "settings.change");
+    assert_eq!(record.plan, [Modality::Visual], "{record:#?}");
+    let said: Vec<_> = record
+        .modality_results
+        .iter()
+        .map(|r| (r.modality, r.result.as_str()))
+        .collect();
+    assert_eq!(
+        said,
+        [(Modality::Haptic, "lost"), (Modality::Visual, "approve")],
+        "the record names the modality that really answered"
+    );
+}
