@@ -167,8 +167,11 @@ impl Capture {
         let supported = choose_input_config(&device, config)?;
         let format = supported.sample_format();
         let mut stream_config: StreamConfig = supported.config();
-        // Ask for `block_ms` periods when the device allows it, so blocks arrive steadily.
-        let frames = stream_config.sample_rate.0 * config.block_ms / 1000;
+        // cpal's fixed size is the whole ALSA buffer (split into four periods), not a period:
+        // ask for `capture_buffer_ms` of headroom, so a busy moment shorter than that does not
+        // overrun the capture. An overrun fails cpal's ALSA input stream for good.
+        // A whole number of equal periods: ALSA refuses a buffer its periods do not divide.
+        let frames = stream_config.sample_rate.0 * config.capture_buffer_ms / 1000 / 4 * 4;
         if let SupportedBufferSize::Range { min, max } = supported.buffer_size()
             && (*min..=*max).contains(&frames)
         {
@@ -179,7 +182,7 @@ impl Capture {
             // The range cpal reports is not all the device takes: ALSA's loopback
             // (`snd-aloop`) refuses some sizes inside it (EINVAL). Its own default then.
             Err(e) if stream_config.buffer_size != BufferSize::Default => {
-                debug!(device = %device_name, "capture with {}-frame periods refused ({e}); the device's default", frames);
+                debug!(device = %device_name, "a capture buffer of {} frames refused ({e}); the device's default", frames);
                 stream_config.buffer_size = BufferSize::Default;
                 build_any(&device, &stream_config, format, tx)
             }
@@ -195,7 +198,7 @@ impl Capture {
             name: device_name.clone(),
             reason: e.to_string(),
         })?;
-        debug!(device = %device_name, rate = stream_config.sample_rate.0, channels = stream_config.channels, %format, "capture open");
+        debug!(device = %device_name, rate = stream_config.sample_rate.0, channels = stream_config.channels, %format, buffer = ?stream_config.buffer_size, "capture open");
         Ok(Capture {
             rx: Some(rx),
             stream: Some(stream),

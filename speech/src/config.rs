@@ -78,10 +78,16 @@ pub struct Config {
     /// Extra `--key=value` options for the model's `conf/model.conf` (Kaldi decoder and
     /// endpoint settings), applied on a private copy of that file when the model loads.
     pub decoder_options: Vec<String>,
-    /// Audio hand-off block from the capture callback, in milliseconds.
+    /// Audio block size read from a WAV file (`listen --wav`, tests), in milliseconds; the
+    /// microphone's blocks follow `capture_buffer_ms`.
     pub block_ms: u32,
     /// Blocks the capture callback may queue before it waits for the recognizer.
     pub queue_blocks: usize,
+    /// The microphone's ALSA capture buffer, in milliseconds: how long the audio thread may
+    /// fall behind (a busy or emulated CPU) before the capture overruns, which fails the stream.
+    /// cpal splits it into four periods, so the capture callback hands on a quarter of it at a
+    /// time. A device that refuses it runs at its own default (100 ms, 25 ms periods).
+    pub capture_buffer_ms: u32,
     /// How many times one prompt's listening opens the microphone again after its stream failed
     /// (an overrun on a busy system leaves an ALSA capture stream failed for good); past that,
     /// voice is lost for the prompt and the overlay takes over.
@@ -153,6 +159,7 @@ impl Default for Config {
                 .collect(),
             block_ms: 20,
             queue_blocks: 256,
+            capture_buffer_ms: 400,
             capture_reopen: 3,
             level_interval_ms: 100,
             speak_prompt: true,
@@ -211,6 +218,12 @@ impl Config {
         }
         if self.queue_blocks == 0 {
             return bad("`queue_blocks` must be more than 0".into());
+        }
+        if !(20..=4000).contains(&self.capture_buffer_ms) {
+            return bad(format!(
+                "`capture_buffer_ms` = {} is outside 20..=4000",
+                self.capture_buffer_ms
+            ));
         }
         if !(80..=450).contains(&self.speech_rate_wpm) {
             return bad(format!(

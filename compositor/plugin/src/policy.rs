@@ -84,6 +84,7 @@ pub const SPEECH_UNRELATED: &[&str] = &[
     "decoder_phases",
     "block_ms",
     "queue_blocks",
+    "capture_buffer_ms",
     "capture_reopen",
     "load_at_start",
     "level_interval_ms",
