@@ -4,7 +4,7 @@
 //! through a channel the compositor polls without blocking.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -83,6 +83,25 @@ pub struct SpeechEngine {
     keeper: Arc<ModelKeeper>,
     /// The listeners' worker threads that may still run, with their stop flags.
     workers: Mutex<Vec<Worker>>,
+    /// How many listeners' workers are running: while one is, the microphone is theirs and
+    /// [`available`](Self::available) does not open it.
+    listening: Arc<AtomicUsize>,
+}
+
+/// Counts one running listener's worker in [`SpeechEngine`]'s `listening` while it lives.
+struct ListeningGuard(Arc<AtomicUsize>);
+
+impl ListeningGuard {
+    fn new(count: &Arc<AtomicUsize>) -> ListeningGuard {
+        count.fetch_add(1, Ordering::AcqRel);
+        ListeningGuard(Arc::clone(count))
+    }
+}
+
+impl Drop for ListeningGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A listener's worker thread, as the engine tracks it for shutdown.
@@ -120,6 +139,7 @@ impl SpeechEngine {
             pack: pack.ok().map(Arc::new),
             keeper: Arc::new(keeper),
             workers: Mutex::new(Vec::new()),
+            listening: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -136,6 +156,7 @@ impl SpeechEngine {
             pack: Some(Arc::new(pack)),
             keeper: Arc::new(ModelKeeper::fixed(model)),
             workers: Mutex::new(Vec::new()),
+            listening: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -145,8 +166,12 @@ impl SpeechEngine {
     }
 
     /// Whether voice can run: enabled, a model that loads (or will: an unloaded model is
-    /// loaded by the prompt) and a microphone that is there. Probes the input device (cheap,
-    /// no stream).
+    /// loaded by the prompt) and a microphone that is there. Probes the input device (no
+    /// stream), except while a listener of this engine is running: its own opening of the
+    /// microphone is the check then (a failure comes back as its `Unavailable` event), and a
+    /// probe opening the device beside it would compete for the capture — on a loopback card,
+    /// whose capture subdevices pair with playback ones, a probe holding the first one when the
+    /// listener opens leaves the listener on another, deaf.
     pub fn available(&self) -> Availability {
         if !self.config.enabled {
             return Err(Unavailable::Disabled);
@@ -155,6 +180,9 @@ impl SpeechEngine {
             return Err(Unavailable::NoModel("no phrase pack".into()));
         }
         self.keeper.loadable().map_err(Unavailable::NoModel)?;
+        if self.listening.load(Ordering::Acquire) > 0 {
+            return Ok(());
+        }
         match probe_input(&self.config) {
             Ok(()) => Ok(()),
             Err(SpeechError::NoDevice { name, .. }) => Err(Unavailable::NoInputDevice(name)),
@@ -255,9 +283,13 @@ impl SpeechEngine {
         let challenge = challenge.map(str::to_string);
         let worker_tx = tx.clone();
         let worker_stop = Arc::clone(&stop);
+        // Counted from the ask, before the thread starts, so a probe asked for right after
+        // (the dialog showing this prompt) already leaves the microphone alone.
+        let listening = ListeningGuard::new(&self.listening);
         let spawned = thread::Builder::new()
             .name("pcp-voice".into())
             .spawn(move || {
+                let _listening = listening;
                 let job = Job {
                     keeper: &keeper,
                     pack,
