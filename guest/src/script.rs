@@ -273,13 +273,24 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
         Duration::from_secs(30),
     )?;
     let listening = submitted.started.elapsed().as_secs_f64();
-    s.shot("voice-listening")?;
+    // The answer is played at once: the screenshot takes seconds of the voice deadline under
+    // TCG, so it is taken while the clip plays.
     let played = Instant::now();
-    let length = crate::audio::play(crate::audio::SPEAKER, &s.out.join("answer-yes.wav"))?;
+    let clip = s.out.join("answer-yes.wav");
+    let player = std::thread::spawn(move || crate::audio::play(crate::audio::SPEAKER, &clip));
+    s.shot("voice-listening")?;
+    let length = player
+        .join()
+        .map_err(|_| anyhow::anyhow!("the thread playing the answer panicked"))??;
     let (_, heard) = s
         .log
         .wait(mark, "voice answer heard", Duration::from_secs(20))
-        .context("the spoken answer was not heard")?;
+        .with_context(|| {
+            format!(
+                "the spoken answer was not heard (listening {listening:.2} s after submission; \
+                 the {length:.1} s clip began playing then)"
+            )
+        })?;
     notes.push(format!(
         "listening {listening:.2} s after submission; the {length:.1} s clip heard {:.2} s after \
          it began playing: {}",
@@ -403,12 +414,19 @@ fn haptic_unplugged(s: &mut Session<'_>) -> Result<Done> {
     std::thread::sleep(READ);
     s.shot("haptic-unplugged-visual")?;
     let (d, touches) = s.approve(&dialog, submitted, "user_approved")?;
+    // `pcpctl submit` prints the plan the app was told when the prompt began; the audit record
+    // says which modality really answered.
+    let audited = s.audited_results("settings.change")?;
+    let mut resolution = d.resolution;
+    if audited != ["haptic lost", "visual approve"] {
+        resolution = format!("{resolution}, audited as {audited:?}");
+    }
     Ok(Done {
-        resolution: d.resolution,
+        resolution,
         decision: Some(d.seconds),
         notes: vec![format!(
-            "the unplug was noticed {noticed:.2} s later; approved through {:?}; {touches} \
-             touch(es)",
+            "the unplug was noticed {noticed:.2} s later; {touches} touch(es); the app was told \
+             {:?}; audited {audited:?}",
             d.modalities
         )],
     })

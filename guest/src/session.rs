@@ -27,6 +27,10 @@ pub struct Lit {
     pub rect: (i32, i32, i32, i32),
 }
 
+/// Where the compositor keeps its state store in the guest (`[state] path` of the session's
+/// config, written by `cargo xtask session-test`).
+const STATE_DIR: &str = "/tmp/pcp-state";
+
 pub struct Session<'a> {
     pub host: &'a mut Host,
     pub out: PathBuf,
@@ -168,6 +172,10 @@ impl<'a> Session<'a> {
         for dir in ["/tmp/home", "/tmp/cache", "/tmp/config", "/tmp/state"] {
             std::fs::create_dir_all(dir)?;
         }
+        // The microphone is ALSA's default capture device, so the compositor opens it directly:
+        // naming a card makes cpal open every sound device to find it, which takes seconds of
+        // the voice step's deadline on the emulated CPU.
+        std::fs::write("/tmp/home/.asoundrc", crate::audio::ASOUNDRC)?;
         let mut cmd = Command::new(args.bin.join("pcp-compositor"));
         cmd.args(["--backend", "udev", "--socket", "pcp-0", "--config"])
             .arg(&args.config)
@@ -289,6 +297,45 @@ impl<'a> Session<'a> {
 
     pub fn submit(&self, capability: &str, params: &str) -> Result<Submitted> {
         Submitted::start(&self.pcpctl, &self.env, capability, params)
+    }
+
+    /// What each modality said in the newest audit record of `capability` (`pcpctl audit`
+    /// on the compositor's state store), as `modality result` pairs in order.
+    pub fn audited_results(&self, capability: &str) -> Result<Vec<String>> {
+        let out = Command::new(&self.pcpctl)
+            .args(["audit", "--json", "--state"])
+            .arg(PathBuf::from(STATE_DIR).join("state.sqlite3"))
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .context("cannot run pcpctl audit")?;
+        if !out.status.success() {
+            bail!(
+                "pcpctl audit failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let record = text
+            .lines()
+            .rev()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|r| r["capability"] == capability)
+            .with_context(|| format!("the audit log has no record of {capability}"))?;
+        Ok(record["modality_results"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|r| {
+                        format!(
+                            "{} {}",
+                            r["modality"].as_str().unwrap_or("?"),
+                            r["result"].as_str().unwrap_or("?")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
     }
 
     /// Waits for the dialog to be placed after log line `from`.
@@ -434,7 +481,7 @@ impl<'a> Session<'a> {
         }
         diagnostics(&self.out.join("dmesg.log"), "dmesg", &[]);
         for file in ["state.sqlite3", "state.sqlite3-wal", "token.key"] {
-            let from = PathBuf::from("/tmp/pcp-state").join(file);
+            let from = PathBuf::from(STATE_DIR).join(file);
             if from.exists()
                 && let Err(e) = std::fs::copy(&from, self.out.join(file))
             {
