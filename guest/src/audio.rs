@@ -13,6 +13,17 @@ use anyhow::{Context, Result, bail};
 /// first (cpal's `Loopback`).
 pub const SPEAKER: &str = "plughw:CARD=Loopback,DEV=1";
 
+/// The ALSA configuration of the session's user (`~/.asoundrc`): the default PCM captures from
+/// the loopback's first device (what is played into its second comes out there, subdevice by
+/// subdevice) and plays into nothing (the question is not spoken in the VM).
+pub const ASOUNDRC: &str = "# Written by pcp-guest: the loopback's capture side is the microphone.
+pcm.!default {
+    type asym
+    playback.pcm \"null\"
+    capture.pcm \"plughw:CARD=Loopback,DEV=0\"
+}
+";
+
 /// Plays the 16-bit WAV file `wav` on `device` and waits until it has been played out.
 /// Returns the clip's length in seconds.
 pub fn play(device: &str, wav: &Path) -> Result<f64> {

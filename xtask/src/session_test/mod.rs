@@ -201,10 +201,11 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))
 }
 
-/// The compositor's config in the guest: this checkout's manifests; the microphone is the ALSA
-/// loopback card (`snd-aloop`; cpal names a card's first device by the card's name), which
-/// hears what the guest plays into the loopback's second device; the spoken question goes to
-/// the default device (the loopback's first device, which nobody captures), but is not spoken:
+/// The compositor's config in the guest: this checkout's manifests; the microphone is ALSA's
+/// default device, which the guest's `~/.asoundrc` makes the loopback card's first device
+/// (`snd-aloop`; opened without enumerating the sound devices), and which hears what the guest
+/// plays into the loopback's second device; the spoken question would go to the default
+/// device's playback side (ALSA's null device), but is not spoken:
 /// the voice deadline runs from the moment the dialog shows, and on the emulated CPU speaking
 /// the question takes longer than the whole deadline. No risk class asks for a challenge word
 /// (the guest's answer is recorded before the prompt). Every deadline and threshold stays at
@@ -218,7 +219,7 @@ fn session_config(cache: &Path) -> String {
          [manifests]\ndirs = [{manifests:?}]\n\n\
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
          [speech]\nmodel = {model:?}\n\
-         input_device = \"Loopback\"\noutput_device = \"\"\n\
+         input_device = \"\"\noutput_device = \"\"\n\
          # The model loads from the start and stays loaded: under TCG a load takes minutes,\n\
          # far longer than the voice step's 10 s, which is not stretched for the emulated CPU.\n\
          load_at_start = true\nunload_after_s = 0\n\
