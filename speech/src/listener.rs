@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use tracing::warn;
+use tracing::{debug, warn};
 
 use crate::capture::probe_input;
 use crate::config::Config;
@@ -398,6 +398,7 @@ fn worker(
     }
     let mut capture = Microphone::open(config)?;
     let _ = tx.send(SpeechEvent::Listening { level: 0.0 });
+    let mut loudest = 0.0f32;
     let round = listen_round(
         lease.model(),
         job.pack,
@@ -407,12 +408,21 @@ fn worker(
         &mut capture,
         stop,
         &mut |level| {
+            loudest = loudest.max(level);
             let _ = tx.send(SpeechEvent::Listening { level });
         },
     )?;
     // Close the microphone before reporting, so it is never open after the answer.
     drop(capture);
     drop(lease);
+    // Whether the answer reached the microphone, and whether recognition kept up with it.
+    debug!(
+        audio_ms = round.audio_ms,
+        wall_ms = round.wall.as_millis() as u64,
+        loudest,
+        transcript = %round.transcript,
+        "listening ended"
+    );
     Ok(match round.ending {
         Ending::Heard(h) => Some(SpeechEvent::Heard {
             answer: h.answer,
