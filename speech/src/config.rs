@@ -86,7 +86,8 @@ pub struct Config {
     /// The microphone's ALSA capture buffer, in milliseconds: how long the audio thread may
     /// fall behind (a busy or emulated CPU) before the capture overruns, which fails the stream.
     /// cpal splits it into four periods, so the capture callback hands on a quarter of it at a
-    /// time. A device that refuses it runs at its own default (100 ms, 25 ms periods).
+    /// time. A device that refuses it runs at its own default (100 ms, 25 ms periods). A
+    /// capture that delivers nothing for twice this long is taken as failed and opened again.
     pub capture_buffer_ms: u32,
     /// How many times one prompt's listening opens the microphone again after its stream failed
     /// (an overrun on a busy system leaves an ALSA capture stream failed for good); past that,

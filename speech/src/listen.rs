@@ -150,10 +150,16 @@ impl Source for Capture {
 /// device in time) leaves an ALSA input stream failing for good (cpal reports POLLERR on
 /// every poll and never recovers it), so without this one busy moment would leave the prompt
 /// deaf until its deadline. Audio lost in between is not heard; nothing is made up for it.
+///
+/// An overrun can also stop the stream without any error: cpal's ALSA backend prepares the
+/// capture again after an overrun but never restarts it, so no audio comes any more. A capture
+/// that delivers nothing for twice its buffer (`capture_buffer_ms`) is taken as failed that way.
 pub(crate) struct Microphone<'a> {
     config: &'a Config,
     capture: Capture,
     reopened: u32,
+    /// When the capture last delivered audio (or was opened).
+    last_audio: Instant,
 }
 
 impl<'a> Microphone<'a> {
@@ -163,7 +169,28 @@ impl<'a> Microphone<'a> {
             config,
             capture: Capture::open(config)?,
             reopened: 0,
+            last_audio: Instant::now(),
         })
+    }
+
+    /// The next block, or the stream's failure: an error it reported, or no audio for twice
+    /// the capture buffer.
+    fn next_or_stalled(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
+        let stalled_after = Duration::from_millis(2 * u64::from(self.config.capture_buffer_ms));
+        match self.capture.next_block(POLL)? {
+            Some(block) => {
+                self.last_audio = Instant::now();
+                Ok(Some(block))
+            }
+            None if self.last_audio.elapsed() > stalled_after => Err(SpeechError::Stream {
+                name: self.capture.device_name().to_string(),
+                reason: format!(
+                    "no audio for {} ms (an overrun stops the capture without an error)",
+                    self.last_audio.elapsed().as_millis()
+                ),
+            }),
+            None => Ok(None),
+        }
     }
 }
 
@@ -173,7 +200,7 @@ impl Source for Microphone<'_> {
     }
 
     fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
-        match self.capture.next_block(POLL) {
+        match self.next_or_stalled() {
             Err(SpeechError::Stream { name, reason })
                 if self.reopened < self.config.capture_reopen =>
             {
@@ -191,6 +218,7 @@ impl Source for Microphone<'_> {
                     name: name.clone(),
                     reason: format!("{reason}; opening it again failed: {e}"),
                 })?;
+                self.last_audio = Instant::now();
                 if self.capture.rate() != rate {
                     return Err(SpeechError::Stream {
                         name,
