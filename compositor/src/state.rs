@@ -784,6 +784,57 @@ impl State {
         self.running = false;
     }
 
+    /// Closes, at the end of a session, the parts that hold data or threads — the gate (its
+    /// audit and state are written out), voice and haptics, then the outputs and the seat —
+    /// logging how long each took, so a session manager that gave up waiting finds in the log
+    /// where the exit waited. Returns the rest (clients, windows, textures, the renderer holding
+    /// the GPU's file), which has nothing to write out: a process about to exit can leave it to
+    /// the kernel rather than drop it (in the VM session that teardown did not end within 30 s).
+    pub fn close_for_exit(self) -> impl Sized {
+        let State {
+            pcp,
+            backend,
+            dh,
+            loop_handle,
+            clock,
+            protocols,
+            seat,
+            desktop,
+            pointer,
+            settings,
+            frames,
+            logged_placement,
+            running,
+            performed,
+        } = self;
+        let started = std::time::Instant::now();
+        drop(pcp);
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            "closed the gate, voice and haptics"
+        );
+        let started = std::time::Instant::now();
+        drop(backend);
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            "closed the outputs and the seat"
+        );
+        (
+            dh,
+            loop_handle,
+            clock,
+            protocols,
+            seat,
+            desktop,
+            pointer,
+            settings,
+            frames,
+            logged_placement,
+            running,
+            performed,
+        )
+    }
+
     /// The capabilities of the last built-ins performed (at most
     /// [`crate::builtins::PERFORMED_KEPT`]), oldest first.
     pub fn performed(&self) -> impl Iterator<Item = &str> {

@@ -207,19 +207,10 @@ fn close_and_exit(compositor: Compositor) -> ! {
         ms = started.elapsed().as_millis() as u64,
         "closed the event loop and its device sources"
     );
-    let started = Instant::now();
-    drop(state.pcp);
-    tracing::info!(
-        ms = started.elapsed().as_millis() as u64,
-        "closed the gate, voice and haptics"
-    );
-    let started = Instant::now();
-    drop(state.backend);
-    tracing::info!(
-        ms = started.elapsed().as_millis() as u64,
-        "closed the outputs and the seat"
-    );
+    let rest = state.close_for_exit();
     tracing::info!("exiting; the kernel closes the rest");
+    // Never dropped: see `State::close_for_exit`.
+    std::mem::forget(rest);
     std::process::exit(0)
 }
 
