@@ -521,12 +521,14 @@ fn vt_switch(s: &mut Session<'_>) -> Result<Done> {
     let back = asked.elapsed().as_secs_f64();
     std::thread::sleep(Duration::from_secs(2));
     s.shot("vt1-back")?;
-    // Input works after the return: a new prompt answered by touch.
-    let second = s.outputs.get(1).context("no second output")?.name.clone();
+    // Input works after the return: a new prompt answered by touch. It moves the window back
+    // to the first head (the privileged step moved it to the second), which is there whatever
+    // the display-unplug step left of the second.
+    let first = s.outputs.first().context("no output")?.name.clone();
     // The pointer back on the first head, where the touch screen is.
     s.mouse.move_by(-8000, 0, 40)?;
     let params =
-        format!(r#"{{"window": "org.freedesktop.weston.simple-shm", "output": "{second}"}}"#);
+        format!(r#"{{"window": "org.freedesktop.weston.simple-shm", "output": "{first}"}}"#);
     let mut done = touch_prompt(s, "window.move", &params, "after-vt")?;
     done.notes.insert(
         0,
