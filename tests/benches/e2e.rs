@@ -2,6 +2,11 @@
 //! against a bare `wl_display.sync` round trip on the same compositor in the same run, and intent
 //! arrival → dialog pixels in the output buffer; what the per-submit identity check costs (it is
 //! part of the routine round trip: the harness's clients connect through the socket).
+//!
+//! The round trips are measured twice. With the client and the compositor on two CPUs, as an
+//! agent and the desktop run on any multi-core machine, the figure is the latency the agent
+//! sees. With both on one CPU, every microsecond either side spends is in the figure: it is the
+//! CPU cost of a round trip.
 
 #[path = "../tests/harness/mod.rs"]
 mod harness;
@@ -25,12 +30,14 @@ struct Served {
 
 impl Served {
     /// A compositor with voice off, or with voice on as the session runs it: a speech engine
-    /// that loads its model only for a voice prompt, its microphone the ALSA file device.
-    fn start(voice: bool) -> Served {
+    /// that loads its model only for a voice prompt, its microphone the ALSA file device. Its
+    /// thread, and the threads it starts (audit writer, speech), run on `cpu`.
+    fn start(voice: bool, cpu: usize) -> Served {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
+            run_on(&[cpu]);
             let speech = voice.then(|| pcp_speech::SpeechEngine::start(Default::default()));
             let mut fx = Fixture::with_devices(&["1920x1080@0,0"], "", speech, None);
             if voice {
@@ -90,13 +97,62 @@ fn microphone_of_silence() -> tempfile::TempDir {
     dir
 }
 
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: `set` is a plain bit set the call fills in; its size is passed with it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// Keeps the calling thread (and threads it starts later) on `cpus`.
+fn run_on(cpus: &[usize]) {
+    // SAFETY: as above; pid 0 is the calling thread.
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) == 0
+    };
+    assert!(ok, "could not keep the thread on CPUs {cpus:?}");
+}
+
 fn round_trips(c: &mut Criterion) {
     let _microphone = microphone_of_silence();
-    let served = Served::start(false);
-    let voiced = Served::start(true);
+    let cpus = allowed_cpus();
+    let (Some(&first), Some(&last)) = (cpus.first(), cpus.last()) else {
+        panic!("no CPU in this process's affinity mask");
+    };
+    if first == last {
+        eprintln!("one CPU only: the round trips on two CPUs are not measured");
+    } else {
+        round_trips_on(
+            c,
+            "protocol, client and compositor on two CPUs",
+            first,
+            last,
+        );
+    }
+    round_trips_on(c, "protocol, client and compositor on one CPU", last, last);
+    run_on(&cpus);
+}
+
+/// The round trips with the compositors on `server_cpu` and the client (this thread) on
+/// `client_cpu`.
+fn round_trips_on(c: &mut Criterion, name: &str, server_cpu: usize, client_cpu: usize) {
+    let served = Served::start(false, server_cpu);
+    let voiced = Served::start(true, server_cpu);
+    run_on(&[client_cpu]);
     let mut client = IntentClient::connect_to(&served.socket).unwrap();
     let mut voiced_client = IntentClient::connect_to(&voiced.socket).unwrap();
-    let mut group = c.benchmark_group("protocol");
+    let mut group = c.benchmark_group(name);
     group.bench_function("wl_display.sync round trip", |b| {
         b.iter(|| client.roundtrip().unwrap())
     });
