@@ -111,6 +111,46 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Fewest pixels `max_buffer_pixels` may allow: a 560 × 400 dialog at scale 1.
+    pub const MIN_BUFFER_PIXELS: u32 = 560 * 400;
+    /// Most pixels `max_buffer_pixels` may allow: a 16384 × 16384 buffer (1 GiB).
+    pub const MAX_BUFFER_PIXELS: u32 = 16384 * 16384;
+    /// Range of `font_size`, in logical pixels.
+    pub const FONT_SIZE_RANGE: (f32, f32) = (6.0, 96.0);
+    /// Range of `max_width`, in logical pixels.
+    pub const MAX_WIDTH_RANGE: (u32, u32) = (240, 8192);
+    /// Range of `min_target`, in logical pixels.
+    pub const MIN_TARGET_RANGE: (u32, u32) = (16, 512);
+
+    /// Checks the sizes no dialog can be drawn with; on failure returns the dotted key and what
+    /// is wrong with it. Without this a cap of 0 would load and then deny every prompt.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        fn within<T: PartialOrd + fmt::Display>(
+            key: &str,
+            v: T,
+            (low, high): (T, T),
+        ) -> Result<(), (String, String)> {
+            if v >= low && v <= high {
+                Ok(())
+            } else {
+                Err((
+                    format!("overlay.{key}"),
+                    format!("{v} is not between {low} and {high}"),
+                ))
+            }
+        }
+        within(
+            "max_buffer_pixels",
+            self.max_buffer_pixels,
+            (Self::MIN_BUFFER_PIXELS, Self::MAX_BUFFER_PIXELS),
+        )?;
+        // NaN fails both comparisons and is refused too.
+        within("font_size", self.font_size, Self::FONT_SIZE_RANGE)?;
+        within("max_width", self.max_width, Self::MAX_WIDTH_RANGE)?;
+        within("min_target", self.min_target, Self::MIN_TARGET_RANGE)?;
+        Ok(())
+    }
+
     /// The palette of the configured theme.
     pub fn palette(&self) -> &Palette {
         self.themes.get(self.theme)

@@ -74,6 +74,9 @@ pub fn sections(gate: GateConfig) -> Result<PluginConfig, ConfigError> {
     } = toml::from_str(text).map_err(|e| pcp_gate::ConfigError::from_toml(&file, text, &e))?;
     crate::ui::Shortcut::parse(&overlay.focus_shortcut)
         .map_err(|e| ConfigError::Section(format!("{}: [overlay] {e}", file.display())))?;
+    overlay.validate().map_err(|(key, reason)| {
+        ConfigError::Section(format!("{}: [overlay] `{key}`: {reason}", file.display()))
+    })?;
     speech
         .validate()
         .map_err(|e| ConfigError::Section(format!("{}: [speech] {e}", file.display())))?;
@@ -129,6 +132,19 @@ mod tests {
             e.contains("config.toml") && e.contains("[haptics]") && e.contains("gain"),
             "{e}"
         );
+        for (text, key) in [
+            ("[overlay]\nmax_buffer_pixels = 0\n", "max_buffer_pixels"),
+            ("[overlay]\nfont_size = 0.0\n", "font_size"),
+            ("[overlay]\nfont_size = nan\n", "font_size"),
+            ("[overlay]\nmax_width = 10\n", "max_width"),
+            ("[overlay]\nmin_target = 0\n", "min_target"),
+        ] {
+            let e = refused(text);
+            assert!(
+                e.contains("config.toml") && e.contains("[overlay]") && e.contains(key),
+                "{text:?}: {e}"
+            );
+        }
     }
 
     #[test]
