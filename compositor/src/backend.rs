@@ -2,7 +2,7 @@
 //! tracker) every backend shares, the scene one output shows (windows, layer surfaces, the
 //! dialog, the config notice) built once for any renderer, and the dispatch to the device that
 //! draws it: the pixman [`headless`](crate::headless) images or, with the `winit` feature, a
-//! nested window drawn with GLES ([`winit`](crate::winit)). Outputs coming and going while
+//! nested window drawn with GLES (the `winit` module). Outputs coming and going while
 //! running are [`hotplug`](crate::hotplug)'s.
 
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Outputs and input devices coming and going while running (hotplug): [`State::remove_output`]
 //! and [`State::add_output`] keep the space, the `wl_output` globals and the windows in line and
 //! let the plugin see the change (the dialog moves, prompts nobody can answer are denied); any
-//! backend's hotplug calls [`State::output_removed`] and [`State::output_added`] once its device
+//! backend's hotplug calls `State::output_removed` and `State::output_added` once its device
 //! has let go of an output or draws a new one, and [`State::input_devices_changed`] when the
 //! seat gains or loses a device that can answer.
 
@@ -163,7 +163,7 @@ pub(crate) fn resized_layout(
 
 impl State {
     /// Removes output `index` (unplugged): the device's buffers for it, then
-    /// [`State::output_removed`]. Returns its name. The headless and udev backends can; the
+    /// `State::output_removed`. Returns its name. The headless and udev backends can; the
     /// winit window is the one output and says it cannot. Later outputs move down one index.
     pub fn remove_output(&mut self, index: usize) -> Result<String, BackendError> {
         let vo = self.backend.remove_output(index)?;
@@ -307,7 +307,7 @@ impl State {
     }
 
     /// Changes output `index` to `mode` (`WxH` or `WxH*SCALE`) at its place, as a display
-    /// whose preferred mode changed would ([`State::output_resized`]). The headless backend
+    /// whose preferred mode changed would (`State::output_resized`). The headless backend
     /// can; the winit window follows its host window and the udev backend its displays, and
     /// they say they cannot.
     pub fn reconfigure_output(&mut self, index: usize, mode: &str) -> Result<(), BackendError> {

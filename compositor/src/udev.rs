@@ -1,12 +1,12 @@
 //! The `udev` backend (cargo feature `udev`): a real session on a VT. It owns the libseat
-//! session, the seat's GPUs found by udev ([`gpu`]: DRM/KMS with GBM buffers and a GLES renderer
+//! session, the seat's GPUs found by udev (`gpu`: DRM/KMS with GBM buffers and a GLES renderer
 //! per card, one output per connected connector at its preferred mode), display and GPU hotplug
 //! (udev events of the cards: a head per connected connector, lit and dropped as displays and
 //! cards are plugged in and out), the libinput devices of the seat, and VT switching (the
 //! session's pause and activate). Outputs are drawn through the same scene as every other
 //! backend, and come and go through the same [`hotplug`](crate::hotplug) path; libinput events go
 //! through the same input routing (`State::key`, `pointer_motion`, `pointer_button`,
-//! `touch_down`, `touch_up`). The choices that need no hardware live in [`plan`].
+//! `touch_down`, `touch_up`). The choices that need no hardware live in `plan`.
 
 mod gpu;
 mod input;

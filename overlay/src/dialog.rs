@@ -1,7 +1,7 @@
 //! The confirmation dialog as the compositor drives it: show/hide, live updates (countdown,
 //! queue badge, voice, haptic), the keyboard focus the host gives and takes, and rendering with
 //! buffers cached per scale and damage reported per region. Input (pointer, touch, wheel,
-//! keys) is in [`input`].
+//! keys) is in the `input` module.
 //!
 //! Input never has a default: nothing is focused when the dialog appears, Enter does nothing
 //! until Tab has put the focus on a control, and every activation waits for the guard. A change

@@ -85,12 +85,18 @@ pub fn root() -> PathBuf {
 
 /// Runs `cargo ARGS` in the workspace root with the cache dir exported; fails on a non-zero exit.
 pub fn cargo(args: &[&str], cache: &Path) -> Result<()> {
+    cargo_with(args, &[], cache)
+}
+
+/// [`cargo`] with more environment variables set for it.
+fn cargo_with(args: &[&str], env: &[(&str, &str)], cache: &Path) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     eprintln!("xtask: cargo {}", args.join(" "));
     let status = Command::new(&cargo)
         .args(args)
         .current_dir(root())
         .env("PCP_CACHE_DIR", cache)
+        .envs(env.iter().copied())
         .status()
         .with_context(|| format!("cannot run {cargo}"))?;
     if !status.success() {
@@ -112,6 +118,13 @@ fn test() -> Result<()> {
             "-D",
             "warnings",
         ],
+        &cache,
+    )?;
+    // The API documentation an embedder reads has no broken or private links (the dependencies'
+    // metadata is clippy's, so this is only rustdoc over the workspace's crates).
+    cargo_with(
+        &["doc", "--no-deps", "--workspace"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
         &cache,
     )?;
     cargo(&["test", "--workspace"], &cache)?;

@@ -1,8 +1,9 @@
 //! `pcpctl`: the client CLI, one module per subcommand. With a running compositor it submits
 //! intents ([`submit`]); without one it validates configs ([`validate`]), explains and replays
 //! policy ([`explain`], [`replay`]), reads and verifies the audit log ([`audit`]), and verifies
-//! tokens ([`token`]); it starts agents confined by bubblewrap ([`run`]). It links the gate and the protocol's client side, never Smithay or
-//! libvosk (listening for a spoken answer is `pcp-listen`, in pcp-speech).
+//! tokens ([`token`]); it starts agents confined by bubblewrap ([`run`](mod@run)). It links the
+//! gate and the protocol's client side, never Smithay or libvosk (listening for a spoken answer is
+//! `pcp-listen`, in pcp-speech).
 
 mod audit;
 mod common;

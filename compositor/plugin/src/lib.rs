@@ -12,7 +12,7 @@
 //!    [`PromptEvent`]s; it never holds or calls the gate.
 //! 4. [`drive`] hands each event to `Gate::respond` (and deadlines to `Gate::tick`), the only
 //!    calls that decide a prompt.
-//! 5. [`intent::deliver`] sends the outcome on the intent's wire object, after performing a
+//! 5. `intent::deliver` sends the outcome on the intent's wire object, after performing a
 //!    built-in capability through [`PcpHandler::execute_builtin`].
 //!
 //! What the host compositor does: keep a [`Pcp`] in its state, implement [`PcpHandler`], call

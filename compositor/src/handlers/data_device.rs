@@ -1,6 +1,6 @@
 //! `wl_data_device_manager`: the clipboard and drag and drop between clients. Apps such as foot
 //! refuse to start without it. The selection is offered to the client with keyboard focus only
-//! (the seat's focus changes call [`focus_changed`]); while the dialog holds the keyboard no
+//! (the seat's focus changes call `focus_changed`); while the dialog holds the keyboard no
 //! client has focus, so none is offered anything. Drags run as Smithay's pointer grabs, which
 //! see only the input the dialog did not take. A drag's icon is drawn at the pointer, above
 //! the windows and below the dialog (the icon's own hotspot offset is not applied).

@@ -1,6 +1,6 @@
 //! The primary selection (zwp_primary_selection_device_manager_v1): text selected in one app
 //! is pasted with the middle button in another. Like the clipboard it is offered only to the
-//! client with keyboard focus (the seat's focus changes call [`focus_changed`]), so while the
+//! client with keyboard focus (the seat's focus changes call `focus_changed`), so while the
 //! dialog holds the keyboard no client is offered it.
 
 use smithay::delegate_primary_selection;

@@ -61,9 +61,9 @@ impl Truth {
 pub enum Kind {
     /// An answer phrase on a prompt without a challenge word.
     Answer,
-    /// "네, <shown word>" on a challenge prompt.
+    /// "네, *shown word*" on a challenge prompt.
     ChallengeRight,
-    /// "네, <another challenge word>" on a challenge prompt.
+    /// "네, *another challenge word*" on a challenge prompt.
     ChallengeWrong,
     /// "네" alone on a challenge prompt.
     ChallengeMissing,

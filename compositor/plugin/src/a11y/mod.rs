@@ -3,7 +3,7 @@
 //! after the action and described with the verified requester, the risk, the target and the
 //! steps; the countdown as a value; Deny and Approve (and "Allow until logout") with the
 //! keyboard focus; the voice and hold-to-approve state; the queue badge; a polite announcement.
-//! [`Publisher`](publisher::Publisher) hands each changed reading to the adapter on its own
+//! `Publisher` hands each changed reading to the adapter on its own
 //! thread through a bounded channel, so the D-Bus side can never stall the compositor: if the
 //! channel fills, that adapter is dropped and a new one started. Assistive software reads, never answers: every
 //! action it requests (press, focus, …) is refused on the adapter's thread, which holds

@@ -1,13 +1,13 @@
 //! [`ConfirmUi`]: everything the user meets while a prompt waits, owned in one place — the
 //! dialog (placement, rendering, input), the voice listener, the haptic prompt, the keys it
 //! took from clients, the user's activity, and which devices can answer. Input and device events
-//! go in; [`PromptEvent`]s come out. It never holds or calls the gate: [`ConfirmUi::sync`] reads
+//! go in; [`PromptEvent`]s come out. It never holds or calls the gate: `ConfirmUi::sync` reads
 //! a [`GateView`] and *returns* what it needs the gate to hear (a step that cannot run), and the
 //! plugin's loop ([`drive`](crate::drive)) applies those. Approvals come only from input
 //! ([`ConfirmUi::pointer_button`], [`ConfirmUi::touch_up`], [`ConfirmUi::key`]), from the
-//! microphone and the touch surface ([`ConfirmUi::device_events`], [`ConfirmUi::touch_down`]),
-//! and from a press-and-hold that has lasted long enough ([`ConfirmUi::timers`], the hold
-//! timer) — never from [`ConfirmUi::sync`], which only draws.
+//! microphone and the touch surface (`ConfirmUi::device_events`, [`ConfirmUi::touch_down`]),
+//! and from a press-and-hold that has lasted long enough (`ConfirmUi::timers`, the hold
+//! timer) — never from `ConfirmUi::sync`, which only draws.
 
 mod accessible;
 mod devices;
@@ -338,7 +338,7 @@ impl ConfirmUi {
     }
 
     /// The desktop asks (`true`) or stops asking for high contrast (the settings portal's
-    /// `contrast`, see [`crate::desktop`]): with `[overlay] follow_desktop_contrast` the dialog
+    /// `contrast`, read by the plugin's `desktop` module): with `[overlay] follow_desktop_contrast` the dialog
     /// draws with the high-contrast palette. Run [`crate::refresh`] after.
     pub fn set_desktop_high_contrast(&mut self, high: bool) {
         if self.desktop_high_contrast != high {
