@@ -3,8 +3,6 @@
 
 mod harness;
 
-use std::io::Write;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Sender, channel};
 
@@ -18,14 +16,15 @@ use wayland_client::protocol::wl_data_source::WlDataSource;
 use wayland_client::protocol::wl_pointer::{self, WlPointer};
 use wayland_client::protocol::wl_registry::WlRegistry;
 use wayland_client::protocol::wl_seat::WlSeat;
-use wayland_client::protocol::wl_shm::{self, WlShm};
+use wayland_client::protocol::wl_shm::WlShm;
 use wayland_client::protocol::wl_shm_pool::WlShmPool;
 use wayland_client::protocol::wl_surface::WlSurface;
-use wayland_client::{Connection, Dispatch, Proxy, QueueHandle, WEnum};
+use wayland_client::{Connection, Dispatch, QueueHandle, WEnum};
 use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::XdgToplevel;
-use wayland_protocols::xdg::shell::client::xdg_wm_base::{self, XdgWmBase};
+use wayland_protocols::xdg::shell::client::xdg_wm_base::XdgWmBase;
 
+use harness::client::{answer_pings, ignore_events, shm_buffer};
 use harness::{Fixture, intent};
 
 /// The icon's colour, as XRGB8888 little-endian bytes (pure red).
@@ -35,19 +34,6 @@ struct App {
     tx: Sender<&'static str>,
     configured: Option<u32>,
     pressed: Option<u32>,
-}
-
-fn buffer(shm: &WlShm, qh: &QueueHandle<App>, w: i32, h: i32, px: [u8; 4]) -> WlBuffer {
-    let size = (w * h * 4) as usize;
-    // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
-    let raw = unsafe { libc::memfd_create(c"pcp-test-drag".as_ptr(), libc::MFD_CLOEXEC) };
-    assert!(raw >= 0);
-    // SAFETY: a fresh descriptor nobody else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut file = std::fs::File::from(fd);
-    file.write_all(&px.repeat(size / 4)).unwrap();
-    let pool = shm.create_pool(file.as_fd(), size as i32, qh, ());
-    pool.create_buffer(0, w, h, w * 4, wl_shm::Format::Xrgb8888, qh, ())
 }
 
 /// A window that starts a drag with a 48×48 red icon when pressed.
@@ -75,7 +61,7 @@ fn run_client(path: std::path::PathBuf, tx: Sender<&'static str>) {
         queue.blocking_dispatch(&mut app).unwrap();
     }
     xdg.ack_configure(app.configured.unwrap());
-    let b = buffer(&shm, &qh, 200, 150, [0x40, 0x90, 0x20, 0xff]);
+    let b = shm_buffer(&shm, &qh, 200, 150, [0x40, 0x90, 0x20, 0xff]);
     surface.attach(Some(&b), 0, 0);
     surface.damage_buffer(0, 0, 200, 150);
     surface.commit();
@@ -87,7 +73,7 @@ fn run_client(path: std::path::PathBuf, tx: Sender<&'static str>) {
     let source = ddm.create_data_source(&qh, ());
     source.offer("text/plain".into());
     let icon = compositor.create_surface(&qh, ());
-    let ib = buffer(&shm, &qh, 48, 48, RED);
+    let ib = shm_buffer(&shm, &qh, 48, 48, RED);
     icon.attach(Some(&ib), 0, 0);
     icon.damage_buffer(0, 0, 48, 48);
     device.start_drag(Some(&source), &surface, Some(&icon), app.pressed.unwrap());
@@ -179,20 +165,7 @@ impl Dispatch<WlPointer, ()> for App {
     }
 }
 
-impl Dispatch<XdgWmBase, ()> for App {
-    fn event(
-        _: &mut App,
-        wm: &XdgWmBase,
-        event: xdg_wm_base::Event,
-        _: &(),
-        _: &Connection,
-        _: &QueueHandle<App>,
-    ) {
-        if let xdg_wm_base::Event::Ping { serial } = event {
-            wm.pong(serial);
-        }
-    }
-}
+answer_pings!(App);
 
 impl Dispatch<XdgSurface, ()> for App {
     fn event(
@@ -213,23 +186,8 @@ impl Dispatch<XdgSurface, ()> for App {
     }
 }
 
-macro_rules! ignore {
-    ($($ty:ty => $data:ty),* $(,)?) => {$(
-        impl Dispatch<$ty, $data> for App {
-            fn event(
-                _: &mut App,
-                _: &$ty,
-                _: <$ty as Proxy>::Event,
-                _: &$data,
-                _: &Connection,
-                _: &QueueHandle<App>,
-            ) {
-            }
-        }
-    )*};
-}
-
-ignore!(
+ignore_events!(
+    App:
     WlRegistry => GlobalListContents,
     WlCompositor => (),
     WlSurface => (),

@@ -17,12 +17,13 @@ use wayland_client::protocol::wl_keyboard::{self, WlKeyboard};
 use wayland_client::protocol::wl_registry::WlRegistry;
 use wayland_client::protocol::wl_seat::WlSeat;
 use wayland_client::protocol::wl_surface::WlSurface;
-use wayland_client::{Connection, Dispatch, Proxy, QueueHandle, WEnum};
+use wayland_client::{Connection, Dispatch, QueueHandle, WEnum};
 use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::XdgToplevel;
-use wayland_protocols::xdg::shell::client::xdg_wm_base::{self, XdgWmBase};
+use wayland_protocols::xdg::shell::client::xdg_wm_base::XdgWmBase;
 
 use harness::Fixture;
+use harness::client::{answer_pings, ignore_events};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Seen {
@@ -215,20 +216,7 @@ impl Dispatch<PcpIntentV1, ()> for App {
     }
 }
 
-impl Dispatch<XdgWmBase, ()> for App {
-    fn event(
-        _: &mut App,
-        wm: &XdgWmBase,
-        event: xdg_wm_base::Event,
-        _: &(),
-        _: &Connection,
-        _: &QueueHandle<App>,
-    ) {
-        if let xdg_wm_base::Event::Ping { serial } = event {
-            wm.pong(serial);
-        }
-    }
-}
+answer_pings!(App);
 
 impl Dispatch<XdgSurface, ()> for App {
     fn event(
@@ -245,23 +233,8 @@ impl Dispatch<XdgSurface, ()> for App {
     }
 }
 
-macro_rules! ignore {
-    ($($ty:ty => $data:ty),* $(,)?) => {$(
-        impl Dispatch<$ty, $data> for App {
-            fn event(
-                _: &mut App,
-                _: &$ty,
-                _: <$ty as Proxy>::Event,
-                _: &$data,
-                _: &Connection,
-                _: &QueueHandle<App>,
-            ) {
-            }
-        }
-    )*};
-}
-
-ignore!(
+ignore_events!(
+    App:
     WlRegistry => GlobalListContents,
     WlCompositor => (),
     WlSurface => (),

@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use harness::Fixture;
 use harness::apps::App;
+use harness::client::ignore_events;
+use wayland_client::Connection;
 use wayland_client::globals::{GlobalListContents, registry_queue_init};
 use wayland_client::protocol::wl_compositor::WlCompositor;
 use wayland_client::protocol::wl_registry::WlRegistry;
 use wayland_client::protocol::wl_surface::WlSurface;
-use wayland_client::{Connection, Dispatch, Proxy, QueueHandle};
 use wayland_protocols::wp::idle_inhibit::zv1::client::zwp_idle_inhibit_manager_v1::ZwpIdleInhibitManagerV1;
 use wayland_protocols::wp::idle_inhibit::zv1::client::zwp_idle_inhibitor_v1::ZwpIdleInhibitorV1;
 
@@ -91,23 +92,8 @@ fn swayidle_goes_idle_resumes_on_input_and_waits_while_an_inhibitor_is_held() {
     }
 }
 
-macro_rules! ignore {
-    ($($ty:ty => $data:ty),* $(,)?) => {$(
-        impl Dispatch<$ty, $data> for Client {
-            fn event(
-                _: &mut Client,
-                _: &$ty,
-                _: <$ty as Proxy>::Event,
-                _: &$data,
-                _: &Connection,
-                _: &QueueHandle<Client>,
-            ) {
-            }
-        }
-    )*};
-}
-
-ignore!(
+ignore_events!(
+    Client:
     WlRegistry => GlobalListContents,
     WlCompositor => (),
     WlSurface => (),

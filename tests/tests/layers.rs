@@ -4,8 +4,6 @@
 
 mod harness;
 
-use std::io::Write;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
 use pcp_overlay::Control;
@@ -16,18 +14,19 @@ use wayland_client::globals::{GlobalListContents, registry_queue_init};
 use wayland_client::protocol::wl_buffer::WlBuffer;
 use wayland_client::protocol::wl_compositor::WlCompositor;
 use wayland_client::protocol::wl_registry::WlRegistry;
-use wayland_client::protocol::wl_shm::{self, WlShm};
+use wayland_client::protocol::wl_shm::WlShm;
 use wayland_client::protocol::wl_shm_pool::WlShmPool;
 use wayland_client::protocol::wl_surface::WlSurface;
-use wayland_client::{Connection, Dispatch, Proxy, QueueHandle};
+use wayland_client::{Connection, Dispatch, QueueHandle};
 use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::{self, XdgToplevel};
-use wayland_protocols::xdg::shell::client::xdg_wm_base::{self, XdgWmBase};
+use wayland_protocols::xdg::shell::client::xdg_wm_base::XdgWmBase;
 use wayland_protocols_wlr::layer_shell::v1::client::zwlr_layer_shell_v1::{self, ZwlrLayerShellV1};
 use wayland_protocols_wlr::layer_shell::v1::client::zwlr_layer_surface_v1::{
     self, Anchor, ZwlrLayerSurfaceV1,
 };
 
+use harness::client::{answer_pings, ignore_events, shm_buffer};
 use harness::{Fixture, intent};
 
 /// Opaque green, as XRGB8888 little-endian bytes.
@@ -37,28 +36,6 @@ const GREEN: [u8; 4] = [0x20, 0xc0, 0x40, 0xff];
 struct App {
     configured: Option<(u32, u32, u32)>,
     toplevel_size: Option<(i32, i32)>,
-}
-
-/// Fills a new shm buffer of `w`×`h` with green.
-fn green_buffer(shm: &WlShm, qh: &QueueHandle<App>, w: u32, h: u32) -> WlBuffer {
-    let size = (w * h * 4) as usize;
-    // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
-    let raw = unsafe { libc::memfd_create(c"pcp-test-shm".as_ptr(), libc::MFD_CLOEXEC) };
-    assert!(raw >= 0);
-    // SAFETY: a fresh descriptor nobody else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut file = std::fs::File::from(fd);
-    file.write_all(&GREEN.repeat(size / 4)).unwrap();
-    let pool = shm.create_pool(file.as_fd(), size as i32, qh, ());
-    pool.create_buffer(
-        0,
-        w as i32,
-        h as i32,
-        (w * 4) as i32,
-        wl_shm::Format::Xrgb8888,
-        qh,
-        (),
-    )
 }
 
 fn run_client(path: std::path::PathBuf) {
@@ -87,7 +64,7 @@ fn run_client(path: std::path::PathBuf) {
     }
     let (serial, w, h) = app.configured.unwrap();
     layer.ack_configure(serial);
-    let buffer = green_buffer(&shm, &qh, w, h);
+    let buffer = shm_buffer(&shm, &qh, w as i32, h as i32, GREEN);
     surface.attach(Some(&buffer), 0, 0);
     surface.damage_buffer(0, 0, w as i32, h as i32);
     surface.commit();
@@ -116,7 +93,7 @@ fn run_fullscreen_client(path: std::path::PathBuf) {
     xdg.ack_configure(serial);
     let (w, h) = app.toplevel_size.unwrap();
     assert!(w > 0 && h > 0, "the compositor gives a fullscreen size");
-    let buffer = green_buffer(&shm, &qh, w as u32, h as u32);
+    let buffer = shm_buffer(&shm, &qh, w, h, GREEN);
     surface.attach(Some(&buffer), 0, 0);
     surface.damage_buffer(0, 0, w, h);
     surface.commit();
@@ -200,20 +177,7 @@ fn the_dialog_is_above_a_fullscreen_window() {
     );
 }
 
-impl Dispatch<XdgWmBase, ()> for App {
-    fn event(
-        _: &mut App,
-        wm: &XdgWmBase,
-        event: xdg_wm_base::Event,
-        _: &(),
-        _: &Connection,
-        _: &QueueHandle<App>,
-    ) {
-        if let xdg_wm_base::Event::Ping { serial } = event {
-            wm.pong(serial);
-        }
-    }
-}
+answer_pings!(App);
 
 impl Dispatch<XdgSurface, ()> for App {
     fn event(
@@ -265,23 +229,8 @@ impl Dispatch<ZwlrLayerSurfaceV1, ()> for App {
     }
 }
 
-macro_rules! ignore {
-    ($($ty:ty => $data:ty),* $(,)?) => {$(
-        impl Dispatch<$ty, $data> for App {
-            fn event(
-                _: &mut App,
-                _: &$ty,
-                _: <$ty as Proxy>::Event,
-                _: &$data,
-                _: &Connection,
-                _: &QueueHandle<App>,
-            ) {
-            }
-        }
-    )*};
-}
-
-ignore!(
+ignore_events!(
+    App:
     WlRegistry => GlobalListContents,
     WlCompositor => (),
     WlSurface => (),

@@ -7,8 +7,6 @@
 
 mod harness;
 
-use std::io::Write;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
@@ -23,15 +21,16 @@ use wayland_client::protocol::wl_keyboard::{self, WlKeyboard};
 use wayland_client::protocol::wl_pointer::{self, WlPointer};
 use wayland_client::protocol::wl_registry::WlRegistry;
 use wayland_client::protocol::wl_seat::WlSeat;
-use wayland_client::protocol::wl_shm::{self, WlShm};
+use wayland_client::protocol::wl_shm::WlShm;
 use wayland_client::protocol::wl_shm_pool::WlShmPool;
 use wayland_client::protocol::wl_surface::WlSurface;
 use wayland_client::protocol::wl_touch::{self, WlTouch};
-use wayland_client::{Connection, Dispatch, Proxy, QueueHandle, WEnum};
+use wayland_client::{Connection, Dispatch, QueueHandle, WEnum};
 use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::{self, XdgToplevel};
-use wayland_protocols::xdg::shell::client::xdg_wm_base::{self, XdgWmBase};
+use wayland_protocols::xdg::shell::client::xdg_wm_base::XdgWmBase;
 
+use harness::client::{answer_pings, ignore_events, shm_buffer};
 use harness::{Fixture, KEY_A, KEY_ENTER, KEY_ESC, KEY_LEFTMETA, KEY_TAB, intent};
 
 const ONE: &[&str] = &["800x600@0,0"];
@@ -56,20 +55,6 @@ struct App {
     size: Option<(i32, i32)>,
     surface: Option<WlSurface>,
     buffer: Option<WlBuffer>,
-}
-
-fn buffer(shm: &WlShm, qh: &QueueHandle<App>, w: i32, h: i32) -> WlBuffer {
-    let size = (w * h * 4) as usize;
-    // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
-    let raw = unsafe { libc::memfd_create(c"pcp-test-window".as_ptr(), libc::MFD_CLOEXEC) };
-    assert!(raw >= 0);
-    // SAFETY: a fresh descriptor nobody else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut file = std::fs::File::from(fd);
-    file.write_all(&[0x40, 0x90, 0x20, 0xff].repeat(size / 4))
-        .unwrap();
-    let pool = shm.create_pool(file.as_fd(), size as i32, qh, ());
-    pool.create_buffer(0, w, h, w * 4, wl_shm::Format::Xrgb8888, qh, ())
 }
 
 /// A fullscreen window that takes pointer and keyboard and draws a frame each time the
@@ -103,7 +88,7 @@ fn run_window(path: std::path::PathBuf, tx: Sender<Seen>) {
     }
     xdg.ack_configure(app.configured.unwrap());
     let (w, h) = app.size.unwrap();
-    let buffer = buffer(&shm, &qh, w, h);
+    let buffer = shm_buffer(&shm, &qh, w, h, [0x40, 0x90, 0x20, 0xff]);
     surface.attach(Some(&buffer), 0, 0);
     surface.damage_buffer(0, 0, w, h);
     surface.frame(&qh, ());
@@ -490,20 +475,7 @@ impl Dispatch<WlCallback, ()> for App {
     }
 }
 
-impl Dispatch<XdgWmBase, ()> for App {
-    fn event(
-        _: &mut App,
-        wm: &XdgWmBase,
-        event: xdg_wm_base::Event,
-        _: &(),
-        _: &Connection,
-        _: &QueueHandle<App>,
-    ) {
-        if let xdg_wm_base::Event::Ping { serial } = event {
-            wm.pong(serial);
-        }
-    }
-}
+answer_pings!(App);
 
 impl Dispatch<XdgSurface, ()> for App {
     fn event(
@@ -542,23 +514,8 @@ impl Dispatch<XdgToplevel, ()> for App {
     }
 }
 
-macro_rules! ignore {
-    ($($ty:ty => $data:ty),* $(,)?) => {$(
-        impl Dispatch<$ty, $data> for App {
-            fn event(
-                _: &mut App,
-                _: &$ty,
-                _: <$ty as Proxy>::Event,
-                _: &$data,
-                _: &Connection,
-                _: &QueueHandle<App>,
-            ) {
-            }
-        }
-    )*};
-}
-
-ignore!(
+ignore_events!(
+    App:
     WlRegistry => GlobalListContents,
     WlCompositor => (),
     WlSurface => (),

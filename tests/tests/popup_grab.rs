@@ -4,8 +4,6 @@
 
 mod harness;
 
-use std::io::Write;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
@@ -17,16 +15,17 @@ use wayland_client::protocol::wl_compositor::WlCompositor;
 use wayland_client::protocol::wl_keyboard::{self, WlKeyboard};
 use wayland_client::protocol::wl_registry::WlRegistry;
 use wayland_client::protocol::wl_seat::WlSeat;
-use wayland_client::protocol::wl_shm::{self, WlShm};
+use wayland_client::protocol::wl_shm::WlShm;
 use wayland_client::protocol::wl_shm_pool::WlShmPool;
 use wayland_client::protocol::wl_surface::WlSurface;
-use wayland_client::{Connection, Dispatch, Proxy, QueueHandle};
+use wayland_client::{Connection, Dispatch, QueueHandle};
 use wayland_protocols::xdg::shell::client::xdg_popup::{self, XdgPopup};
 use wayland_protocols::xdg::shell::client::xdg_positioner::XdgPositioner;
 use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::XdgToplevel;
-use wayland_protocols::xdg::shell::client::xdg_wm_base::{self, XdgWmBase};
+use wayland_protocols::xdg::shell::client::xdg_wm_base::XdgWmBase;
 
+use harness::client::{answer_pings, ignore_events, shm_buffer};
 use harness::{Fixture, intent};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -41,20 +40,6 @@ struct App {
     tx: Sender<Seen>,
     configured: Option<u32>,
     last_enter: Option<u32>,
-}
-
-fn buffer(shm: &WlShm, qh: &QueueHandle<App>, w: i32, h: i32) -> WlBuffer {
-    let size = (w * h * 4) as usize;
-    // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
-    let raw = unsafe { libc::memfd_create(c"pcp-test-popup".as_ptr(), libc::MFD_CLOEXEC) };
-    assert!(raw >= 0);
-    // SAFETY: a fresh descriptor nobody else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut file = std::fs::File::from(fd);
-    file.write_all(&[0x40, 0x90, 0x20, 0xff].repeat(size / 4))
-        .unwrap();
-    let pool = shm.create_pool(file.as_fd(), size as i32, qh, ());
-    pool.create_buffer(0, w, h, w * 4, wl_shm::Format::Xrgb8888, qh, ())
 }
 
 /// A window that, when told, opens a popup and asks for a grab with its last enter's serial.
@@ -80,7 +65,7 @@ fn run_client(path: std::path::PathBuf, tx: Sender<Seen>, go: Receiver<()>) {
         queue.blocking_dispatch(&mut app).unwrap();
     }
     xdg.ack_configure(app.configured.take().unwrap());
-    let b = buffer(&shm, &qh, 200, 150);
+    let b = shm_buffer(&shm, &qh, 200, 150, [0x40, 0x90, 0x20, 0xff]);
     surface.attach(Some(&b), 0, 0);
     surface.damage_buffer(0, 0, 200, 150);
     surface.commit();
@@ -159,20 +144,7 @@ impl Dispatch<WlKeyboard, ()> for App {
     }
 }
 
-impl Dispatch<XdgWmBase, ()> for App {
-    fn event(
-        _: &mut App,
-        wm: &XdgWmBase,
-        event: xdg_wm_base::Event,
-        _: &(),
-        _: &Connection,
-        _: &QueueHandle<App>,
-    ) {
-        if let xdg_wm_base::Event::Ping { serial } = event {
-            wm.pong(serial);
-        }
-    }
-}
+answer_pings!(App);
 
 impl Dispatch<XdgSurface, ()> for App {
     fn event(
@@ -211,23 +183,8 @@ impl Dispatch<XdgPopup, ()> for App {
     }
 }
 
-macro_rules! ignore {
-    ($($ty:ty => $data:ty),* $(,)?) => {$(
-        impl Dispatch<$ty, $data> for App {
-            fn event(
-                _: &mut App,
-                _: &$ty,
-                _: <$ty as Proxy>::Event,
-                _: &$data,
-                _: &Connection,
-                _: &QueueHandle<App>,
-            ) {
-            }
-        }
-    )*};
-}
-
-ignore!(
+ignore_events!(
+    App:
     WlRegistry => GlobalListContents,
     WlCompositor => (),
     WlSurface => (),

@@ -5,8 +5,6 @@
 
 mod harness;
 
-use std::io::Write;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Sender, channel};
 use std::time::Duration;
@@ -16,10 +14,10 @@ use wayland_client::protocol::wl_buffer::WlBuffer;
 use wayland_client::protocol::wl_compositor::WlCompositor;
 use wayland_client::protocol::wl_output::WlOutput;
 use wayland_client::protocol::wl_registry::WlRegistry;
-use wayland_client::protocol::wl_shm::{self, WlShm};
+use wayland_client::protocol::wl_shm::WlShm;
 use wayland_client::protocol::wl_shm_pool::WlShmPool;
 use wayland_client::protocol::wl_surface::WlSurface;
-use wayland_client::{Connection, Dispatch, Proxy, QueueHandle};
+use wayland_client::{Connection, Dispatch, QueueHandle};
 use wayland_protocols::wp::presentation_time::client::wp_presentation::{self, WpPresentation};
 use wayland_protocols::wp::presentation_time::client::wp_presentation_feedback::{
     self, WpPresentationFeedback,
@@ -30,6 +28,7 @@ use wayland_protocols_wlr::layer_shell::v1::client::zwlr_layer_surface_v1::{
 };
 
 use harness::Fixture;
+use harness::client::{ignore_events, shm_buffer};
 
 /// What the client heard.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,20 +57,6 @@ fn monotonic_ns() -> u128 {
         0
     );
     ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
-}
-
-fn buffer(shm: &WlShm, qh: &QueueHandle<App>, w: i32, h: i32) -> WlBuffer {
-    let size = (w * h * 4) as usize;
-    // SAFETY: memfd_create with a NUL-terminated name; the result is checked.
-    let raw = unsafe { libc::memfd_create(c"pcp-test-shm".as_ptr(), libc::MFD_CLOEXEC) };
-    assert!(raw >= 0);
-    // SAFETY: a fresh descriptor nobody else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut file = std::fs::File::from(fd);
-    file.write_all(&[0x40, 0x80, 0xc0, 0xff].repeat(size / 4))
-        .unwrap();
-    let pool = shm.create_pool(file.as_fd(), size as i32, qh, ());
-    pool.create_buffer(0, w, h, w * 4, wl_shm::Format::Xrgb8888, qh, ())
 }
 
 fn run_client(path: std::path::PathBuf, tx: Sender<Heard>) {
@@ -103,7 +88,7 @@ fn run_client(path: std::path::PathBuf, tx: Sender<Heard>) {
     layer.ack_configure(app.configured.unwrap());
     // Three frames, each with feedback asked.
     for _ in 0..3 {
-        let b = buffer(&shm, &qh, 64, 64);
+        let b = shm_buffer(&shm, &qh, 64, 64, [0x40, 0x80, 0xc0, 0xff]);
         surface.attach(Some(&b), 0, 0);
         surface.damage_buffer(0, 0, 64, 64);
         presentation.feedback(&surface, &qh, ());
@@ -235,23 +220,8 @@ impl Dispatch<ZwlrLayerSurfaceV1, ()> for App {
     }
 }
 
-macro_rules! ignore {
-    ($($ty:ty => $data:ty),* $(,)?) => {$(
-        impl Dispatch<$ty, $data> for App {
-            fn event(
-                _: &mut App,
-                _: &$ty,
-                _: <$ty as Proxy>::Event,
-                _: &$data,
-                _: &Connection,
-                _: &QueueHandle<App>,
-            ) {
-            }
-        }
-    )*};
-}
-
-ignore!(
+ignore_events!(
+    App:
     WlRegistry => GlobalListContents,
     WlCompositor => (),
     WlSurface => (),

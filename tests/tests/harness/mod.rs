@@ -12,6 +12,7 @@
 
 pub mod apps;
 pub mod audio;
+pub mod client;
 pub mod dbus;
 pub mod voice;
 
