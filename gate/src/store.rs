@@ -348,7 +348,15 @@ impl Store {
             // Nothing to hand over: the buffer keeps its room.
             return Vec::new();
         }
-        std::mem::replace(&mut self.batch, Vec::with_capacity(self.group.max_records))
+        // The writer's sealed records are freed here, on this thread, and one of their vectors
+        // holds the next batch.
+        let next = self
+            .writer
+            .as_ref()
+            .and_then(Writer::reclaim)
+            .filter(|spare| spare.capacity() >= self.group.max_records)
+            .unwrap_or_else(|| Vec::with_capacity(self.group.max_records));
+        std::mem::replace(&mut self.batch, next)
     }
 
     /// Commits buffered routine records when the oldest has waited long enough.
