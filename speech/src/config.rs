@@ -152,7 +152,7 @@ impl Default for Config {
             timeout_ms: 10_000,
             stable_partial_ms: 100,
             quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
-            quiet_final_ms: 250,
+            quiet_final_ms: 200,
             decoder_phases: crate::recognize::DEFAULT_DECODER_PHASES,
             decoder_options: DEFAULT_DECODER_OPTIONS
                 .iter()

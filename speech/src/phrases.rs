@@ -59,6 +59,9 @@ struct PackFile {
     cancel: Vec<String>,
     #[serde(default)]
     challenge_words: Vec<String>,
+    /// Phrases that approve only together with the shown challenge word; decoys elsewhere.
+    #[serde(default)]
+    approve_with_word: Vec<String>,
     decoys: Vec<String>,
     /// How many times each answer phrase is listed in the grammar (its prior against the
     /// decoys, each listed once).
@@ -77,6 +80,9 @@ const MAX_ANSWER_WEIGHT: u32 = 200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
     Answer(SpokenAnswer),
+    /// An approval that counts only on a prompt that shows a challenge word, together with it;
+    /// on any other prompt it is other speech (a decoy).
+    ApproveWithWord,
     /// A challenge word (other speech unless it is the one the prompt shows).
     Challenge,
     /// A decoy: other speech.
@@ -149,6 +155,7 @@ impl PhrasePack {
             (Role::Answer(SpokenAnswer::Deny), &file.deny),
             (Role::Answer(SpokenAnswer::Cancel), &file.cancel),
             (Role::Challenge, &file.challenge_words),
+            (Role::ApproveWithWord, &file.approve_with_word),
             (Role::Decoy, &file.decoys),
         ];
         let mut challenge_words = Vec::new();
@@ -173,21 +180,27 @@ impl PhrasePack {
                 if phrases.insert(phrase.clone(), meaning).is_some() {
                     return Err(err(format!("phrase `{raw}` appears more than once")));
                 }
+                // Without a challenge word, an approval that needs one is listed like a decoy.
+                if meaning != Role::Challenge {
+                    grammar.push(phrase.clone());
+                }
                 let times = match meaning {
-                    Role::Answer(_) => file.answer_weight,
+                    Role::Answer(_) | Role::ApproveWithWord => file.answer_weight,
                     _ => 1,
                 };
                 for _ in 0..times {
-                    if meaning != Role::Challenge {
+                    challenge_grammar.push(phrase.clone());
+                }
+                if let Role::Answer(_) = meaning {
+                    for _ in 1..times {
                         grammar.push(phrase.clone());
                     }
-                    challenge_grammar.push(phrase.clone());
                 }
             }
         }
         // A challenge prompt's grammar also lists every approval with every challenge word, so
         // "네 기차" is one likely sentence rather than two words joined only by back-off.
-        for approve in &file.approve {
+        for approve in file.approve.iter().chain(&file.approve_with_word) {
             for word in &challenge_words {
                 for _ in 0..file.answer_weight {
                     challenge_grammar.push(format!("{} {word}", normalize(approve)));
@@ -276,6 +289,8 @@ impl PhrasePack {
     /// - answer phrases that all agree, and nothing else, are that answer — except an approval
     ///   on a challenge prompt, which needs the shown word too ("네 기차"), in either order;
     ///   approval phrases without it are [`Reading::ApproveWithoutWord`];
+    /// - the pack's `approve_with_word` phrases approve like that on a challenge prompt and are
+    ///   other speech on any other;
     /// - a refusal (deny or cancel) needs no word, and the shown word beside it does not matter;
     /// - the shown word alone is [`Reading::ShownWord`];
     /// - any decoy, any other challenge word, answers that disagree, or nothing: `Nothing`.
@@ -293,7 +308,13 @@ impl PhrasePack {
                     self.phrases.get(&candidate).map(|role| (n, *role))
                 });
             match longest {
-                Some((n, Role::Answer(answer))) => {
+                Some((n, role @ (Role::Answer(_) | Role::ApproveWithWord))) => {
+                    let answer = match role {
+                        Role::Answer(answer) => answer,
+                        // Only where a word is shown (and then only with it, below).
+                        _ if challenge.is_some() => SpokenAnswer::Approve,
+                        _ => return Reading::Nothing,
+                    };
                     if found.is_some_and(|f| f != answer) {
                         return Reading::Nothing;
                     }
@@ -369,7 +390,7 @@ mod tests {
         let p = PhrasePack::load(None, "ko").unwrap();
         assert_eq!(p.language(), "ko");
         assert_eq!(p.classify("네"), Some(SpokenAnswer::Approve));
-        // "예" sounds like the hesitation "에": other speech, never an approval.
+        // "예" sounds like the hesitation "에": without a challenge word, other speech.
         assert_eq!(p.classify("예"), None);
         for s in ["아니요", "아니"] {
             assert_eq!(p.classify(s), Some(SpokenAnswer::Deny), "{s}");
@@ -432,6 +453,48 @@ mod tests {
         // Without a challenge, a challenge word is other speech.
         assert_eq!(p.read("네 기차", None), Reading::Nothing);
         assert_eq!(p.read("네", None), approve);
+    }
+
+    #[test]
+    fn an_approval_that_needs_the_word_is_a_decoy_without_one() {
+        let p = PhrasePack::load(None, "ko").unwrap();
+        let approve = Reading::Answer(SpokenAnswer::Approve);
+        let shown = Some("기차");
+        // "예" approves only with the shown word, like "네" there.
+        assert_eq!(p.read("예 기차", shown), approve);
+        assert_eq!(p.read("기차 예", shown), approve);
+        assert_eq!(p.read("네 예 기차", shown), approve);
+        assert_eq!(p.read("예", shown), Reading::ApproveWithoutWord);
+        assert_eq!(p.read("예 거울", shown), Reading::Nothing, "wrong word");
+        assert_eq!(p.read("예 아니요", shown), Reading::Nothing, "disagreeing");
+        // Without a challenge word it is other speech, alone or beside an answer.
+        assert_eq!(p.read("예", None), Reading::Nothing);
+        assert_eq!(p.read("예 네", None), Reading::Nothing);
+        assert_eq!(p.read("예 기차", None), Reading::Nothing);
+        // So the plain grammar lists it once (as a decoy), the challenge grammar as an answer,
+        // and with every challenge word.
+        assert_eq!(p.grammar().iter().filter(|g| *g == "예").count(), 1);
+        assert!(p.challenge_grammar().iter().any(|g| g == "예 기차"));
+        let pack = "language='x'\napprove=['y']\ndeny=['n']\ncancel=['c']\n\
+                    approve_with_word=['ok']\nchallenge_words=['w']\ndecoys=[]\nanswer_weight=3";
+        let x = PhrasePack::parse(pack, "x").unwrap();
+        assert_eq!(x.grammar().iter().filter(|g| *g == "ok").count(), 1);
+        assert_eq!(x.grammar().iter().filter(|g| *g == "y").count(), 3);
+        assert_eq!(
+            x.challenge_grammar().iter().filter(|g| *g == "ok").count(),
+            3
+        );
+        assert_eq!(
+            x.challenge_grammar()
+                .iter()
+                .filter(|g| *g == "ok w")
+                .count(),
+            3
+        );
+        let twice = "language='x'\napprove=['y']\ndeny=['n']\ncancel=['c']\n\
+                     approve_with_word=['y']\ndecoys=[]";
+        let e = PhrasePack::parse(twice, "t.toml").unwrap_err().to_string();
+        assert!(e.contains("more than once"), "{e}");
     }
 
     #[test]

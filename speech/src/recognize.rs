@@ -306,6 +306,7 @@ impl AnswerRecognizer {
         let ended = self.last_voice.max(began);
         let partials: Vec<String> = self.phases.iter().map(|p| p.hyp.clone()).collect();
         let mut readings: Vec<PhaseReading> = Vec::with_capacity(self.phases.len());
+        let mut heard: Vec<Vec<Alternative>> = Vec::with_capacity(self.phases.len());
         for phase in &mut self.phases {
             let alternatives = match phase.ended.take() {
                 Some(a) => a,
@@ -316,6 +317,7 @@ impl AnswerRecognizer {
                 self.challenge.as_deref(),
                 &alternatives,
             ));
+            heard.push(alternatives);
             phase.hyp.clear();
             phase.hyp_since = self.samples;
         }
@@ -331,14 +333,15 @@ impl AnswerRecognizer {
             "utterance judged"
         );
         self.judged.push(format!(
-            "{}ms {trigger:?} {:?} {:?} partials {:?}",
+            "{}ms {trigger:?} {:?} {:?} partials {:?} n-best {}",
             self.samples * 1000 / self.rate.max(1),
             reading,
             readings
                 .iter()
                 .map(|r| (r.text.as_str(), r.margin, r.margin_over_speech))
                 .collect::<Vec<_>>(),
-            partials
+            partials,
+            n_best_line(&heard)
         ));
         let was_pending = self.judge.is_pending();
         let answer = self.judge.utterance(reading, began, ended);
@@ -364,6 +367,27 @@ fn guarded(read: impl FnOnce() -> Vec<Alternative>) -> Vec<Alternative> {
         warn!("Vosk returned a result that is not valid JSON; treating it as nothing heard");
         Vec::new()
     })
+}
+
+/// Every phase's alternatives as `[text:likelihood ...]` per phase, best first, the likelihood
+/// relative to the phase's best (so the margins the rules saw can be read off, and rules can be
+/// tried on them without decoding again).
+fn n_best_line(phases: &[Vec<Alternative>]) -> String {
+    let mut line = String::new();
+    for alternatives in phases {
+        let mut sorted: Vec<&Alternative> = alternatives.iter().collect();
+        sorted.sort_by(|a, b| b.likelihood.total_cmp(&a.likelihood));
+        let best = sorted.first().map_or(0.0, |a| a.likelihood);
+        line.push('[');
+        for (i, a) in sorted.iter().enumerate() {
+            if i > 0 {
+                line.push_str(" | ");
+            }
+            line.push_str(&format!("{}:{:.3}", a.text, a.likelihood - best));
+        }
+        line.push(']');
+    }
+    line
 }
 
 /// A result's alternatives.

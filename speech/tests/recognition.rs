@@ -39,7 +39,7 @@ fn spoken_answers_map_to_approve_deny_and_cancel() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("네", ReportAnswer::Approve),
-        // A decoy in the Korean pack: it sounds like the hesitation "에".
+        // Without a challenge word a decoy in the Korean pack: it sounds like the hesitation "에".
         ("예", ReportAnswer::None),
         ("아니요", ReportAnswer::Deny),
         ("아니", ReportAnswer::Deny),
@@ -336,6 +336,15 @@ fn a_challenge_prompt_approves_only_with_the_shown_word() {
     assert_eq!(round_with_challenge(&wrong, "거울"), ReportAnswer::Approve);
     // Refusals need no word.
     assert_eq!(round_with_challenge(&deny, "기차"), ReportAnswer::Deny);
+    // "예" approves here, with the word only (elsewhere it approves nothing).
+    let ye_right = clip("ye-right.wav", "예 기차");
+    let ye_alone = clip("ye-alone.wav", "예");
+    assert_eq!(
+        round_with_challenge(&ye_right, "기차"),
+        ReportAnswer::Approve
+    );
+    assert_eq!(round_with_challenge(&ye_right, "거울"), ReportAnswer::None);
+    assert_eq!(round_with_challenge(&ye_alone, "기차"), ReportAnswer::None);
     // A word that is not one of the pack's is refused, never listened for.
     let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
     let err = pcp_speech::listen::round_from_wav(
