@@ -220,6 +220,15 @@ fn session_config(cache: &Path) -> String {
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
          [speech]\nmodel = {model:?}\n\
          input_device = \"\"\noutput_device = \"\"\n\
+         # The model's own rate in mono: the emulated CPU neither mixes nor resamples, and the\n\
+         # device's default format is not looked up when the microphone opens.\n\
+         capture_rate = 16000\ncapture_channels = 1\n\
+         # One recognizer instead of two: recognition on the emulated CPU is ~30 times slower\n\
+         # than here and must keep up with the microphone within the 10 s deadline.\n\
+         decoder_phases = 1\n\
+         # The dialog's level meter is redrawn twice a second instead of ten times: each redraw\n\
+         # is drawn by llvmpipe on the emulated CPU, beside the recognizer.\n\
+         level_interval_ms = 500\n\
          # The model loads from the start and stays loaded: under TCG a load takes minutes,\n\
          # far longer than the voice step's 10 s, which is not stretched for the emulated CPU.\n\
          load_at_start = true\nunload_after_s = 0\n\
