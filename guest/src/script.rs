@@ -267,11 +267,10 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
     let mark = s.log.mark();
     let mut submitted = s.submit("file.delete", r#"{"path": "/home/user/report.pdf"}"#)?;
     let (_, dialog) = s.prompt(mark, &mut submitted)?;
-    s.log.wait(
-        mark,
-        "listening for a spoken answer",
-        Duration::from_secs(30),
-    )?;
+    // The voice worker's own line, written as the capture starts: the event loop's
+    // "listening for a spoken answer" can come seconds later on the emulated CPU.
+    s.log
+        .wait(mark, "microphone open", Duration::from_secs(30))?;
     let listening = submitted.started.elapsed().as_secs_f64();
     // The answer is played at once: the screenshot takes seconds of the voice deadline under
     // TCG, so it is taken while the clip plays.
