@@ -316,7 +316,9 @@ fn serve(sockets: &qemu::Sockets, out: &Path) -> Result<String> {
     control.set_read_timeout(Some(Duration::from_secs(5)))?;
     let mut writer = control.try_clone()?;
     let mut reader = BufReader::new(control);
-    let mut plugged = [true; qemu::GPUS.len()];
+    let mut plugged = qemu::GPUS.map(|g| g.at_boot);
+    // GPUs unplugged by the script, so a later plug of the same one waits for QEMU's deletion.
+    let mut unplugged = [false; qemu::GPUS.len()];
     // A read that times out keeps what it got of a line; the rest follows.
     let mut line = String::new();
     loop {
@@ -361,13 +363,17 @@ fn serve(sockets: &qemu::Sockets, out: &Path) -> Result<String> {
                 None => Err(anyhow::anyhow!("no GPU {rest}")),
                 Some(i) if verb == "unplug" => qmp.unplug(&qemu::GPUS[i]).map(|()| {
                     plugged[i] = false;
+                    unplugged[i] = true;
                     String::new()
                 }),
-                Some(i) => qmp.plug(&qemu::GPUS[i]).map(|()| {
+                Some(i) => qmp.plug(&qemu::GPUS[i], unplugged[i]).map(|()| {
                     plugged[i] = true;
+                    unplugged[i] = false;
                     String::new()
                 }),
             },
+            // `deleted ID`: whether QEMU has reported an unplugged GPU deleted yet.
+            "deleted" => Ok(qmp.deleted(rest).to_string()),
             // `resize WxH`: the first GPU's head gets a new preferred size, its display staying
             // connected (QEMU's VNC server is on that head's console).
             "resize" => rest
