@@ -226,6 +226,9 @@ fn session_config(cache: &Path) -> String {
          # One recognizer instead of two: recognition on the emulated CPU is ~30 times slower\n\
          # than here and must keep up with the microphone within the 10 s deadline.\n\
          decoder_phases = 1\n\
+         # The silence before the answer is not recognized, but its last 0.3 s: each second of\n\
+         # it would cost the emulated CPU several seconds of the deadline.\n\
+         lead_in_ms = 300\n\
          # The dialog's level meter is redrawn twice a second instead of ten times: each redraw\n\
          # is drawn by llvmpipe on the emulated CPU, beside the recognizer.\n\
          level_interval_ms = 500\n\
@@ -243,8 +246,10 @@ fn session_config(cache: &Path) -> String {
     )
 }
 
-/// `text` spoken by espeak-ng's Korean voice as 16 kHz mono 16-bit WAV with 0.5 s of silence
-/// before and 1.5 s after (sox `-R`: no random dither, the same file every run).
+/// `text` spoken by espeak-ng's Korean voice as 16 kHz mono 16-bit WAV with 0.1 s of silence
+/// before (the scripted user answers at once: every second of silence before the answer costs
+/// the emulated CPU's recognizer several of the deadline) and 1.5 s after (sox `-R`: no random
+/// dither, the same file every run).
 fn speak(out: &Path, text: &str) -> Result<()> {
     let raw = out.with_extension("espeak.wav");
     let status = Command::new("espeak-ng")
@@ -261,7 +266,7 @@ fn speak(out: &Path, text: &str) -> Result<()> {
         .arg(&raw)
         .args(["-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer"])
         .arg(out)
-        .args(["pad", "0.5", "1.5"])
+        .args(["pad", "0.1", "1.5"])
         .status()
         .context("cannot run sox")?;
     if !status.success() {
