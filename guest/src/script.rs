@@ -264,6 +264,8 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
     // The model was loaded before the first step (never a longer deadline for the emulated
     // CPU).
     let mut notes = Vec::new();
+    let clip = s.out.join("answer-yes.wav");
+    let player = crate::audio::Player::open(crate::audio::SPEAKER, &clip)?;
     let mark = s.log.mark();
     let mut submitted = s.submit("file.delete", r#"{"path": "/home/user/report.pdf"}"#)?;
     let (_, dialog) = s.prompt(mark, &mut submitted)?;
@@ -276,8 +278,10 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
     // on the emulated CPU its frame reaches the display about a second later: the picture is
     // taken then, while the clip plays and is recognized.
     let played = Instant::now();
-    let clip = s.out.join("answer-yes.wav");
-    let player = std::thread::spawn(move || crate::audio::play(crate::audio::SPEAKER, &clip));
+    let player = std::thread::spawn(move || {
+        crate::session::set_thread_nice(crate::procs::USER_NICE);
+        player.play()
+    });
     std::thread::sleep(Duration::from_secs(1));
     s.shot("voice-listening")?;
     let length = player
