@@ -114,9 +114,10 @@ pub struct Round {
     /// Wall time spent converting and recognizing audio (the rest of `wall` went waiting for
     /// it): above `audio_ms`, recognition did not keep up with the microphone.
     pub busy: Duration,
-    /// Wall time from the start of the round to the first block louder than
-    /// `[speech] quiet_dbfs` (`None` when none was).
-    pub first_sound: Option<Duration>,
+    /// The first block louder than `[speech] quiet_dbfs`: where it starts in the input (ms of
+    /// audio) and the wall time from the start of the round to its recognition (`None` when
+    /// none was).
+    pub first_sound: Option<(u64, Duration)>,
 }
 
 impl Round {
@@ -356,7 +357,7 @@ pub(crate) fn listen_round(
                   frames: u64,
                   block: Instant,
                   busy: Duration,
-                  first_sound: Option<Duration>| {
+                  first_sound: Option<(u64, Duration)>| {
         let decided = matches!(ending, Ending::Heard(_));
         Round {
             decided_at_ms: decided.then(|| frames as f64 * 1000.0 / f64::from(rate.max(1))),
@@ -429,10 +430,10 @@ pub(crate) fn listen_round(
         };
         // Audio past the timeout is never heard: an answer must start and end in time.
         block.truncate((limit_frames - frames) as usize);
-        frames += block.len() as u64;
         if first_sound.is_none() && block.iter().any(|s| s.abs() > quiet) {
-            first_sound = Some(started.elapsed());
+            first_sound = Some((audio_ms(frames), started.elapsed()));
         }
+        frames += block.len() as u64;
         if frames >= next_level && !block.is_empty() {
             on_level(level(&block));
             next_level = frames + level_frames;

@@ -429,7 +429,8 @@ fn worker(
         wall_ms = round.wall.as_millis() as u64,
         busy_ms = round.busy.as_millis() as u64,
         cpu_ms = thread_cpu().saturating_sub(cpu_before).as_millis() as u64,
-        first_sound_ms = round.first_sound.map(|d| d.as_millis() as u64),
+        first_sound_audio_ms = round.first_sound.map(|(at, _)| at),
+        first_sound_wall_ms = round.first_sound.map(|(_, wall)| wall.as_millis() as u64),
         loudest,
         transcript = %round.transcript,
         "listening ended"
