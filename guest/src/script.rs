@@ -494,8 +494,8 @@ fn display_unplugged(s: &mut Session<'_>) -> Result<Done> {
     )];
     // A card is plugged in: its display is lit, right of the others. It goes into the second
     // root port: QEMU 7.2 does not report the unplugged card deleted (see `unplug-kernel.log`
-    // for the guest's side: the slot powered off, the card's files closed), and its slot
-    // stays taken until it does.
+    // for the guest's side: the PCI device removed, the slot powered off), and its slot stays
+    // taken until it does.
     let deleted = s.host.ask("deleted gpu1")?;
     notes.push(format!(
         "QEMU reported the unplugged card deleted by now: {deleted}"
