@@ -223,9 +223,6 @@ fn session_config(cache: &Path) -> String {
          # The model's own rate in mono: the emulated CPU neither mixes nor resamples, and the\n\
          # device's default format is not looked up when the microphone opens.\n\
          capture_rate = 16000\ncapture_channels = 1\n\
-         # One recognizer instead of two: recognition on the emulated CPU is ~30 times slower\n\
-         # than here and must keep up with the microphone within the 10 s deadline.\n\
-         decoder_phases = 1\n\
          # The silence before the answer is not recognized, but its last 0.3 s: each second of\n\
          # it would cost the emulated CPU several seconds of the deadline.\n\
          lead_in_ms = 300\n\
