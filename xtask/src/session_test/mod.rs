@@ -223,9 +223,9 @@ fn session_config(cache: &Path) -> String {
          # The model's own rate in mono: the emulated CPU neither mixes nor resamples, and the\n\
          # device's default format is not looked up when the microphone opens.\n\
          capture_rate = 16000\ncapture_channels = 1\n\
-         # The silence before the answer is not recognized, but its last 0.3 s: each second of\n\
+         # The silence before the answer is not recognized, but its last 0.15 s: each second of\n\
          # it would cost the emulated CPU several seconds of the deadline.\n\
-         lead_in_ms = 300\n\
+         lead_in_ms = 150\n\
          # The dialog's level meter is redrawn twice a second instead of ten times: each redraw\n\
          # is drawn by llvmpipe on the emulated CPU, beside the recognizer.\n\
          level_interval_ms = 500\n\
