@@ -24,41 +24,64 @@ pcm.!default {
 }
 ";
 
-/// Plays the 16-bit WAV file `wav` on `device` and waits until it has been played out.
-/// Returns the clip's length in seconds.
-pub fn play(device: &str, wav: &Path) -> Result<f64> {
-    let mut reader =
-        hound::WavReader::open(wav).with_context(|| format!("cannot read {}", wav.display()))?;
-    let spec = reader.spec();
-    if spec.bits_per_sample != 16 || spec.sample_format != hound::SampleFormat::Int {
-        bail!("{} is not 16-bit PCM", wav.display());
-    }
-    let samples: Vec<i16> = reader
-        .samples::<i16>()
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("cannot read the samples of {}", wav.display()))?;
-    let pcm = PCM::new(device, Direction::Playback, false)
-        .with_context(|| format!("cannot open ALSA device {device}"))?;
-    {
-        let hw = HwParams::any(&pcm)?;
-        hw.set_channels(u32::from(spec.channels))?;
-        hw.set_rate(spec.sample_rate, ValueOr::Nearest)?;
-        hw.set_format(Format::s16())?;
-        hw.set_access(Access::RWInterleaved)?;
-        pcm.hw_params(&hw)
-            .with_context(|| format!("{device} refuses {} Hz 16-bit", spec.sample_rate))?;
-    }
-    let io = pcm.io_i16()?;
-    let frame = usize::from(spec.channels);
-    let mut at = 0;
-    while at < samples.len() {
-        match io.writei(&samples[at..]) {
-            Ok(frames) => at += frames * frame,
-            Err(e) => pcm
-                .try_recover(e, true)
-                .with_context(|| format!("playing on {device}"))?,
+/// A clip read and a playback device opened and set up ahead of time, so that playing it once
+/// the microphone opens costs only the writes: on the emulated CPU reading the file and opening
+/// the device took seconds, out of the voice deadline.
+pub struct Player {
+    pcm: PCM,
+    samples: Vec<i16>,
+    channels: usize,
+    rate: u32,
+    device: String,
+}
+
+impl Player {
+    /// Reads the 16-bit WAV file `wav` and opens `device` at its rate and channel count.
+    pub fn open(device: &str, wav: &Path) -> Result<Player> {
+        let mut reader = hound::WavReader::open(wav)
+            .with_context(|| format!("cannot read {}", wav.display()))?;
+        let spec = reader.spec();
+        if spec.bits_per_sample != 16 || spec.sample_format != hound::SampleFormat::Int {
+            bail!("{} is not 16-bit PCM", wav.display());
         }
+        let samples: Vec<i16> = reader
+            .samples::<i16>()
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("cannot read the samples of {}", wav.display()))?;
+        let pcm = PCM::new(device, Direction::Playback, false)
+            .with_context(|| format!("cannot open ALSA device {device}"))?;
+        {
+            let hw = HwParams::any(&pcm)?;
+            hw.set_channels(u32::from(spec.channels))?;
+            hw.set_rate(spec.sample_rate, ValueOr::Nearest)?;
+            hw.set_format(Format::s16())?;
+            hw.set_access(Access::RWInterleaved)?;
+            pcm.hw_params(&hw)
+                .with_context(|| format!("{device} refuses {} Hz 16-bit", spec.sample_rate))?;
+        }
+        Ok(Player {
+            pcm,
+            samples,
+            channels: usize::from(spec.channels),
+            rate: spec.sample_rate,
+            device: device.to_string(),
+        })
     }
-    pcm.drain()?;
-    Ok(samples.len() as f64 / frame as f64 / f64::from(spec.sample_rate))
+
+    /// Plays the clip and waits until it has been played out. Returns its length in seconds.
+    pub fn play(self) -> Result<f64> {
+        let io = self.pcm.io_i16()?;
+        let mut at = 0;
+        while at < self.samples.len() {
+            match io.writei(&self.samples[at..]) {
+                Ok(frames) => at += frames * self.channels,
+                Err(e) => self
+                    .pcm
+                    .try_recover(e, true)
+                    .with_context(|| format!("playing on {}", self.device))?,
+            }
+        }
+        self.pcm.drain()?;
+        Ok(self.samples.len() as f64 / self.channels as f64 / f64::from(self.rate))
+    }
 }

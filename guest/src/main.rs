@@ -10,6 +10,7 @@
 mod audio;
 mod devices;
 mod host;
+mod kernel_state;
 mod procs;
 mod script;
 mod session;

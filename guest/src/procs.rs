@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+/// The nice level of the scripted user's threads (see `session::set_thread_nice`).
+pub const USER_NICE: i32 = -10;
+
 /// Lines a process printed, shared with the thread that reads them.
 #[derive(Clone, Default)]
 pub struct Log {
@@ -92,6 +95,7 @@ impl Log {
         let lines = self.lines.clone();
         let ended = self.ended.clone();
         std::thread::spawn(move || {
+            crate::session::set_thread_nice(USER_NICE);
             for line in BufReader::new(from).lines() {
                 let Ok(line) = line else { break };
                 let line = plain(&line);

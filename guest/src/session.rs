@@ -58,6 +58,18 @@ fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Sets the calling thread's nice level (Linux applies it per thread). The scripted user's
+/// reactions — reading the compositor's log, playing the answer — run above the session they
+/// test, so a busy emulated CPU delays the session, not the user. Threads that start processes
+/// stay at the default: children would inherit it.
+pub fn set_thread_nice(nice: i32) {
+    // SAFETY: gettid and setpriority have no memory preconditions.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice);
+    }
+}
+
 /// Seconds since the guest's kernel started.
 pub fn uptime() -> f64 {
     std::fs::read_to_string("/proc/uptime")

@@ -88,7 +88,8 @@ pub(crate) fn find_device(direction: Direction, name: &str) -> Result<cpal::Devi
 }
 
 /// Picks the stream config: the device default, with the configured rate and channel count when
-/// the device offers them.
+/// the device offers them. With both configured, the default is not looked up: the first of the
+/// device's formats at that rate and count, 16-bit integer or else 32-bit float preferred.
 pub fn choose_input_config(
     device: &cpal::Device,
     config: &Config,
@@ -99,21 +100,36 @@ pub fn choose_input_config(
         name: name.clone(),
         reason,
     };
-    let default = device
-        .default_input_config()
-        .map_err(|e| unavailable(e.to_string()))?;
-    if config.capture_rate == 0 && config.capture_channels == 0 {
-        return Ok(default);
-    }
-    let want_rate = if config.capture_rate == 0 {
-        default.sample_rate().0
+    // With both rate and channels configured the device's default is not asked for: on ALSA
+    // finding it tries every format and rate the device might take, as long again as listing
+    // them (seconds on a slow machine, out of the voice deadline).
+    let default = if config.capture_rate != 0 && config.capture_channels != 0 {
+        None
     } else {
-        config.capture_rate
+        Some(
+            device
+                .default_input_config()
+                .map_err(|e| unavailable(e.to_string()))?,
+        )
     };
-    let want_channels = if config.capture_channels == 0 {
-        default.channels()
-    } else {
-        config.capture_channels
+    let (want_rate, want_channels, default_format) = match &default {
+        None => (config.capture_rate, config.capture_channels, None),
+        Some(default) if config.capture_rate == 0 && config.capture_channels == 0 => {
+            return Ok(default.clone());
+        }
+        Some(default) => (
+            if config.capture_rate == 0 {
+                default.sample_rate().0
+            } else {
+                config.capture_rate
+            },
+            if config.capture_channels == 0 {
+                default.channels()
+            } else {
+                config.capture_channels
+            },
+            Some(default.sample_format()),
+        ),
     };
     let ranges = device
         .supported_input_configs()
@@ -122,11 +138,12 @@ pub fn choose_input_config(
         .filter(|r| r.channels() == want_channels)
         .filter_map(|r| r.try_with_sample_rate(cpal::SampleRate(want_rate)))
         .collect();
-    // Prefer the default's sample format, then formats we read cheaply.
+    // Prefer the default's sample format (when known), then formats we read cheaply.
     fitting.sort_by_key(|c| {
         (
-            c.sample_format() != default.sample_format(),
+            default_format.is_some_and(|f| c.sample_format() != f),
             c.sample_format() != SampleFormat::I16,
+            c.sample_format() != SampleFormat::F32,
         )
     });
     fitting.into_iter().next().ok_or_else(|| {
@@ -162,9 +179,12 @@ fn build_any(
 impl Capture {
     /// Opens and starts capture with `config`'s device, rate and channel preferences.
     pub fn open(config: &Config) -> Result<Capture, SpeechError> {
+        let began = std::time::Instant::now();
         let device = input_device(&config.input_device)?;
         let device_name = device.name().unwrap_or_else(|_| "(unnamed)".into());
+        let found = began.elapsed();
         let supported = choose_input_config(&device, config)?;
+        let chosen = began.elapsed();
         let format = supported.sample_format();
         let mut stream_config: StreamConfig = supported.config();
         // cpal's fixed size is the whole ALSA buffer (split into four periods), not a period:
@@ -198,7 +218,19 @@ impl Capture {
             name: device_name.clone(),
             reason: e.to_string(),
         })?;
-        debug!(device = %device_name, rate = stream_config.sample_rate.0, channels = stream_config.channels, %format, buffer = ?stream_config.buffer_size, "capture open");
+        // The milliseconds finding the device, choosing its format and starting the stream
+        // took: on a slow machine they come out of the voice deadline.
+        debug!(
+            device = %device_name,
+            rate = stream_config.sample_rate.0,
+            channels = stream_config.channels,
+            %format,
+            buffer = ?stream_config.buffer_size,
+            find_ms = found.as_millis() as u64,
+            choose_ms = (chosen - found).as_millis() as u64,
+            start_ms = (began.elapsed() - chosen).as_millis() as u64,
+            "capture open"
+        );
         Ok(Capture {
             rx: Some(rx),
             stream: Some(stream),

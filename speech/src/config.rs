@@ -75,6 +75,12 @@ pub struct Config {
     /// output frame period, so a short word is heard wherever it falls in that period (see
     /// `recognize`). 1..=4; each costs one recognizer's CPU.
     pub decoder_phases: u32,
+    /// 0: the recognizer hears everything from the moment the microphone opens. Above 0: the
+    /// silence before the first sound louder than `quiet_dbfs` is held back and only its last
+    /// this many milliseconds reach the recognizer, with that sound; for a device whose
+    /// recognizer runs slower than real time, where every second of silence before the answer
+    /// would delay it by more than a second. 0 or 100..=5000.
+    pub lead_in_ms: u64,
     /// Extra `--key=value` options for the model's `conf/model.conf` (Kaldi decoder and
     /// endpoint settings), applied on a private copy of that file when the model loads.
     pub decoder_options: Vec<String>,
@@ -154,6 +160,7 @@ impl Default for Config {
             quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
             quiet_final_ms: 200,
             decoder_phases: crate::recognize::DEFAULT_DECODER_PHASES,
+            lead_in_ms: 0,
             decoder_options: DEFAULT_DECODER_OPTIONS
                 .iter()
                 .map(|o| (*o).to_string())
@@ -248,6 +255,12 @@ impl Config {
             return bad(format!(
                 "`quiet_final_ms` = {} is outside 100..=10000",
                 self.quiet_final_ms
+            ));
+        }
+        if self.lead_in_ms != 0 && !(100..=5000).contains(&self.lead_in_ms) {
+            return bad(format!(
+                "`lead_in_ms` = {} is neither 0 nor in 100..=5000",
+                self.lead_in_ms
             ));
         }
         if !(1..=4).contains(&self.decoder_phases) {
@@ -357,6 +370,7 @@ mod tests {
         for text in [
             "quiet_final_ms = 0",
             "decoder_phases = 9",
+            "lead_in_ms = 50",
             "decoder_options = [\"--beam=5\\n--x=1\"]",
             "decoder_options = [\"beam=5\"]",
             "challenge = [\"dangerous\"]",

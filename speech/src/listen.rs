@@ -111,6 +111,13 @@ pub struct Round {
     pub decision_compute: Duration,
     /// One line per utterance the recognizer judged (see `AnswerRecognizer::judged`).
     pub judged: Vec<String>,
+    /// Wall time spent converting and recognizing audio (the rest of `wall` went waiting for
+    /// it): above `audio_ms`, recognition did not keep up with the microphone.
+    pub busy: Duration,
+    /// The first block louder than `[speech] quiet_dbfs`: where it starts in the input (ms of
+    /// audio) and the wall time from the start of the round to its recognition (`None` when
+    /// none was).
+    pub first_sound: Option<(u64, Duration)>,
 }
 
 impl Round {
@@ -342,7 +349,15 @@ pub(crate) fn listen_round(
     let mut converted = Vec::new();
     let audio_ms = |frames: u64| frames * 1000 / u64::from(rate.max(1));
     let mut block_started = Instant::now();
-    let finish = |ending: Ending, recognizer: &AnswerRecognizer, frames: u64, block: Instant| {
+    let mut busy = Duration::ZERO;
+    let mut first_sound = None;
+    let quiet = 10f32.powf(config.quiet_dbfs / 20.0);
+    let finish = |ending: Ending,
+                  recognizer: &AnswerRecognizer,
+                  frames: u64,
+                  block: Instant,
+                  busy: Duration,
+                  first_sound: Option<(u64, Duration)>| {
         let decided = matches!(ending, Ending::Heard(_));
         Round {
             decided_at_ms: decided.then(|| frames as f64 * 1000.0 / f64::from(rate.max(1))),
@@ -356,14 +371,34 @@ pub(crate) fn listen_round(
             judged: recognizer.judged().to_vec(),
             audio_ms: audio_ms(frames),
             wall: started.elapsed(),
+            busy: if decided {
+                busy + block.elapsed()
+            } else {
+                busy
+            },
+            first_sound,
         }
     };
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Ok(finish(Ending::Stopped, &recognizer, frames, block_started));
+            return Ok(finish(
+                Ending::Stopped,
+                &recognizer,
+                frames,
+                block_started,
+                busy,
+                first_sound,
+            ));
         }
         if frames >= limit_frames || started.elapsed() >= timeout {
-            return Ok(finish(Ending::Timeout, &recognizer, frames, block_started));
+            return Ok(finish(
+                Ending::Timeout,
+                &recognizer,
+                frames,
+                block_started,
+                busy,
+                first_sound,
+            ));
         }
         let next = source.next()?;
         block_started = Instant::now();
@@ -376,16 +411,28 @@ pub(crate) fn listen_round(
                     &recognizer,
                     frames,
                     block_started,
+                    busy,
+                    first_sound,
                 ));
             }
             let ending = match recognizer.finish()? {
                 Some(heard) => Ending::Heard(heard),
                 None => Ending::EndOfInput,
             };
-            return Ok(finish(ending, &recognizer, frames, block_started));
+            return Ok(finish(
+                ending,
+                &recognizer,
+                frames,
+                block_started,
+                busy,
+                first_sound,
+            ));
         };
         // Audio past the timeout is never heard: an answer must start and end in time.
         block.truncate((limit_frames - frames) as usize);
+        if first_sound.is_none() && block.iter().any(|s| s.abs() > quiet) {
+            first_sound = Some((audio_ms(frames), started.elapsed()));
+        }
         frames += block.len() as u64;
         if frames >= next_level && !block.is_empty() {
             on_level(level(&block));
@@ -399,8 +446,11 @@ pub(crate) fn listen_round(
                 &recognizer,
                 frames,
                 block_started,
+                busy,
+                first_sound,
             ));
         }
+        busy += block_started.elapsed();
     }
 }
 

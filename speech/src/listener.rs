@@ -396,9 +396,17 @@ fn worker(
     if remaining.is_zero() {
         return Ok(Some(SpeechEvent::Timeout));
     }
+    let leased = job.asked.elapsed();
     let mut capture = Microphone::open(config)?;
+    // Where the voice deadline's first seconds went, on a slow machine.
+    debug!(
+        leased_ms = leased.as_millis() as u64,
+        open_ms = (job.asked.elapsed() - leased).as_millis() as u64,
+        "microphone open"
+    );
     let _ = tx.send(SpeechEvent::Listening { level: 0.0 });
     let mut loudest = 0.0f32;
+    let cpu_before = thread_cpu();
     let round = listen_round(
         lease.model(),
         job.pack,
@@ -419,6 +427,10 @@ fn worker(
     debug!(
         audio_ms = round.audio_ms,
         wall_ms = round.wall.as_millis() as u64,
+        busy_ms = round.busy.as_millis() as u64,
+        cpu_ms = thread_cpu().saturating_sub(cpu_before).as_millis() as u64,
+        first_sound_audio_ms = round.first_sound.map(|(at, _)| at),
+        first_sound_wall_ms = round.first_sound.map(|(_, wall)| wall.as_millis() as u64),
         loudest,
         transcript = %round.transcript,
         "listening ended"
@@ -431,6 +443,23 @@ fn worker(
         Ending::Timeout | Ending::EndOfInput => Some(SpeechEvent::Timeout),
         Ending::Stopped => None,
     })
+}
+
+/// CPU time this thread has used: beside the round's wall and busy times it tells a slow
+/// recognizer from one that waited for a CPU (zero where the clock cannot be read).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    )
 }
 
 /// One prompt's listening, polled from the compositor's event loop.

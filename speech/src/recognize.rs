@@ -26,6 +26,8 @@
 //! each shifted by an equal part of the output frame period, and an answer decided by one phase
 //! stands only if every other phase has heard nothing in the current speech or the same answer.
 
+use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -104,6 +106,46 @@ pub struct AnswerRecognizer {
     began: Option<u64>,
     /// One line per judged utterance (for evaluation and logs).
     judged: Vec<String>,
+    /// The silence before the first sound, held back (`[speech] lead_in_ms`).
+    lead_in: LeadIn,
+}
+
+/// The audio before the first sound of a round, held back from the recognizer
+/// (`[speech] lead_in_ms`): only its last `keep` samples are handed on, with that sound. With
+/// `keep` 0 everything passes at once.
+struct LeadIn {
+    keep: usize,
+    held: VecDeque<i16>,
+    open: bool,
+}
+
+impl LeadIn {
+    fn new(keep: usize) -> LeadIn {
+        LeadIn {
+            keep,
+            held: VecDeque::new(),
+            open: keep == 0,
+        }
+    }
+
+    /// What the recognizer gets of `audio` (`loud`: it holds a sound): nothing while it is
+    /// silence before the first sound, then the last `keep` samples held and `audio`, then
+    /// `audio` as it comes.
+    fn pass<'a>(&mut self, audio: &'a [i16], loud: bool) -> Cow<'a, [i16]> {
+        if self.open {
+            return Cow::Borrowed(audio);
+        }
+        if !loud {
+            self.held.extend(audio);
+            let extra = self.held.len().saturating_sub(self.keep);
+            self.held.drain(..extra);
+            return Cow::Borrowed(&[]);
+        }
+        self.open = true;
+        let mut all: Vec<i16> = std::mem::take(&mut self.held).into();
+        all.extend_from_slice(audio);
+        Cow::Owned(all)
+    }
 }
 
 impl AnswerRecognizer {
@@ -190,6 +232,7 @@ impl AnswerRecognizer {
             last_voice: 0,
             began: None,
             judged: Vec::new(),
+            lead_in: LeadIn::new(ms(config.lead_in_ms) as usize),
         })
     }
 
@@ -204,21 +247,28 @@ impl AnswerRecognizer {
         // quiet level now and then is still quiet, so the end of speech is seen in it.
         let level = f64::from(self.quiet_level);
         let mut start = self.samples;
+        let mut loud = false;
         for frame in audio.chunks(self.loud_frame) {
             let power = frame.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>();
             if (power / frame.len() as f64).sqrt() > level {
                 self.began.get_or_insert(start);
                 self.last_voice = start + frame.len() as u64;
+                loud = true;
             }
             start += frame.len() as u64;
         }
         self.samples += audio.len() as u64;
+        let audio = self.lead_in.pass(audio, loud);
+        if audio.is_empty() {
+            // Silence before the first sound, held back: nothing to recognize or judge yet.
+            return Ok(None);
+        }
         let quiet_for = self.samples - self.last_voice;
         let mut endpoint = false;
         for phase in &mut self.phases {
             let state = phase
                 .rec
-                .accept_waveform(audio)
+                .accept_waveform(&audio)
                 .map_err(|e| SpeechError::Recognizer {
                     reason: e.to_string(),
                 })?;
@@ -406,5 +456,29 @@ fn alternatives(result: vosk::CompleteResult<'_>) -> Vec<Alternative> {
             text: s.text.to_string(),
             likelihood: 0.0,
         }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LeadIn;
+
+    #[test]
+    fn silence_before_the_first_sound_is_held_back_but_its_end() {
+        let mut lead = LeadIn::new(3);
+        assert!(lead.pass(&[1, 2], false).is_empty());
+        assert!(lead.pass(&[3, 4, 5], false).is_empty());
+        // The sound comes with the last three samples of the silence before it.
+        assert_eq!(&*lead.pass(&[90, 91], true), &[3, 4, 5, 90, 91]);
+        // Then everything passes, quiet or not.
+        assert_eq!(&*lead.pass(&[6], false), &[6]);
+        assert_eq!(&*lead.pass(&[92], true), &[92]);
+    }
+
+    #[test]
+    fn without_a_lead_in_everything_passes() {
+        let mut lead = LeadIn::new(0);
+        assert_eq!(&*lead.pass(&[1, 2], false), &[1, 2]);
+        assert_eq!(&*lead.pass(&[90], true), &[90]);
     }
 }

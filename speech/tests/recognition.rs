@@ -357,3 +357,50 @@ fn a_challenge_prompt_approves_only_with_the_shown_word() {
     .unwrap_err();
     assert!(err.to_string().contains("컴퓨터"), "{err}");
 }
+
+/// `lead_in_ms`: the silence before the answer is held back but its last 0.3 s, and the answers
+/// are heard as without it, with one decoder phase and with two, at the model's rate in mono (the
+/// session test's microphone) and resampled.
+#[test]
+fn with_a_lead_in_the_silence_before_an_answer_is_skipped_and_the_answer_heard() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("네", ReportAnswer::Approve, 1, (16_000, 1)),
+        ("네", ReportAnswer::Approve, 2, (48_000, 2)),
+        ("아니요", ReportAnswer::Deny, 1, (48_000, 2)),
+        ("취소", ReportAnswer::Cancel, 2, (16_000, 1)),
+        ("예", ReportAnswer::None, 1, (16_000, 1)),
+    ];
+    let mut wrong = Vec::new();
+    for (i, (text, want, phases, (rate, ch))) in cases.into_iter().enumerate() {
+        let wav = speech(
+            dir.path(),
+            &format!("{i}.wav"),
+            text,
+            rate,
+            ch,
+            Encoding::I16,
+            (3.0, 1.5),
+        );
+        let _decoding = seeded();
+        let options = ListenOptions {
+            model: None,
+            input: ListenInput::Wav(wav),
+            lang: Some("ko".into()),
+            timeout: None,
+            config: Config {
+                lead_in_ms: 300,
+                decoder_phases: phases,
+                ..Config::default()
+            },
+        };
+        let report = run_with_model(&model(), options).unwrap();
+        // Decided after the 3 s of silence (counted in input audio as before), within about a
+        // second of the word.
+        let in_time = want == ReportAnswer::None || (3000..4500).contains(&report.audio_ms);
+        if report.answer != want || !in_time {
+            wrong.push(format!("{text} ({phases} phases, {rate} Hz): {report:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

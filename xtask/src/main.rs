@@ -17,7 +17,8 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-
   setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
           fuzzing tools (nightly, cargo-fuzz)
   test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, the Python
-          agent example against pcp-harness, every fuzz target for 15 s and the demo
+          agent example against pcp-harness, every fuzz target for 15 s, the demo and the
+          session test in a virtual machine
   demo    setup, then play the scripted session on the headless compositor (two virtual
           outputs); PNGs and the audit log go to target/demo/
   run     setup, then start a session with the best backend here (udev on a virtual terminal,
@@ -28,10 +29,11 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-
   fuzz    [--seconds N] [TARGET...] run the fuzz targets (all by default) for N seconds each
           (default 60), one after the other; a table of executions and crashes at the end
   session-test
-          setup, then boot Debian's kernel in QEMU with pcp-compositor --backend udev on two
-          virtio-gpu heads and play the scripted session there (touch, voice through
-          snd-aloop, force feedback, a GPU unplugged, VT switching); PNGs of every head and
-          the logs go to target/session-test/ (--nice N runs QEMU at a lower priority)
+          setup, then boot Debian's kernel in QEMU with pcp-compositor --backend udev on a
+          virtio-gpu and a QXL card and play the scripted session there (touch, voice through
+          snd-aloop, force feedback, a GPU unplugged and another plugged in, VT switching, a
+          mode change); PNGs of every head and the logs go to target/session-test/ (--nice N
+          runs QEMU at a lower priority)
   eval-voice
           [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE] generate the
           voice evaluation set (espeak-ng) and measure recognition on it (--ci: a subset):
@@ -170,7 +172,10 @@ fn test() -> Result<()> {
     // couple of minutes on 2 cores): fails on any false approval or too few answers right.
     eval_voice::run(&["--ci".to_string()])?;
     // The README's first command must keep working: the whole scripted session, end to end.
-    play_demo(&cache)
+    play_demo(&cache)?;
+    // The desktop session on a real kernel: the udev backend, real GPUs, input, force feedback
+    // and the microphone in a virtual machine (3-7 minutes on 2 cores).
+    session_test::run(&[])
 }
 
 /// The crates a client or an agent links (the protocol's client side and `pcpctl`) must not pull

@@ -220,6 +220,15 @@ fn session_config(cache: &Path) -> String {
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
          [speech]\nmodel = {model:?}\n\
          input_device = \"\"\noutput_device = \"\"\n\
+         # The model's own rate in mono: the emulated CPU neither mixes nor resamples, and the\n\
+         # device's default format is not looked up when the microphone opens.\n\
+         capture_rate = 16000\ncapture_channels = 1\n\
+         # The silence before the answer is not recognized, but its last 0.15 s: each second of\n\
+         # it would cost the emulated CPU several seconds of the deadline.\n\
+         lead_in_ms = 150\n\
+         # The dialog's level meter is redrawn twice a second instead of ten times: each redraw\n\
+         # is drawn by llvmpipe on the emulated CPU, beside the recognizer.\n\
+         level_interval_ms = 500\n\
          # The model loads from the start and stays loaded: under TCG a load takes minutes,\n\
          # far longer than the voice step's 10 s, which is not stretched for the emulated CPU.\n\
          load_at_start = true\nunload_after_s = 0\n\
@@ -234,8 +243,10 @@ fn session_config(cache: &Path) -> String {
     )
 }
 
-/// `text` spoken by espeak-ng's Korean voice as 16 kHz mono 16-bit WAV with 0.5 s of silence
-/// before and 1.5 s after (sox `-R`: no random dither, the same file every run).
+/// `text` spoken by espeak-ng's Korean voice as 16 kHz mono 16-bit WAV with 0.1 s of silence
+/// before (the scripted user answers at once: every second of silence before the answer costs
+/// the emulated CPU's recognizer several of the deadline) and 1.5 s after (sox `-R`: no random
+/// dither, the same file every run).
 fn speak(out: &Path, text: &str) -> Result<()> {
     let raw = out.with_extension("espeak.wav");
     let status = Command::new("espeak-ng")
@@ -252,7 +263,7 @@ fn speak(out: &Path, text: &str) -> Result<()> {
         .arg(&raw)
         .args(["-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer"])
         .arg(out)
-        .args(["pad", "0.5", "1.5"])
+        .args(["pad", "0.1", "1.5"])
         .status()
         .context("cannot run sox")?;
     if !status.success() {
@@ -307,7 +318,9 @@ fn serve(sockets: &qemu::Sockets, out: &Path) -> Result<String> {
     control.set_read_timeout(Some(Duration::from_secs(5)))?;
     let mut writer = control.try_clone()?;
     let mut reader = BufReader::new(control);
-    let mut plugged = [true; qemu::GPUS.len()];
+    let mut plugged = qemu::GPUS.map(|g| g.at_boot);
+    // GPUs unplugged by the script, so a later plug of the same one waits for QEMU's deletion.
+    let mut unplugged = [false; qemu::GPUS.len()];
     // A read that times out keeps what it got of a line; the rest follows.
     let mut line = String::new();
     loop {
@@ -352,13 +365,17 @@ fn serve(sockets: &qemu::Sockets, out: &Path) -> Result<String> {
                 None => Err(anyhow::anyhow!("no GPU {rest}")),
                 Some(i) if verb == "unplug" => qmp.unplug(&qemu::GPUS[i]).map(|()| {
                     plugged[i] = false;
+                    unplugged[i] = true;
                     String::new()
                 }),
-                Some(i) => qmp.plug(&qemu::GPUS[i]).map(|()| {
+                Some(i) => qmp.plug(&qemu::GPUS[i], unplugged[i]).map(|()| {
                     plugged[i] = true;
+                    unplugged[i] = false;
                     String::new()
                 }),
             },
+            // `deleted ID`: whether QEMU has reported an unplugged GPU deleted yet.
+            "deleted" => Ok(qmp.deleted(rest).to_string()),
             // `resize WxH`: the first GPU's head gets a new preferred size, its display staying
             // connected (QEMU's VNC server is on that head's console).
             "resize" => rest

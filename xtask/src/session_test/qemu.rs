@@ -13,23 +13,36 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 /// The QMP id, QEMU device, PCIe bus and preferred mode of each GPU, in PCI order: the first is
-/// the boot GPU, the second sits on a hot-pluggable root port. QEMU 7.2 refuses to hot-unplug
-/// a virtio-gpu card ("Device 'virtio-gpu-pci' does not support hotplugging"; it cannot be
-/// plugged in while running either). A bochs-display can be, but its kernel driver has no PRIME,
-/// so Mesa's EGL cannot render into its buffers. The second card is a QXL (the kernel's `qxl`
-/// DRM driver), which can be unplugged and plugged in again and is drawn like the first.
-pub const GPUS: [Gpu; 2] = [
+/// the boot GPU, the second sits on a hot-pluggable root port, the third is plugged in while
+/// the session runs, on a second root port. QEMU 7.2 refuses to hot-unplug a virtio-gpu card
+/// ("Device 'virtio-gpu-pci' does not support hotplugging"; it cannot be plugged in while
+/// running either). A bochs-display can be, but its kernel driver has no PRIME, so Mesa's EGL
+/// cannot render into its buffers. The second card is a QXL (the kernel's `qxl` DRM driver),
+/// which can be unplugged and is drawn like the first. It cannot be plugged into its slot
+/// again: QEMU 7.2 never reports the unplugged card deleted (no `DEVICE_DELETED`, though the
+/// guest powers the slot off within seconds and closes the card's last file soon after), and
+/// the slot stays taken until it does. So a new card goes into the second root port.
+pub const GPUS: [Gpu; 3] = [
     Gpu {
         id: "gpu0",
         driver: "virtio-gpu-pci",
         bus: "pcie.0",
         size: (1280, 800),
+        at_boot: true,
     },
     Gpu {
         id: "gpu1",
         driver: "qxl",
         bus: "rp1",
         size: (1024, 768),
+        at_boot: true,
+    },
+    Gpu {
+        id: "gpu2",
+        driver: "qxl",
+        bus: "rp2",
+        size: (1024, 768),
+        at_boot: false,
     },
 ];
 
@@ -38,6 +51,8 @@ pub struct Gpu {
     pub driver: &'static str,
     pub bus: &'static str,
     pub size: (u32, u32),
+    /// Present when the VM starts (else plugged in by the script).
+    pub at_boot: bool,
 }
 
 impl Gpu {
@@ -132,6 +147,10 @@ pub fn start(m: &Machine<'_>) -> Result<(Child, Sockets)> {
         ),
         "-device".into(),
         "pcie-root-port,id=rp1,chassis=1,slot=1".into(),
+        // Empty at boot: the firmware reserves it windows big enough for a QXL card's BARs
+        // (two 64 MiB memory BARs, an I/O BAR), so a card plugged in later can be mapped.
+        "-device".into(),
+        "pcie-root-port,id=rp2,chassis=2,slot=2,mem-reserve=256M,io-reserve=4K".into(),
         "-device".into(),
         "virtio-keyboard-pci,id=kbd".into(),
         "-device".into(),
@@ -146,7 +165,7 @@ pub fn start(m: &Machine<'_>) -> Result<(Child, Sockets)> {
         "-device".into(),
         "virtserialport,chardev=control,name=pcp.control".into(),
     ];
-    for gpu in &GPUS {
+    for gpu in GPUS.iter().filter(|g| g.at_boot) {
         args.push("-device".into());
         args.push(format!(
             "{},id={},bus={},xres={},yres={}",
@@ -286,13 +305,24 @@ impl Qmp {
         Ok(())
     }
 
-    /// Plugs `gpu` into its root port again, once QEMU has finished unplugging it (the same id
-    /// cannot be added before): the guest powers the slot off only after its driver let go,
-    /// which an emulated CPU under load can take minutes to do.
-    pub fn plug(&mut self, gpu: &Gpu) -> Result<()> {
-        self.wait_event("DEVICE_DELETED", Some(gpu.id), Duration::from_secs(150))?;
+    /// Plugs `gpu` into its root port. A card unplugged before must first be reported deleted
+    /// (the same id cannot be added again before): the guest powers the slot off only after
+    /// its driver let go, which an emulated CPU under load can take minutes to do.
+    pub fn plug(&mut self, gpu: &Gpu, was_unplugged: bool) -> Result<()> {
+        if was_unplugged {
+            self.wait_event("DEVICE_DELETED", Some(gpu.id), Duration::from_secs(150))?;
+        }
         self.execute("device_add", gpu.device())?;
         Ok(())
+    }
+
+    /// Whether QEMU has reported device `id` deleted (looking at the events that came so far).
+    pub fn deleted(&mut self, id: &str) -> bool {
+        // A cheap command collects the events QEMU sent since the last one.
+        let _ = self.execute("query-status", json!({}));
+        self.events
+            .iter()
+            .any(|e| e["event"] == "DEVICE_DELETED" && e["data"]["device"].as_str() == Some(id))
     }
 
     /// Presses `keys` (QEMU qcodes, e.g. `ctrl`, `alt`, `f2`) together, then releases them in
