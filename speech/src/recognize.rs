@@ -372,7 +372,14 @@ impl AnswerRecognizer {
             phase.hyp_since = self.samples;
         }
         let reading = agree(&readings, &self.margins);
-        let text = readings.first().map(|r| r.text.clone()).unwrap_or_default();
+        // What was heard, from the first phase that heard anything: a phase that heard silence
+        // abstains, and the transcript (in the log and the audit) must not read as silence.
+        let text = readings
+            .iter()
+            .map(|r| r.text.as_str())
+            .find(|t| !t.is_empty())
+            .unwrap_or_default()
+            .to_string();
         if !text.is_empty() {
             self.last_text.clone_from(&text);
         }
