@@ -56,6 +56,20 @@ pub fn is_hidden(c: char) -> bool {
     )
 }
 
+/// Whether `c` lies in one of the blocks that hold only combining marks. Code points Unicode
+/// assigned there after this build's segmentation tables are not known to extend the character
+/// before them, so each counts as a character of its own; a font or shaper with newer data may
+/// still stack them. A run of them is therefore cut like a stack of known marks.
+fn in_combining_block(c: char) -> bool {
+    matches!(u32::from(c),
+        0x0300..=0x036f         // Combining Diacritical Marks
+        | 0x1ab0..=0x1aff       // … Extended
+        | 0x1dc0..=0x1dff       // … Supplement
+        | 0x20d0..=0x20ff       // … for Symbols
+        | 0xfe20..=0xfe2f       // Combining Half Marks
+    )
+}
+
 /// `text` with every hidden character written out and its length capped at `max_chars`
 /// characters of output. When something is cut, `cut_mark` is appended with `{n}` replaced by
 /// the number of input characters not shown. The mark itself is not counted in `max_chars`.
@@ -92,8 +106,16 @@ pub fn shown(text: &str, max_chars: usize) -> Shown {
     let mut cut = false;
     // The ASCII spaces left in the run being read, and whether that run is written out.
     let (mut spaces_left, mut spaces_coded) = (0usize, false);
+    // Characters from the combining blocks in a row, this one included, whatever clusters the
+    // segmentation made of them.
+    let mut marks_in_row = 0usize;
     'clusters: for (start, cluster) in text.grapheme_indices(true) {
         for (i, (offset, c)) in cluster.char_indices().enumerate() {
+            marks_in_row = if in_combining_block(c) {
+                marks_in_row + 1
+            } else {
+                0
+            };
             if c == ' ' {
                 if spaces_left == 0 {
                     let at = start + offset;
@@ -106,7 +128,10 @@ pub fn shown(text: &str, max_chars: usize) -> Shown {
                 }
                 spaces_left -= 1;
             }
-            let coded = is_hidden(c) || (c == ' ' && spaces_coded) || i >= MAX_CLUSTER_CHARS;
+            let coded = is_hidden(c)
+                || (c == ' ' && spaces_coded)
+                || i >= MAX_CLUSTER_CHARS
+                || marks_in_row >= MAX_CLUSTER_CHARS;
             let written = if coded { out.code(c) } else { out.plain(c) };
             if !written {
                 cut = true;
@@ -282,6 +307,16 @@ mod tests {
         // Two marks (Vietnamese) are left alone.
         assert_eq!(v("ệ"), "ệ");
         assert_eq!(v("e\u{323}\u{302}"), "e\u{323}\u{302}");
+    }
+
+    #[test]
+    fn a_run_of_marks_this_unicode_data_does_not_know_is_cut_like_a_stack() {
+        // U+1AEB and U+1AED are in Combining Diacritical Marks Extended but unknown to the
+        // segmentation tables: each is a cluster of its own, yet a newer shaper stacks them.
+        let s = "\u{1aeb}\u{1aeb}\u{1aeb}\u{1aed}\u{1acb}f\u{1aeb}";
+        assert_eq!(v(s), "\u{1aeb}\u{1aeb}\u{1aeb}<U+1AED><U+1ACB>f\u{1aeb}");
+        let s = format!("x{}y", "\u{1aeb}".repeat(40));
+        assert_eq!(v(&s), "x\u{1aeb}\u{1aeb}\u{1aeb}<U+1AEB ×37>y");
     }
 
     #[test]
