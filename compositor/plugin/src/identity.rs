@@ -343,22 +343,29 @@ mod tests {
         assert_eq!(start_time_of(u32::MAX), None);
     }
 
-    #[test]
-    fn a_process_that_runs_another_program_after_connecting_is_caught() {
+    /// A python3 process connected to a fresh socket, then running `then` (it has `os` and
+    /// `sys`; its standard input is a pipe): the child and this side's end of its connection.
+    fn python_client(then: &str) -> (std::process::Child, std::os::unix::net::UnixStream) {
         let listener_dir = tempfile::tempdir().unwrap();
         let path = listener_dir.path().join("s");
         let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let mut child = std::process::Command::new("python3")
+        let child = std::process::Command::new("python3")
             .arg("-c")
             .arg(format!(
-                "import os,socket,sys; s=socket.socket(socket.AF_UNIX); s.connect({:?}); \
-                 sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])",
+                "import os,socket,sys; s=socket.socket(socket.AF_UNIX); s.connect({:?}); {then}",
                 path.to_str().unwrap()
             ))
             .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let (stream, _) = listener.accept().unwrap();
+        (child, stream)
+    }
+
+    #[test]
+    fn a_process_that_runs_another_program_after_connecting_is_caught() {
+        let (mut child, stream) =
+            python_client("sys.stdin.readline(); os.execv('/bin/sleep', ['sleep', '30'])");
         let conn = ConnectionIdentity::of_stream(&stream, None);
         assert!(conn.proc_dir.is_some(), "the fast check is in use");
         assert_eq!(conn.check(), Ok(()));
@@ -400,20 +407,7 @@ mod tests {
         assert_eq!(conn.check(), Ok(()));
         drop(theirs);
 
-        let listener_dir = tempfile::tempdir().unwrap();
-        let path = listener_dir.path().join("s");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        let mut child = std::process::Command::new("python3")
-            .arg("-c")
-            .arg(format!(
-                "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect({:?}); \
-                 sys.stdin.read()",
-                path.to_str().unwrap()
-            ))
-            .stdin(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (stream, _) = listener.accept().unwrap();
+        let (mut child, stream) = python_client("sys.stdin.read()");
         let conn = ConnectionIdentity::of_stream(&stream, None);
         assert_eq!(conn.identity().pid, Some(child.id()));
         assert!(
