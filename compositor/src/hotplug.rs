@@ -194,25 +194,7 @@ impl State {
         self.desktop.space.unmap_output(&vo.output);
         let gone = logical_rect(&vo.spec);
         let remaining = self.backend.overlay_outputs();
-        let windows: Vec<Window> = self.desktop.space.elements().cloned().collect();
-        for window in windows {
-            let (Some(geo), Some(loc)) = (
-                self.desktop.space.element_geometry(&window),
-                self.desktop.space.element_location(&window),
-            ) else {
-                continue;
-            };
-            let rect = pcp_overlay::Rect {
-                x: geo.loc.x,
-                y: geo.loc.y,
-                w: geo.size.w,
-                h: geo.size.h,
-            };
-            if let Some((x, y)) = relocated(rect, gone, &remaining) {
-                let to = (loc.x + x - geo.loc.x, loc.y + y - geo.loc.y);
-                self.desktop.space.map_element(window, to, false);
-            }
-        }
+        self.relocate_windows(gone, &remaining);
         self.close_gaps(gone);
         self.desktop.space.refresh();
         tracing::info!(
@@ -329,6 +311,30 @@ impl State {
     /// so none overlaps it or is left behind a gap ([`resized_layout`]); windows that no longer
     /// show on any output move onto the nearest one; the plugin places the dialog again. (The
     /// output's fresh damage tracker, from [`VirtualOutput::set_spec`], draws all of it.)
+    /// Moves every window that was on `gone` (a display's old area) and now shows on none of
+    /// `outputs` onto the nearest of them (see [`relocated`]).
+    fn relocate_windows(&mut self, gone: pcp_overlay::Rect, outputs: &[pcp_overlay::Output]) {
+        let windows: Vec<Window> = self.desktop.space.elements().cloned().collect();
+        for window in windows {
+            let (Some(geo), Some(loc)) = (
+                self.desktop.space.element_geometry(&window),
+                self.desktop.space.element_location(&window),
+            ) else {
+                continue;
+            };
+            let rect = pcp_overlay::Rect {
+                x: geo.loc.x,
+                y: geo.loc.y,
+                w: geo.size.w,
+                h: geo.size.h,
+            };
+            if let Some((x, y)) = relocated(rect, gone, outputs) {
+                let to = (loc.x + x - geo.loc.x, loc.y + y - geo.loc.y);
+                self.desktop.space.map_element(window, to, false);
+            }
+        }
+    }
+
     pub(crate) fn output_resized(&mut self, index: usize, old: OutputSpec) {
         let Some(vo) = self.backend.outputs.get(index) else {
             return;
@@ -367,25 +373,7 @@ impl State {
         };
         self.pointer.keep_within(keep);
         let outputs = self.backend.overlay_outputs();
-        let windows: Vec<Window> = self.desktop.space.elements().cloned().collect();
-        for window in windows {
-            let (Some(geo), Some(loc)) = (
-                self.desktop.space.element_geometry(&window),
-                self.desktop.space.element_location(&window),
-            ) else {
-                continue;
-            };
-            let rect = pcp_overlay::Rect {
-                x: geo.loc.x,
-                y: geo.loc.y,
-                w: geo.size.w,
-                h: geo.size.h,
-            };
-            if let Some((x, y)) = relocated(rect, was, &outputs) {
-                let to = (loc.x + x - geo.loc.x, loc.y + y - geo.loc.y);
-                self.desktop.space.map_element(window, to, false);
-            }
-        }
+        self.relocate_windows(was, &outputs);
         self.desktop.space.refresh();
         tracing::info!("output {name} (index {index}) is now {spec} (was {old})");
         self.devices_changed();
