@@ -14,17 +14,11 @@ fn features(args: &[&str], edges: &str) -> Vec<(String, String)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // `--locked`, not `--offline`: on a fresh machine the crates of backends the tests do
+        // not build (the udev backend's `drm`, …) are not downloaded yet, and `cargo tree`
+        // reads them.
         .args([
-            "tree",
-            // Not `--offline`: on a fresh machine the crates of backends the tests do not build
-            // (the udev backend's `drm`, …) are not downloaded yet, and `cargo tree` reads them.
-            "--locked",
-            "--prefix",
-            "none",
-            "-f",
-            "{p}|{f}",
-            "-e",
-            edges,
+            "tree", "--locked", "--prefix", "none", "-f", "{p}|{f}", "-e", edges,
         ])
         .args(args)
         .output()
