@@ -235,10 +235,10 @@ fn session_config(cache: &Path) -> String {
          # The 10 s voice deadline starts when the dialog is shown; under TCG espeak-ng takes\n\
          # longer than that to speak the question, so the microphone would open too late.\n\
          speak_prompt = false\n\
-         # One decoder phase, not two: the second guards against confusable words, which the\n\
-         # tests check headlessly with the real model. Under TCG each phase costs about 3.4 s of\n\
-         # CPU per second of audio, and with two the answer was decided after the 10 s deadline\n\
-         # on an idle machine (10.3 s busy for 1.5 s of audio).\n\
+         # One decoder phase, not two: the second is there for a badly aligned first frame\n\
+         # (tested headlessly with the real model at one and two phases). Under TCG two phases\n\
+         # kept the recognizer busy 10.3 s for 1.5 s of audio and decided after the 10 s\n\
+         # deadline on an idle machine; one phase decided 4.5-8.5 s after the microphone opened.\n\
          decoder_phases = 1\n\
          # The guest answers with a \"네\" recorded before the prompt: it cannot say a challenge\n\
          # word chosen when the prompt begins.\n\
