@@ -208,9 +208,10 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
 /// device's playback side (ALSA's null device), but is not spoken:
 /// the voice deadline runs from the moment the dialog shows, and on the emulated CPU speaking
 /// the question takes longer than the whole deadline. No risk class asks for a challenge word
-/// (the guest's answer is recorded before the prompt). Every deadline and threshold stays at
-/// its shipped default; the model is loaded at start and kept (`load_at_start`,
-/// `unload_after_s = 0`), as on a device where loading it takes longer than a voice step.
+/// (the guest's answer is recorded before the prompt), and the recognizer runs one decoder
+/// phase, to keep up on the emulated CPU. Every deadline and threshold stays at its shipped
+/// default; the model is loaded at start and kept (`load_at_start`, `unload_after_s = 0`), as
+/// on a device where loading it takes longer than a voice step.
 fn session_config(cache: &Path) -> String {
     let manifests = root().join("assets/capabilities.d");
     let model = cache.join(crate::setup::MODEL_DIR);
