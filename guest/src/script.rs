@@ -291,9 +291,24 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
         .log
         .wait(mark, "voice answer heard", Duration::from_secs(20))
         .with_context(|| {
+            // What the recognizer made of the clip, and when: a wrong reading and a late one
+            // need different mending.
+            let recognizer: Vec<String> = [
+                "utterance judged",
+                "listening ended",
+                "pcp_plugin::ui::voice",
+            ]
+            .iter()
+            .flat_map(|needle| s.log.find(mark, needle))
+            .collect();
             format!(
                 "the spoken answer was not heard (listening {listening:.2} s after submission; \
-                 the {length:.1} s clip began playing then)"
+                 the {length:.1} s clip began playing then); the compositor logged: {}",
+                if recognizer.is_empty() {
+                    "nothing of the recognizer".to_string()
+                } else {
+                    recognizer.join(" | ")
+                }
             )
         })?;
     notes.push(format!(
