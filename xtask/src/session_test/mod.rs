@@ -8,6 +8,7 @@
 //! writes its verdict; this exits non-zero when a step went otherwise, the VM failed, or the
 //! whole run took longer than its budget.
 
+mod answer;
 mod initramfs;
 mod kernel;
 mod qemu;
@@ -15,7 +16,6 @@ mod vnc;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -107,7 +107,8 @@ pub fn run(args: &[String]) -> Result<()> {
     std::fs::write(&config, session_config(&cache))
         .with_context(|| format!("cannot write {}", config.display()))?;
     let answer = out.join("answer-yes.wav");
-    speak(&answer, "네")?;
+    answer::speak(&answer, "네")?;
+    answer::check(&answer, &config, &out.join("answer-check"), &cache)?;
     let guest = [
         bin.join("pcp-guest").display().to_string(),
         "--out".into(),
@@ -240,6 +241,7 @@ fn session_config(cache: &Path) -> String {
          # (tested headlessly with the real model at one and two phases). Under TCG two phases\n\
          # kept the recognizer busy 10.3 s for 1.5 s of audio and decided after the 10 s\n\
          # deadline on an idle machine; one phase decided 4.5-8.5 s after the microphone opened.\n\
+         # The answer clip is checked on the host at 15 alignments before the VM boots.\n\
          decoder_phases = 1\n\
          # The guest answers with a \"네\" recorded before the prompt: it cannot say a challenge\n\
          # word chosen when the prompt begins.\n\
@@ -247,36 +249,6 @@ fn session_config(cache: &Path) -> String {
         manifests = manifests.display().to_string(),
         model = model.display().to_string(),
     )
-}
-
-/// `text` spoken by espeak-ng's Korean voice as 16 kHz mono 16-bit WAV with 0.1 s of silence
-/// before (the scripted user answers at once: every second of silence before the answer costs
-/// the emulated CPU's recognizer several of the deadline) and 1.5 s after (sox `-R`: no random
-/// dither, the same file every run).
-fn speak(out: &Path, text: &str) -> Result<()> {
-    let raw = out.with_extension("espeak.wav");
-    let status = Command::new("espeak-ng")
-        .args(["-v", "ko", "-w"])
-        .arg(&raw)
-        .arg(text)
-        .status()
-        .context("cannot run espeak-ng")?;
-    if !status.success() {
-        bail!("espeak-ng failed ({status})");
-    }
-    let status = Command::new("sox")
-        .arg("-R")
-        .arg(&raw)
-        .args(["-r", "16000", "-c", "1", "-b", "16", "-e", "signed-integer"])
-        .arg(out)
-        .args(["pad", "0.1", "1.5"])
-        .status()
-        .context("cannot run sox")?;
-    if !status.success() {
-        bail!("sox failed ({status})");
-    }
-    let _ = std::fs::remove_file(&raw);
-    Ok(())
 }
 
 /// The guest's `/init`: loads the modules, mounts the host's root (read-only) and the output
