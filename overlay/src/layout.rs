@@ -219,6 +219,40 @@ impl Layout {
         scale: f64,
         output: (u32, u32),
     ) -> Result<Layout, OverlayError> {
+        let frames = Self::frames(config, scale, output)?;
+        let texts = build::Texts::new(config, content);
+        let cap = u64::from(config.max_buffer_pixels);
+        let fits = |fonts: &mut Fonts, frame: &build::Frame| {
+            build::build(fonts, config, content, &texts, *frame)
+                .filter(|layout| layout.size.0.max(0) as u64 * layout.size.1.max(0) as u64 <= cap)
+        };
+        let (first, rest) = frames.split_first().ok_or_else(|| {
+            OverlayError::Layout("no size or width to lay the dialog out at".into())
+        })?;
+        if let Some(layout) = fits(fonts, first) {
+            return Ok(layout);
+        }
+        // Every later attempt shapes the same texts at another size or width: shape each once
+        // (not for the first, where most contents fit and keeping the shaping costs more than
+        // it saves).
+        let later = fonts.reusing_shapes(|fonts| rest.iter().find_map(|frame| fits(fonts, frame)));
+        later.ok_or_else(|| {
+            OverlayError::Layout(format!(
+                "the fixed part of the dialog does not fit on a {}x{} output at scale {scale} in \
+                 {cap} pixels (max_buffer_pixels) even at the smallest zoom",
+                output.0, output.1
+            ))
+        })
+    }
+
+    /// The frames [`Layout::compute`] tries, in order: each zoom that does not scroll, then
+    /// each zoom scrolling; for each, the preferred width and then (on a short output) its
+    /// whole width; for each, normal and then compact spacing.
+    fn frames(
+        config: &Config,
+        scale: f64,
+        output: (u32, u32),
+    ) -> Result<Vec<build::Frame>, OverlayError> {
         if !(SCALE_RANGE.0..=SCALE_RANGE.1).contains(&scale) {
             return Err(OverlayError::Layout(format!(
                 "scale {scale} is outside {}–{}",
@@ -242,7 +276,6 @@ impl Layout {
                 MIN_AREA.1 + 2 * config.margin
             )));
         }
-        let texts = build::Texts::new(config, content);
         // Larger text gets a wider dialog before it wraps more.
         let wanted = (config.max_width as f32 * config.text_scale.get()).round() as u32;
         let width = avail_w.min(wanted.max(MIN_AREA.0)) as i32;
@@ -259,6 +292,7 @@ impl Layout {
         let attempts = unscrolled
             .map(|&z| (z, false))
             .chain(ZOOMS.iter().map(|&z| (z, true)));
+        let mut frames = Vec::new();
         for (zoom, scroll) in attempts {
             for &w in widths {
                 // The buffer's area cap, as a height for this width; the headroom covers the
@@ -267,29 +301,18 @@ impl Layout {
                 let cap_h = (cap / w_px).saturating_sub(scale.ceil() as u64 + 1);
                 let max_h = output_h.min(i32::try_from(cap_h).unwrap_or(i32::MAX));
                 for compact in [false, true] {
-                    let frame = build::Frame {
+                    frames.push(build::Frame {
                         scale,
                         zoom,
                         compact,
                         width: w,
                         max_h,
                         scroll,
-                    };
-                    let Some(layout) = build::build(fonts, config, content, &texts, frame) else {
-                        continue;
-                    };
-                    let area = layout.size.0.max(0) as u64 * layout.size.1.max(0) as u64;
-                    if area <= cap {
-                        return Ok(layout);
-                    }
+                    });
                 }
             }
         }
-        Err(OverlayError::Layout(format!(
-            "the fixed part of the dialog does not fit on a {}x{} output at scale {scale} in \
-             {cap} pixels (max_buffer_pixels) even at the smallest zoom",
-            output.0, output.1
-        )))
+        Ok(frames)
     }
 
     /// Whether the body is taller than its view.

@@ -2,11 +2,12 @@
 //! system's fonts as fallback), shaping with cosmic-text at physical pixel sizes (wrapping,
 //! ellipsizing, bidi), and blitting glyph masks into a premultiplied RGBA pixmap with a clip.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use cosmic_text::{
-    Align, Attrs, Buffer, Ellipsize, EllipsizeHeightLimit, Family, FontSystem, LayoutGlyph,
-    LayoutRun, Metrics, Shaping, SwashCache, SwashContent, Weight, Wrap, fontdb,
+    Align, Attrs, Buffer, BufferLine, Ellipsize, EllipsizeHeightLimit, Family, FontSystem,
+    LayoutGlyph, LayoutRun, Metrics, Shaping, SwashCache, SwashContent, Weight, Wrap, fontdb,
 };
 use tiny_skia::Pixmap;
 
@@ -28,6 +29,9 @@ const DEFAULT_LOCALE: &str = "en-US";
 pub struct Fonts {
     system: FontSystem,
     cache: SwashCache,
+    /// Inside [`Fonts::reusing_shapes`]: each text's lines as first shaped, by the text (after
+    /// [`display_text`]) and its weight.
+    shapes: Option<HashMap<(String, bool), Vec<BufferLine>>>,
 }
 
 impl std::fmt::Debug for Fonts {
@@ -64,7 +68,25 @@ impl Fonts {
         Fonts {
             system: FontSystem::new_with_locale_and_db(locale, db),
             cache: SwashCache::new(),
+            shapes: None,
         }
+    }
+
+    /// Runs `f` with every text's shaping kept for the texts shaped after it: a text shaped
+    /// again with the same characters and weight, at another size or width, is only laid out
+    /// anew. cosmic-text shapes in em units, so size and width change the layout, not the
+    /// shaping; the whole line is the key (unlike cosmic-text's own run cache, whose key leaves
+    /// out a run's direction), so a text is never laid out from another text's shaping. A
+    /// dialog's layout tries up to 36 sizes and widths of the same texts. Nothing is kept after
+    /// `f`: the next content starts afresh.
+    pub fn reusing_shapes<T>(&mut self, f: impl FnOnce(&mut Fonts) -> T) -> T {
+        if self.shapes.is_some() {
+            return f(self);
+        }
+        self.shapes = Some(HashMap::new());
+        let result = f(self);
+        self.shapes = None;
+        result
     }
 
     /// Shapes `text` at `size` physical pixels into lines at most `width` pixels wide.
@@ -87,8 +109,25 @@ impl Fonts {
             Weight::NORMAL
         };
         let attrs = Attrs::new().family(Family::Name(FAMILY)).weight(weight);
-        buffer.set_text(&display_text(text), &attrs, Shaping::Advanced, style.align);
-        buffer.shape_until_scroll(&mut self.system, false);
+        let display = display_text(text);
+        let key = (display, style.bold);
+        match self.shapes.as_ref().and_then(|shapes| shapes.get(&key)) {
+            Some(lines) => {
+                buffer.lines = lines.clone();
+                for line in &mut buffer.lines {
+                    line.set_align(style.align);
+                    line.reset_layout();
+                }
+                buffer.shape_until_scroll(&mut self.system, false);
+            }
+            None => {
+                buffer.set_text(&key.0, &attrs, Shaping::Advanced, style.align);
+                buffer.shape_until_scroll(&mut self.system, false);
+                if let Some(shapes) = self.shapes.as_mut() {
+                    shapes.insert(key, buffer.lines.clone());
+                }
+            }
+        }
         let (mut w, mut lines) = (0.0f32, 0usize);
         for run in buffer.layout_runs() {
             w = w.max(run.line_w);
@@ -373,6 +412,78 @@ mod tests {
         let s = f.shape(&"x".repeat(400), &style(2), 200.0);
         assert_eq!(s.lines, 2);
         assert!(s.width <= 200, "{}", s.width);
+    }
+
+    /// One laid-out glyph: its line, direction, font, glyph, x and width (in 1/64 px) and the
+    /// text it covers.
+    type Glyph = (usize, bool, fontdb::ID, u16, i32, i32, usize, usize);
+
+    /// Every glyph of every line: where it is and what it is, enough to tell two layouts apart.
+    fn glyphs(shaped: &Shaped) -> Vec<Glyph> {
+        shaped
+            .buffer
+            .layout_runs()
+            .flat_map(|run| {
+                run.glyphs.iter().map(move |g| {
+                    (
+                        run.line_i,
+                        run.rtl,
+                        g.font_id,
+                        g.glyph_id,
+                        (g.x * 64.0).round() as i32,
+                        (g.w * 64.0).round() as i32,
+                        g.start,
+                        g.end,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reused_shaping_lays_out_as_fresh_shaping() {
+        // The same characters in left-to-right and right-to-left text (what cosmic-text's own
+        // run cache mixed up), a text and its prefix, marks, and text that wraps and is cut.
+        let texts = [
+            "report.pdf",
+            "\u{5e9}\u{5dc}\u{5d5}\u{5dd} report.pdf",
+            "report.pdf \u{5e9}\u{5dc}\u{5d5}\u{5dd}",
+            "report",
+            "a\u{301}\u{301}\u{301}\u{301} b",
+            "Delete /home/user/some/long/path/that/wraps/report.pdf and everything under it",
+            "\u{627}\u{644}\u{633}\u{644}\u{627}\u{645} 123 abc",
+        ];
+        let sizes = [9.0f32, 14.0, 21.5];
+        let widths = [60.0f32, 180.0, 900.0];
+        let mut fresh = Fonts::with_files::<&str>(&[]).unwrap();
+        let mut reusing = Fonts::with_files::<&str>(&[]).unwrap();
+        reusing.reusing_shapes(|reusing| {
+            for &size in &sizes {
+                for &width in &widths {
+                    for bold in [false, true] {
+                        for text in texts {
+                            let style = TextStyle {
+                                size,
+                                bold,
+                                ..style(3)
+                            };
+                            let a = fresh.shape(text, &style, width);
+                            let b = reusing.shape(text, &style, width);
+                            let what = format!("{text:?} at {size} px, {width} wide, bold {bold}");
+                            assert_eq!(glyphs(&a), glyphs(&b), "{what}");
+                            assert_eq!(
+                                (a.width, a.height, a.lines),
+                                (b.width, b.height, b.lines),
+                                "{what}"
+                            );
+                        }
+                    }
+                }
+            }
+            let kept = reusing.shapes.as_ref().map_or(0, HashMap::len);
+            assert_eq!(kept, 2 * texts.len(), "one shaping per text and weight");
+        });
+        assert!(reusing.shapes.is_none(), "nothing kept after the scope");
     }
 
     #[test]
