@@ -78,11 +78,9 @@ impl Fonts {
     /// shaping; the whole line is the key (unlike cosmic-text's own run cache, whose key leaves
     /// out a run's direction), so a text is never laid out from another text's shaping. A
     /// dialog's layout tries up to 36 sizes and widths of the same texts. Nothing is kept after
-    /// `f`: the next content starts afresh.
+    /// `f`, and each call starts with nothing kept (even after an `f` that panicked), so what
+    /// is kept is never more than one content's texts.
     pub fn reusing_shapes<T>(&mut self, f: impl FnOnce(&mut Fonts) -> T) -> T {
-        if self.shapes.is_some() {
-            return f(self);
-        }
         self.shapes = Some(HashMap::new());
         let result = f(self);
         self.shapes = None;
