@@ -13,9 +13,9 @@ use crate::cargo;
 /// The espeak-ng voice that says the answer. The VM decodes with one phase, so the clip must
 /// be read right at every alignment against the model's 30 ms output frames and whatever
 /// Kaldi's dither draws. Measured on the host with the VM's config (2026-12-01, espeak-ng's
-/// "네" at 175 wpm, 30 alignments and dithers each): the default `ko` voice was approved in 26
-/// of 30 (18 % of runs would miss in the VM), `ko+m5` in 30 of 30 and 60 of 60 more with a
-/// lead of 0-1.3 s, "네" 1.45 ahead of the next reading every time.
+/// "네" at 175 wpm): the default `ko` voice was approved at 74 of 90 shifts and dithers (about
+/// one VM run in six would miss), `ko+m5` at 30 of 30 and at 60 of 60 more with leads of
+/// 0-1.3 s, "네" 1.45 ahead of the next reading every time.
 const VOICE: &str = "ko+m5";
 
 /// Shifts of the clip against the model's frames that [`check`] tries, each with two dither
