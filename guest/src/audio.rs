@@ -4,7 +4,6 @@
 //! agree).
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use alsa::pcm::{Access, Format, HwParams, PCM};
 use alsa::{Direction, ValueOr};
@@ -24,32 +23,6 @@ pcm.!default {
     capture.pcm \"plughw:CARD=Loopback,DEV=0\"
 }
 ";
-
-/// The kernel's state of the loopback's first capture subdevice: the compositor's microphone.
-const CAPTURE_STATUS: &str = "/proc/asound/Loopback/pcm0c/sub0/status";
-
-/// Waits until the kernel reports the compositor's capture of the loopback running. The
-/// kernel's own state comes first: the compositor's log line saying so reaches the guest
-/// through its stderr pipe, up to seconds later on the emulated CPU, and audio played before
-/// the capture runs is lost. `Ok(false)`: the state cannot be read here (no such file).
-pub fn wait_capture_running(within: Duration) -> Result<bool> {
-    let start = Instant::now();
-    loop {
-        match std::fs::read_to_string(CAPTURE_STATUS) {
-            Ok(status) if status.contains("RUNNING") => return Ok(true),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {CAPTURE_STATUS}")),
-        }
-        if start.elapsed() > within {
-            bail!(
-                "the compositor's capture of the loopback did not start within {:.0} s ({CAPTURE_STATUS})",
-                within.as_secs_f64()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
 
 /// A clip read and a playback device opened and set up ahead of time, so that playing it once
 /// the microphone opens costs only the writes: on the emulated CPU reading the file and opening

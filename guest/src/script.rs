@@ -269,13 +269,10 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
     let mark = s.log.mark();
     let mut submitted = s.submit("file.delete", r#"{"path": "/home/user/report.pdf"}"#)?;
     let (_, dialog) = s.prompt(mark, &mut submitted)?;
-    // The kernel's state of the capture comes first; without it, the voice worker's own line,
-    // written as the capture starts (the event loop's "listening for a spoken answer" can come
-    // seconds later on the emulated CPU).
-    if !crate::audio::wait_capture_running(Duration::from_secs(30))? {
-        s.log
-            .wait(mark, "microphone open", Duration::from_secs(30))?;
-    }
+    // The voice worker's own line, written as the capture starts: the event loop's
+    // "listening for a spoken answer" can come seconds later on the emulated CPU.
+    s.log
+        .wait(mark, "microphone open", Duration::from_secs(30))?;
     let listening = submitted.started.elapsed().as_secs_f64();
     // The answer is played at once. The dialog was placed before the microphone opened, but
     // on the emulated CPU its frame reaches the display about a second later: the picture is
