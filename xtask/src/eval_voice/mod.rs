@@ -124,25 +124,12 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     std::fs::write(&manifest, text)?;
     let results = out.join(format!("results-{label}.jsonl"));
-    let manifest_arg = manifest.to_string_lossy().into_owned();
-    let results_arg = results.to_string_lossy().into_owned();
-    let mut cargo_args = vec![
-        "run",
-        "--quiet",
-        "--package",
-        "pcp-speech",
-        "--example",
-        "eval_voice",
-        "--",
-        &manifest_arg,
-        &results_arg,
-    ];
-    let config_arg;
-    if let Some(config) = &options.speech_config {
-        config_arg = config.to_string_lossy().into_owned();
-        cargo_args.push(&config_arg);
-    }
-    crate::cargo(&cargo_args, &cache)?;
+    run_runner(
+        &manifest,
+        &results,
+        options.speech_config.as_deref(),
+        &cache,
+    )?;
 
     let decided = read_results(&results)?;
     let mut printed = String::new();
@@ -286,8 +273,37 @@ fn generate_one(dir: &Path, clip: &Clip, beds: &synth::Beds, scratch: &Path) -> 
     synth::write_wav(&dir.join(format!("{}.wav", clip.id)), &rendered.samples)
 }
 
+/// Runs pcp-speech's `eval_voice` example over `manifest` into `results`, with the `[speech]`
+/// section of `speech_config` (the defaults without one).
+pub fn run_runner(
+    manifest: &Path,
+    results: &Path,
+    speech_config: Option<&Path>,
+    cache: &Path,
+) -> Result<()> {
+    let manifest_arg = manifest.to_string_lossy().into_owned();
+    let results_arg = results.to_string_lossy().into_owned();
+    let mut cargo_args = vec![
+        "run",
+        "--quiet",
+        "--package",
+        "pcp-speech",
+        "--example",
+        "eval_voice",
+        "--",
+        &manifest_arg,
+        &results_arg,
+    ];
+    let config_arg;
+    if let Some(config) = speech_config {
+        config_arg = config.to_string_lossy().into_owned();
+        cargo_args.push(&config_arg);
+    }
+    crate::cargo(&cargo_args, cache)
+}
+
 /// The runner's lines by clip id.
-fn read_results(path: &Path) -> Result<HashMap<String, Value>> {
+pub fn read_results(path: &Path) -> Result<HashMap<String, Value>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut out = HashMap::new();

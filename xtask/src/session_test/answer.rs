@@ -6,9 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
-
-use crate::cargo;
+use serde_json::json;
 
 /// The espeak-ng voice that says the answer. The VM decodes with one phase, so the clip must
 /// be read right at every alignment against the model's 30 ms output frames and whatever
@@ -86,35 +84,10 @@ pub fn check(clip: &Path, config: &Path, work: &Path, cache: &Path) -> Result<()
     std::fs::write(&manifest_path, manifest)
         .with_context(|| format!("cannot write {}", manifest_path.display()))?;
     let _ = std::fs::remove_file(&results_path);
-    let (manifest_arg, results_arg, config_arg) = (
-        manifest_path.display().to_string(),
-        results_path.display().to_string(),
-        config.display().to_string(),
-    );
-    cargo(
-        &[
-            "run",
-            "--quiet",
-            "--package",
-            "pcp-speech",
-            "--example",
-            "eval_voice",
-            "--",
-            &manifest_arg,
-            &results_arg,
-            &config_arg,
-        ],
-        cache,
-    )?;
-    let text = std::fs::read_to_string(&results_path)
-        .with_context(|| format!("cannot read {}", results_path.display()))?;
-    let results: Vec<Value> = text
-        .lines()
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{}: not JSON lines", results_path.display()))?;
-    let missed: Vec<String> = results
-        .iter()
+    crate::eval_voice::run_runner(&manifest_path, &results_path, Some(config), cache)?;
+    let results = crate::eval_voice::read_results(&results_path)?;
+    let mut missed: Vec<String> = results
+        .values()
         .filter(|r| r["answer"] != "approve")
         .map(|r| {
             format!(
@@ -125,6 +98,7 @@ pub fn check(clip: &Path, config: &Path, work: &Path, cache: &Path) -> Result<()
             )
         })
         .collect();
+    missed.sort();
     let expected = SEEDS.len() * SHIFTS as usize;
     if results.len() != expected {
         bail!(
