@@ -1,0 +1,277 @@
+//! The cases: what each subject asks, how the scripted front end answers, what must happen.
+
+use std::time::Duration;
+
+use crate::world::{ADMIN, USER, USER_PW, World};
+use crate::{channel_pair, exit_codes, finish, go, passwords, spawn_as, wait_for};
+
+const SELF: &str = "org.pcp.test.self";
+const ADMIN_ACTION: &str = "org.pcp.test.admin";
+
+/// The subject: prints its pid, waits for `go`, runs one pkcheck per action on itself at once,
+/// prints each pkcheck's pid and exit code.
+const SUBJECT: &str = r#"echo "pid $$"; read go; pids=""
+for a in $ACTIONS; do
+  pkcheck --action-id "$a" --process $$ --allow-user-interaction >/dev/null 2>&1 &
+  echo "pk $a $!"; pids="$pids $a:$!"
+done
+for p in $pids; do wait "${p#*:}"; echo "rc ${p%%:*} $?"; done; echo done"#;
+
+pub struct Case {
+    pub name: &'static str,
+    /// The front end's mode and passwords; `None`: no agent at all.
+    agent: Option<(&'static str, String)>,
+    actions: &'static [&'static str],
+    expect: &'static [(&'static str, i32)],
+    /// Lines that must appear (each a substring of some line of the log).
+    must_see: Vec<String>,
+    forge: bool,
+    duplicate: bool,
+    kill_requester: bool,
+    /// The front end starts nothing until this many requests are open (proves overlap).
+    hold_until: usize,
+}
+
+fn case(name: &'static str, mode: &'static str, pws: String) -> Case {
+    Case {
+        name,
+        agent: Some((mode, pws)),
+        actions: &[SELF],
+        expect: &[],
+        must_see: Vec::new(),
+        forge: false,
+        duplicate: false,
+        kill_requester: false,
+        hold_until: 1,
+    }
+}
+
+pub fn all() -> Vec<Case> {
+    let wrong = format!("{USER}=nope-1,nope-2,nope-3");
+    vec![
+        Case {
+            agent: None,
+            expect: &[(SELF, 2)],
+            ..case("no agent: pkcheck says no agent (2)", "", String::new())
+        },
+        Case {
+            expect: &[(SELF, 0)],
+            forge: true,
+            duplicate: true,
+            must_see: vec![
+                format!("ids={USER} "),
+                "echo=false \"Password: \"".into(),
+                "ATTEMPT".into(),
+                "Success".into(),
+                "Authenticated by=FrontEnd".into(),
+                "DUPLICATE another polkit authentication agent is already registered".into(),
+                "FORGED BeginAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
+                "FORGED CancelAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
+                "REFUSED BeginAuthentication".into(),
+                "REFUSED CancelAuthentication".into(),
+            ],
+            ..case(
+                "right password: 0; a second agent and forged calls are refused",
+                "password",
+                passwords(),
+            )
+        },
+        Case {
+            expect: &[(SELF, 1)],
+            must_see: vec![
+                "Failure { tries_left: 2 }".into(),
+                "Failure { tries_left: 1 }".into(),
+                "Failure { tries_left: 0 }".into(),
+                "Failed(\"3 password attempts failed\") by=TooManyFailures".into(),
+            ],
+            ..case("three wrong passwords: 1", "password", wrong)
+        },
+        Case {
+            expect: &[(SELF, 0)],
+            must_see: vec!["Failure { tries_left: 2 }".into(), "Success".into()],
+            ..case(
+                "a wrong then the right password: 0",
+                "password",
+                format!("{USER}=nope,{USER_PW}"),
+            )
+        },
+        Case {
+            expect: &[(SELF, 3)],
+            must_see: vec!["PROMPT".into(), "Cancelled by=FrontEnd".into()],
+            ..case(
+                "deny at the password prompt: 3 (dismissed)",
+                "deny-at-prompt",
+                passwords(),
+            )
+        },
+        Case {
+            expect: &[(SELF, 3)],
+            must_see: vec!["Cancelled by=FrontEnd".into()],
+            ..case("deny at once: 3 (dismissed)", "deny", passwords())
+        },
+        Case {
+            expect: &[(SELF, 1)],
+            must_see: vec![
+                "CALL-ERROR answer: PAM has not accepted a password".into(),
+                "Failed(\"approved before PAM accepted a password\")".into(),
+            ],
+            ..case(
+                "approve without PAM: 1 (fails closed)",
+                "approve-without-pam",
+                passwords(),
+            )
+        },
+        Case {
+            actions: &[ADMIN_ACTION],
+            expect: &[(ADMIN_ACTION, 0)],
+            must_see: vec![format!("ids={ADMIN} ")],
+            ..case(
+                "auth_admin with the admin's password: 0",
+                "password",
+                passwords(),
+            )
+        },
+        Case {
+            actions: &[SELF, ADMIN_ACTION],
+            expect: &[(SELF, 0), (ADMIN_ACTION, 0)],
+            hold_until: 2,
+            must_see: vec!["already_open=0".into(), "already_open=1".into()],
+            ..case(
+                "two requests at once: both answered, one after the other",
+                "password",
+                passwords(),
+            )
+        },
+        Case {
+            kill_requester: true,
+            must_see: vec!["Cancelled by=Polkit".into()],
+            ..case(
+                "the requester killed: polkitd cancels, the request closes",
+                "hold",
+                passwords(),
+            )
+        },
+    ]
+}
+
+impl Case {
+    pub fn run(&self, world: &World) -> Result<(), String> {
+        let (tx, rx) = channel_pair();
+        let mut log = Vec::new();
+        let env = [("ACTIONS", self.actions.join(" "))];
+        let (subject, mut subject_in) =
+            spawn_as(USER, &["sh", "-c", SUBJECT], &env, "subject", &tx)?;
+        let secs = Duration::from_secs;
+        let pid = wait_for(&rx, &mut log, "subject", secs(10), |l| {
+            l.starts_with("pid ")
+        })?;
+        let mut agent = None;
+        if let Some((mode, pws)) = &self.agent {
+            let exe = world.exe.to_string_lossy().into_owned();
+            let env = [
+                ("PCP_POLKIT_ROLE", "agent".to_string()),
+                (
+                    "PCP_SUBJECT_PID",
+                    pid.trim_start_matches("pid ").to_string(),
+                ),
+                ("PCP_MODE", mode.to_string()),
+                ("PCP_PASSWORDS", pws.clone()),
+                (
+                    "PCP_DUPLICATE",
+                    if self.duplicate { "1" } else { "0" }.to_string(),
+                ),
+                ("PCP_HOLD_UNTIL", self.hold_until.to_string()),
+            ];
+            agent = Some(spawn_as(USER, &[exe.as_str()], &env, "agent", &tx)?);
+            let ready = wait_for(&rx, &mut log, "agent", secs(15), |l| {
+                l.starts_with("READY") || l.starts_with("START-ERROR")
+            })?;
+            if !ready.starts_with("READY") {
+                return Err(format!("the agent did not start: {ready}"));
+            }
+            if self.forge {
+                self.forge(world, &ready, &mut log)?;
+                wait_for(&rx, &mut log, "agent", secs(5), |l| {
+                    l.starts_with("REFUSED Cancel")
+                })?;
+            }
+        }
+        go(&mut subject_in)?;
+        if self.kill_requester {
+            wait_for(&rx, &mut log, "agent", secs(15), |l| {
+                l.starts_with("REQUEST")
+            })?;
+            let pk = log
+                .iter()
+                .find_map(|l| l.strip_prefix("subject: pk "))
+                .ok_or("no pkcheck pid")?;
+            let pid: i32 = pk
+                .rsplit(' ')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .ok_or("bad pid")?;
+            // SAFETY: kill has no memory preconditions; pid is the subject's pkcheck.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            wait_for(&rx, &mut log, "agent", secs(15), |l| {
+                l.starts_with("CLOSED")
+            })?;
+        }
+        let done = if log.iter().any(|l| l == "subject: done") {
+            Ok(String::new())
+        } else {
+            wait_for(&rx, &mut log, "subject", secs(60), |l| l == "done")
+        };
+        finish(subject, subject_in, secs(2));
+        if let Some((child, stdin)) = agent {
+            finish(child, stdin, secs(10));
+        }
+        drop(tx);
+        log.extend(rx.try_iter().map(|l| format!("{}: {}", l.from, l.text)));
+        done?;
+        self.check(&log)
+    }
+
+    /// Calls the agent's object as a process that is not polkitd. The system bus's own policy
+    /// already stops root and ordinary users (only the `polkitd` user may send on the agent
+    /// interface), so the forger runs as the `polkitd` user: the bus lets it through and the
+    /// agent's own check must refuse it.
+    fn forge(&self, world: &World, ready: &str, log: &mut Vec<String>) -> Result<(), String> {
+        let target = ready.trim_start_matches("READY ").to_string();
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=polkitd", "--regid=polkitd", "--init-groups"])
+            .arg(&world.exe)
+            .env("PCP_POLKIT_ROLE", "forge")
+            .env("PCP_TARGET", target)
+            .output()
+            .map_err(|e| format!("cannot run the forger: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        log.extend(text.lines().map(|l| format!("forger: {l}")));
+        Ok(())
+    }
+
+    fn check(&self, log: &[String]) -> Result<(), String> {
+        let codes = exit_codes(log);
+        let shown = || format!("\n  {}", log.join("\n  "));
+        for (action, code) in self.expect {
+            if codes.get(*action) != Some(code) {
+                return Err(format!(
+                    "pkcheck {action} exited {:?}, not {code}:{}",
+                    codes.get(*action),
+                    shown()
+                ));
+            }
+        }
+        for want in &self.must_see {
+            if !log.iter().any(|l| l.contains(want.as_str())) {
+                return Err(format!("no line with {want:?}:{}", shown()));
+            }
+        }
+        if let Some(l) = log
+            .iter()
+            .find(|l| l.contains(USER_PW) || l.contains(crate::ADMIN_PW))
+        {
+            return Err(format!("a password was printed: {l}"));
+        }
+        Ok(())
+    }
+}
