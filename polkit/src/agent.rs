@@ -176,12 +176,11 @@ async fn register(
 /// exists for the given subject` when the subject is taken.
 fn registration_error(subject: &Subject, e: zbus::Error) -> StartError {
     let subject = format!("{subject:?}");
-    if let zbus::Error::MethodError(name, Some(text), _) = &e {
-        if name.as_str() == "org.freedesktop.PolicyKit1.Error.Failed"
-            && text.contains("already exists")
-        {
-            return StartError::AlreadyRegistered { subject };
-        }
+    if let zbus::Error::MethodError(name, Some(text), _) = &e
+        && name.as_str() == "org.freedesktop.PolicyKit1.Error.Failed"
+        && text.contains("already exists")
+    {
+        return StartError::AlreadyRegistered { subject };
     }
     StartError::Register {
         subject,

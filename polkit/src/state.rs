@@ -246,10 +246,10 @@ impl Shared {
         let Some(pending) = requests.open.get_mut(cookie) else {
             return; // answered or cancelled meanwhile: its helper was stopped on purpose
         };
-        if let Some(id) = id {
-            if pending.attempt.as_ref().map(|a| a.id) != Some(id) {
-                return;
-            }
+        if let Some(id) = id
+            && pending.attempt.as_ref().map(|a| a.id) != Some(id)
+        {
+            return;
         }
         pending.attempt = None;
         let end = match verdict {
