@@ -8,9 +8,14 @@ use crate::{channel_pair, exit_codes, finish, go, passwords, spawn_as, wait_for}
 const SELF: &str = "org.pcp.test.self";
 const ADMIN_ACTION: &str = "org.pcp.test.admin";
 
-/// The subject: prints its pid, waits for `go`, runs one pkcheck per action on itself at once,
-/// prints each pkcheck's pid and exit code.
+/// The subject: prints its pid, waits for `go`; with PKEXEC=1 runs `pkexec id -u` in the
+/// foreground (pkexec's subject is its parent, so it must be this shell itself); then runs one
+/// pkcheck per action on itself at once; prints each pid, exit code and pkexec's output.
 const SUBJECT: &str = r#"echo "pid $$"; read go; pids=""
+if [ "$PKEXEC" = 1 ]; then
+  out=$(mktemp); pkexec --disable-internal-agent /usr/bin/id -u >"$out" 2>/dev/null
+  echo "rc pkexec $?"; echo "out pkexec $(cat "$out")"; rm -f "$out"
+fi
 for a in $ACTIONS; do
   pkcheck --action-id "$a" --process $$ --allow-user-interaction >/dev/null 2>&1 &
   echo "pk $a $!"; pids="$pids $a:$!"
@@ -23,11 +28,13 @@ pub struct Case {
     agent: Option<(&'static str, String)>,
     actions: &'static [&'static str],
     expect: &'static [(&'static str, i32)],
-    /// Lines that must appear (each a substring of some line of the log).
+    /// Lines that must appear: each a substring of some line of the log, or with a leading `=`
+    /// a whole line.
     must_see: Vec<String>,
     forge: bool,
     duplicate: bool,
     kill_requester: bool,
+    pkexec: bool,
     /// The front end starts nothing until this many requests are open (proves overlap).
     hold_until: usize,
 }
@@ -42,6 +49,7 @@ fn case(name: &'static str, mode: &'static str, pws: String) -> Case {
         forge: false,
         duplicate: false,
         kill_requester: false,
+        pkexec: false,
         hold_until: 1,
     }
 }
@@ -143,6 +151,35 @@ pub fn all() -> Vec<Case> {
             )
         },
         Case {
+            actions: &[],
+            pkexec: true,
+            expect: &[("pkexec", 0)],
+            must_see: vec![
+                "subject: out pkexec 0".into(),
+                "org.freedesktop.policykit.exec ids=pcpadmin ".into(),
+                // polkitd 122 forwards only the pids as details; pkexec's command line reaches
+                // the agent inside polkit's message.
+                "details=polkit.caller-pid,polkit.subject-pid".into(),
+                "\"Authentication is needed to run `/usr/bin/id' as the super user\"".into(),
+            ],
+            ..case(
+                "pkexec id -u, approved with the admin's password: prints 0",
+                "password",
+                passwords(),
+            )
+        },
+        Case {
+            actions: &[],
+            pkexec: true,
+            expect: &[("pkexec", 126)],
+            must_see: vec!["=subject: out pkexec ".into()],
+            ..case(
+                "pkexec id -u, denied: 126, prints nothing",
+                "deny",
+                passwords(),
+            )
+        },
+        Case {
             kill_requester: true,
             must_see: vec!["Cancelled by=Polkit".into()],
             ..case(
@@ -158,7 +195,10 @@ impl Case {
     pub fn run(&self, world: &World) -> Result<(), String> {
         let (tx, rx) = channel_pair();
         let mut log = Vec::new();
-        let env = [("ACTIONS", self.actions.join(" "))];
+        let env = [
+            ("ACTIONS", self.actions.join(" ")),
+            ("PKEXEC", if self.pkexec { "1" } else { "0" }.to_string()),
+        ];
         let (subject, mut subject_in) =
             spawn_as(USER, &["sh", "-c", SUBJECT], &env, "subject", &tx)?;
         let secs = Duration::from_secs;
@@ -262,9 +302,16 @@ impl Case {
             }
         }
         for want in &self.must_see {
-            if !log.iter().any(|l| l.contains(want.as_str())) {
+            let found = match want.strip_prefix('=') {
+                Some(whole) => log.iter().any(|l| l == whole),
+                None => log.iter().any(|l| l.contains(want.as_str())),
+            };
+            if !found {
                 return Err(format!("no line with {want:?}:{}", shown()));
             }
+        }
+        if std::env::var("PCP_POLKIT_VERBOSE").as_deref() == Ok("1") {
+            println!("  {}", log.join("\n  "));
         }
         if let Some(l) = log
             .iter()

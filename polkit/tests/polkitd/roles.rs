@@ -119,13 +119,23 @@ impl FrontEnd {
         match event {
             AgentEvent::Request(r) => {
                 let ids: Vec<&str> = r.identities.iter().map(|i| i.name.as_str()).collect();
+                let mut keys: Vec<&str> = r.details.keys().map(String::as_str).collect();
+                keys.sort_unstable();
                 println!(
-                    "REQUEST {} {} ids={} subject={:?} caller={:?} already_open={}",
+                    "MESSAGE {} {:?} details={}",
+                    r.cookie,
+                    r.message,
+                    keys.join(",")
+                );
+                println!(
+                    "REQUEST {} {} ids={} subject={:?} caller={:?} program={:?} cmd={:?} already_open={}",
                     r.cookie,
                     r.action_id,
                     ids.join(","),
                     r.subject_pid,
                     r.caller_pid,
+                    r.program,
+                    r.command_line,
                     self.queue.len() + usize::from(self.current.is_some())
                 );
                 self.queue.push_back(r);
