@@ -73,6 +73,7 @@ pub fn all() -> Vec<Case> {
                 "Success".into(),
                 "Authenticated by=FrontEnd".into(),
                 "DUPLICATE another polkit authentication agent is already registered".into(),
+                "REREGISTERED after a drop".into(),
                 "FORGED BeginAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
                 "FORGED CancelAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
                 "REFUSED BeginAuthentication".into(),

@@ -55,19 +55,26 @@ pub fn agent() -> i32 {
         subject: SubjectChoice::Fixed(subject),
         ..AgentConfig::default()
     };
-    let (agent, events) = match Agent::start_with_channel(config.clone()) {
+    let (mut agent, mut events) = match Agent::start_with_channel(config.clone()) {
         Ok(a) => a,
         Err(e) => return fail(&format!("START-ERROR {e}")),
     };
     if env("PCP_DUPLICATE") == "1" {
         let second = AgentConfig {
             object_path: "/org/pcp/confirm/SecondAgent".into(),
-            ..config
+            ..config.clone()
         };
         match Agent::start_with_channel(second) {
             Ok(_) => println!("DUPLICATE registered"),
             Err(e) => println!("DUPLICATE {e}"),
         }
+        // Dropping the agent unregisters it, so the subject is free again at once.
+        drop(agent);
+        (agent, events) = match Agent::start_with_channel(config) {
+            Ok(a) => a,
+            Err(e) => return fail(&format!("START-ERROR after a drop: {e}")),
+        };
+        println!("REREGISTERED after a drop");
     }
     let mode = match env("PCP_MODE").as_str() {
         "deny" => Mode::Deny,
