@@ -22,7 +22,9 @@ pub struct AuthRequest {
     pub subject_pid: Option<u32>,
     /// The process that asked polkitd (`polkit.caller-pid`; pkexec or a daemon).
     pub caller_pid: Option<u32>,
-    /// pkexec's program and full command line, when the request comes from pkexec.
+    /// pkexec's program and full command line, when polkitd forwards them. Debian 12's polkitd
+    /// (122) forwards only the two pids: the message names the program, and the caller's
+    /// `/proc/PID/cmdline` holds pkexec's whole command line.
     pub program: Option<String>,
     pub command_line: Option<String>,
     /// Every detail polkitd passed, as given.
