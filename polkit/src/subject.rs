@@ -53,6 +53,21 @@ impl Subject {
         Self::process(std::process::id())
     }
 
+    /// Parses the `[polkit]` config's subject override: `unix-session:ID` or `unix-process:PID`
+    /// (the process must exist: its start time and uid are read now).
+    pub fn parse(text: &str) -> Result<Self, StartError> {
+        let bad = || {
+            StartError::Subject(format!(
+                "{text:?} is neither unix-session:ID nor unix-process:PID"
+            ))
+        };
+        match text.split_once(':').ok_or_else(bad)? {
+            ("unix-session", id) if !id.is_empty() => Ok(Self::Session(id.to_owned())),
+            ("unix-process", pid) => Self::process(pid.parse().map_err(|_| bad())?),
+            _ => Err(bad()),
+        }
+    }
+
     /// The subject as polkit's `(sa{sv})`: kind and details. polkit reads `uid` as int32.
     pub(crate) fn to_dbus(&self) -> (&'static str, HashMap<&'static str, Value<'_>>) {
         match self {
@@ -159,6 +174,23 @@ mod tests {
             Some(1001)
         );
         assert_eq!(real_uid_from_status("Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn the_config_override_parses_sessions_and_live_processes() {
+        assert_eq!(
+            Subject::parse("unix-session:c2").ok(),
+            Some(Subject::Session("c2".into()))
+        );
+        let own = format!("unix-process:{}", std::process::id());
+        assert_eq!(Subject::parse(&own).ok(), Subject::own_process().ok());
+        for bad in ["c2", "unix-session:", "unix-process:x", "unix-user:0"] {
+            let err = Subject::parse(bad).expect_err(bad).to_string();
+            assert!(
+                err.contains("neither unix-session:ID nor unix-process:PID"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -55,6 +55,14 @@ fn case(name: &'static str, mode: &'static str, pws: String) -> Case {
 }
 
 pub fn all() -> Vec<Case> {
+    [passwords_cases(), answer_cases(), request_cases()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// No agent; PAM with right and wrong passwords; registration and forged calls.
+fn passwords_cases() -> Vec<Case> {
     let wrong = format!("{USER}=nope-1,nope-2,nope-3");
     vec![
         Case {
@@ -104,6 +112,12 @@ pub fn all() -> Vec<Case> {
                 format!("{USER}=nope,{USER_PW}"),
             )
         },
+    ]
+}
+
+/// How the front end ends a request: deny, approve without PAM.
+fn answer_cases() -> Vec<Case> {
+    vec![
         Case {
             expect: &[(SELF, 3)],
             must_see: vec!["PROMPT".into(), "Cancelled by=FrontEnd".into()],
@@ -130,6 +144,12 @@ pub fn all() -> Vec<Case> {
                 passwords(),
             )
         },
+    ]
+}
+
+/// Other requests: auth_admin, two at once, pkexec, a requester that goes away.
+fn request_cases() -> Vec<Case> {
+    vec![
         Case {
             actions: &[ADMIN_ACTION],
             expect: &[(ADMIN_ACTION, 0)],
