@@ -35,6 +35,8 @@ pub struct Case {
     duplicate: bool,
     kill_requester: bool,
     pkexec: bool,
+    /// Stops polkitd and sends malformed calls from the new owner of its name (last case).
+    impostor: bool,
     /// The front end starts nothing until this many requests are open (proves overlap).
     hold_until: usize,
 }
@@ -50,6 +52,7 @@ fn case(name: &'static str, mode: &'static str, pws: String) -> Case {
         duplicate: false,
         kill_requester: false,
         pkexec: false,
+        impostor: false,
         hold_until: 1,
     }
 }
@@ -209,6 +212,26 @@ fn request_cases() -> Vec<Case> {
                 passwords(),
             )
         },
+        // Last: it stops polkitd.
+        Case {
+            actions: &[],
+            impostor: true,
+            must_see: vec![
+                "OWNER cookie-with-space org.freedesktop.PolicyKit1.Error.Failed: the cookie holds bytes other than printable ASCII".into(),
+                "OWNER cookie-with-newline org.freedesktop.PolicyKit1.Error.Failed: the cookie holds".into(),
+                "OWNER uid-as-string org.freedesktop.PolicyKit1.Error.Failed: malformed identities: identity 0 (unix-user) has a uid of type s, not uint32".into(),
+                "OWNER negative-uid org.freedesktop.PolicyKit1.Error.Failed: malformed identities: identity 0 (unix-user) has a negative uid -5".into(),
+                "OWNER only-a-group org.freedesktop.PolicyKit1.Error.Failed: no identity the helper can authenticate (identity 0 is a \"unix-group\", not a unix-user)".into(),
+                "OWNER no-identities org.freedesktop.PolicyKit1.Error.Failed: no identity the helper can authenticate ()".into(),
+                "OWNER a-good-request org.freedesktop.PolicyKit1.Error.Cancelled".into(),
+                "REQUEST 1-owner-5 org.pcp.test.self ids=root ".into(),
+            ],
+            ..case(
+                "malformed calls from the owner of polkitd's name are refused with the reason",
+                "deny",
+                passwords(),
+            )
+        },
     ]
 }
 
@@ -227,6 +250,7 @@ impl Case {
             l.starts_with("pid ")
         })?;
         let mut agent = None;
+        let mut impostor = None;
         if let Some((mode, pws)) = &self.agent {
             let exe = world.exe.to_string_lossy().into_owned();
             let env = [
@@ -249,6 +273,19 @@ impl Case {
             })?;
             if !ready.starts_with("READY") {
                 return Err(format!("the agent did not start: {ready}"));
+            }
+            if self.impostor {
+                world.stop_polkitd()?;
+                let target = ready.trim_start_matches("READY ").to_string();
+                let env = [
+                    ("PCP_POLKIT_ROLE", "owner".to_string()),
+                    ("PCP_TARGET", target),
+                ];
+                let exe = world.exe.to_string_lossy().into_owned();
+                impostor = Some(spawn_as("polkitd", &[exe.as_str()], &env, "owner", &tx)?);
+                wait_for(&rx, &mut log, "owner", secs(30), |l| {
+                    l.starts_with("OWNER done") || l.starts_with("OWNER-ERROR")
+                })?;
             }
             if self.forge {
                 self.forge(world, &ready, &mut log)?;
@@ -285,6 +322,9 @@ impl Case {
         finish(subject, subject_in, secs(2));
         if let Some((child, stdin)) = agent {
             finish(child, stdin, secs(10));
+        }
+        if let Some((child, stdin)) = impostor {
+            finish(child, stdin, secs(5));
         }
         drop(tx);
         log.extend(rx.try_iter().map(|l| format!("{}: {}", l.from, l.text)));

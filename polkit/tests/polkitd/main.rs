@@ -9,6 +9,7 @@
 //! agent (as `pcptest`, registered for that shell) with a scripted front end.
 
 mod cases;
+mod owner;
 mod roles;
 mod world;
 
@@ -28,6 +29,7 @@ fn main() {
         "inside" => inside(),
         "agent" => roles::agent(),
         "forge" => roles::forge(),
+        "owner" => owner::run(),
         _ => outer(),
     };
     std::process::exit(code);

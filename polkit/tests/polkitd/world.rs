@@ -159,6 +159,27 @@ impl World {
         }
     }
 
+    /// Stops polkitd and waits until its name is free.
+    pub fn stop_polkitd(&self) -> Result<(), String> {
+        let polkitd = self.daemons.get(1).ok_or("polkitd was not started")?;
+        let pid = libc::pid_t::try_from(polkitd.id()).map_err(|e| e.to_string())?;
+        // SAFETY: kill has no memory preconditions; polkitd is our unreaped child.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let bus = zbus::block_on(zbus::Connection::system()).map_err(|e| e.to_string())?;
+        for _ in 0..100 {
+            let owned = zbus::block_on(async {
+                let dbus = zbus::fdo::DBusProxy::new(&bus).await?;
+                let name = zbus::names::BusName::from_static_str("org.freedesktop.PolicyKit1")?;
+                dbus.name_has_owner(name).await.map_err(zbus::Error::from)
+            });
+            if let Ok(false) = owned {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err("polkitd's name was still owned 10 s after SIGTERM".into())
+    }
+
     pub fn polkitd_log(&self) -> String {
         std::fs::read_to_string(self.dir.join("polkitd.log")).unwrap_or_default()
     }
