@@ -290,3 +290,6 @@ impl Shared {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
