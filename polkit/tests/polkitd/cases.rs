@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+use std::process::{Child, ChildStdin};
+use std::sync::mpsc::{Receiver, Sender};
+
+use crate::Line;
 use crate::world::{ADMIN, USER, USER_PW, World};
 use crate::{channel_pair, exit_codes, finish, go, passwords, spawn_as, wait_for};
 
@@ -275,17 +279,7 @@ impl Case {
                 return Err(format!("the agent did not start: {ready}"));
             }
             if self.impostor {
-                world.stop_polkitd()?;
-                let target = ready.trim_start_matches("READY ").to_string();
-                let env = [
-                    ("PCP_POLKIT_ROLE", "owner".to_string()),
-                    ("PCP_TARGET", target),
-                ];
-                let exe = world.exe.to_string_lossy().into_owned();
-                impostor = Some(spawn_as("polkitd", &[exe.as_str()], &env, "owner", &tx)?);
-                wait_for(&rx, &mut log, "owner", secs(30), |l| {
-                    l.starts_with("OWNER done") || l.starts_with("OWNER-ERROR")
-                })?;
+                impostor = Some(start_impostor(world, &ready, &tx, &rx, &mut log)?);
             }
             if self.forge {
                 self.forge(world, &ready, &mut log)?;
@@ -296,23 +290,7 @@ impl Case {
         }
         go(&mut subject_in)?;
         if self.kill_requester {
-            wait_for(&rx, &mut log, "agent", secs(15), |l| {
-                l.starts_with("REQUEST")
-            })?;
-            let pk = log
-                .iter()
-                .find_map(|l| l.strip_prefix("subject: pk "))
-                .ok_or("no pkcheck pid")?;
-            let pid: i32 = pk
-                .rsplit(' ')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .ok_or("bad pid")?;
-            // SAFETY: kill has no memory preconditions; pid is the subject's pkcheck.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            wait_for(&rx, &mut log, "agent", secs(15), |l| {
-                l.starts_with("CLOSED")
-            })?;
+            kill_requester(&rx, &mut log)?;
         }
         let done = if log.iter().any(|l| l == "subject: done") {
             Ok(String::new())
@@ -382,4 +360,47 @@ impl Case {
         }
         Ok(())
     }
+}
+
+/// Stops polkitd and starts the `owner` role (owner.rs) as the `polkitd` user; returns once it
+/// sent its calls. It keeps the name until its stdin closes.
+fn start_impostor(
+    world: &World,
+    ready: &str,
+    tx: &Sender<Line>,
+    rx: &Receiver<Line>,
+    log: &mut Vec<String>,
+) -> Result<(Child, ChildStdin), String> {
+    world.stop_polkitd()?;
+    let target = ready.trim_start_matches("READY ").to_string();
+    let env = [
+        ("PCP_POLKIT_ROLE", "owner".to_string()),
+        ("PCP_TARGET", target),
+    ];
+    let exe = world.exe.to_string_lossy().into_owned();
+    let impostor = spawn_as("polkitd", &[exe.as_str()], &env, "owner", tx)?;
+    wait_for(rx, log, "owner", Duration::from_secs(30), |l| {
+        l.starts_with("OWNER done") || l.starts_with("OWNER-ERROR")
+    })?;
+    Ok(impostor)
+}
+
+/// Once the agent has the request, kills the subject's pkcheck and waits for the request to
+/// close (polkitd's CancelAuthentication).
+fn kill_requester(rx: &Receiver<Line>, log: &mut Vec<String>) -> Result<(), String> {
+    let secs = Duration::from_secs;
+    wait_for(rx, log, "agent", secs(15), |l| l.starts_with("REQUEST"))?;
+    let pk = log
+        .iter()
+        .find_map(|l| l.strip_prefix("subject: pk "))
+        .ok_or("no pkcheck pid")?;
+    let pid: i32 = pk
+        .rsplit(' ')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .ok_or("bad pid")?;
+    // SAFETY: kill has no memory preconditions; pid is the subject's pkcheck.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    wait_for(rx, log, "agent", secs(15), |l| l.starts_with("CLOSED"))?;
+    Ok(())
 }
