@@ -17,8 +17,10 @@ const ADMIN_ACTION: &str = "org.pcp.test.admin";
 /// pkcheck per action on itself at once; prints each pid, exit code and pkexec's output.
 const SUBJECT: &str = r#"echo "pid $$"; read go; pids=""
 if [ "$PKEXEC" = 1 ]; then
-  out=$(mktemp); pkexec --disable-internal-agent /usr/bin/id -u >"$out" 2>/dev/null
-  echo "rc pkexec $?"; echo "out pkexec $(cat "$out")"; rm -f "$out"
+  out=$(mktemp) && err=$(mktemp) || echo "mktemp failed"
+  pkexec --disable-internal-agent /usr/bin/id -u >"$out" 2>"$err"
+  echo "rc pkexec $?"; echo "out pkexec $(cat "$out")"; sed 's/^/pkexec-stderr /' "$err"
+  rm -f "$out" "$err"
 fi
 for a in $ACTIONS; do
   pkcheck --action-id "$a" --process $$ --allow-user-interaction >/dev/null 2>&1 &

@@ -1,7 +1,8 @@
 //! The private world the test runs in (as root, inside `unshare --mount`): copies of /etc and
 //! polkit's actions bind-mounted over the real ones, the test users with passwords, the test
 //! actions and admin rule, a private /run/dbus with its own `dbus-daemon --system`, and polkitd.
-//! Everything vanishes with the mount namespace; the scratch folder is removed on drop.
+//! Everything, a private /tmp with the scratch folder included, vanishes with the mount
+//! namespace.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -64,7 +65,14 @@ fn chmod(path: &Path, mode: u32) -> Result<(), String> {
 impl World {
     /// Builds the world. Must run as root in a fresh mount namespace.
     pub fn build() -> Result<Self, String> {
-        let dir = std::env::temp_dir().join(format!("pcp-polkit-test-{}", std::process::id()));
+        run("mount", &["--make-rprivate", "/"])?;
+        // A private /tmp: the test users need one they can write (the host's may be anyone's
+        // mode: another job on this machine once left it 0700), and nothing leaks out of it.
+        run(
+            "mount",
+            &["-t", "tmpfs", "-o", "mode=1777", "tmpfs", "/tmp"],
+        )?;
+        let dir = PathBuf::from("/tmp/pcp-polkit-test");
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
         let mut world = Self {
             dir: dir.clone(),
@@ -72,7 +80,6 @@ impl World {
             daemons: Vec::new(),
         };
         chmod(&dir, 0o755)?;
-        run("mount", &["--make-rprivate", "/"])?;
         let d = dir.to_string_lossy().into_owned();
         run("cp", &["-a", "/etc", &format!("{d}/etc")])?;
         run("mount", &["--bind", &format!("{d}/etc"), "/etc"])?;
