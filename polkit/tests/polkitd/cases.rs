@@ -138,6 +138,15 @@ fn answer_cases() -> Vec<Case> {
         },
         Case {
             expect: &[(SELF, 3)],
+            must_see: vec!["Success".into(), "Cancelled by=FrontEnd".into()],
+            ..case(
+                "deny after PAM accepted the password: 3 (the agent's reply is the last word)",
+                "deny-after-pam",
+                passwords(),
+            )
+        },
+        Case {
+            expect: &[(SELF, 3)],
             must_see: vec!["Cancelled by=FrontEnd".into()],
             ..case("deny at once: 3 (dismissed)", "deny", passwords())
         },

@@ -29,6 +29,8 @@ enum Mode {
     ApproveWithoutPam,
     /// Never answers (the requester is killed instead).
     Hold,
+    /// Types the right password, then denies once PAM accepted it (a later modality said no).
+    DenyAfterPam,
 }
 
 struct FrontEnd {
@@ -81,6 +83,7 @@ pub fn agent() -> i32 {
         "deny-at-prompt" => Mode::DenyAtPrompt,
         "approve-without-pam" => Mode::ApproveWithoutPam,
         "hold" => Mode::Hold,
+        "deny-after-pam" => Mode::DenyAfterPam,
         _ => Mode::Password,
     };
     let passwords = env("PCP_PASSWORDS")
@@ -160,7 +163,11 @@ impl FrontEnd {
                 println!("ATTEMPT {cookie} {end:?}");
                 let again = matches!(end, AttemptEnd::Failure { tries_left } | AttemptEnd::Broken { tries_left, .. } if tries_left > 0);
                 if end == AttemptEnd::Success {
-                    self.call("answer", self.agent.answer(&cookie, Answer::Approve));
+                    let answer = match self.mode {
+                        Mode::DenyAfterPam => Answer::Deny,
+                        _ => Answer::Approve,
+                    };
+                    self.call("answer", self.agent.answer(&cookie, answer));
                 } else if again {
                     self.start_attempt();
                 }
@@ -195,7 +202,7 @@ impl FrontEnd {
                 self.call("answer", self.agent.answer(&cookie, Answer::Approve))
             }
             Mode::Hold => {}
-            Mode::Password | Mode::DenyAtPrompt => self.start_attempt(),
+            Mode::Password | Mode::DenyAtPrompt | Mode::DenyAfterPam => self.start_attempt(),
         }
     }
 
