@@ -149,7 +149,12 @@ impl Stopper {
         }
     }
 
-    fn done(&self) {
+    /// Ends the stopper's reach, stopping the helper first if `stop`: once the helper is
+    /// reaped its pid may be reused, so it must never be signalled after this.
+    fn done_or_stop(&self, stop: bool) {
+        if stop {
+            self.stop();
+        }
         if let Ok(mut t) = self.0.lock() {
             *t = StopTarget::Done;
         }
@@ -251,25 +256,43 @@ impl Conversation {
     }
 
     /// Relays the helper's lines to `report` and answers each prompt with the next secret from
-    /// `secrets`, until SUCCESS or FAILURE. A closed `secrets` (the request went away), a dead
-    /// helper or garbage ends it without a verdict, and the helper is stopped. Always reaps.
-    pub(crate) fn run(
+    /// `secrets`, until SUCCESS or FAILURE, then gives the verdict to `done`. A closed `secrets`
+    /// (the request went away), a dead helper or garbage ends it without a verdict, and the
+    /// helper is stopped. Always reaps the helper.
+    pub(crate) fn run_then(
         mut self,
         secrets: &Receiver<Secret>,
         report: &mut dyn FnMut(Step),
-    ) -> Verdict {
+        done: &mut dyn FnMut(Verdict),
+    ) {
         let verdict = self.converse(secrets, report);
-        if verdict.is_err() {
-            self.stopper.stop();
+        self.stopper.done_or_stop(verdict.is_err());
+        if verdict.is_ok() {
+            // PAM's verdict is final once printed (the helper has already told polkitd): report
+            // it before reaping, so the request need not wait for the helper's own exit.
+            done(verdict);
+            self.reap();
+            return;
         }
-        self.stopper.done();
-        let status = self.child.take().map(|mut c| c.wait());
-        match (verdict, status) {
+        let status = self.reap();
+        done(match (verdict, status) {
             (Err(e), Some(Ok(status))) if !status.success() => {
                 Err(format!("{e} (the helper {status})"))
             }
             (v, _) => v,
-        }
+        });
+    }
+
+    /// [`Conversation::run_then`], returning the verdict.
+    #[cfg(test)]
+    pub(crate) fn run(self, secrets: &Receiver<Secret>, report: &mut dyn FnMut(Step)) -> Verdict {
+        let mut verdict = Err("no verdict".to_string());
+        self.run_then(secrets, report, &mut |v| verdict = v);
+        verdict
+    }
+
+    fn reap(&mut self) -> Option<std::io::Result<std::process::ExitStatus>> {
+        self.child.take().map(|mut c| c.wait())
     }
 
     fn converse(&mut self, secrets: &Receiver<Secret>, report: &mut dyn FnMut(Step)) -> Verdict {

@@ -203,8 +203,9 @@ impl Shared {
             .name("pcp-polkit-helper".into())
             .spawn(move || {
                 let c = thread_cookie.as_str();
-                let verdict = conversation.run(&rx, &mut |step| shared.step(c, id, step));
-                shared.attempt_done(c, Some(id), verdict);
+                conversation.run_then(&rx, &mut |step| shared.step(c, id, step), &mut |verdict| {
+                    shared.attempt_done(c, Some(id), verdict)
+                });
             });
         if let Err(e) = spawned {
             // The closure (and the helper with it) was dropped; a stopped helper fails PAM.

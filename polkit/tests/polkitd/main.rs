@@ -8,6 +8,7 @@
 //! subject shell as `pcptest` that runs `pkcheck --allow-user-interaction` on itself, and our
 //! agent (as `pcptest`, registered for that shell) with a scripted front end.
 
+mod bench;
 mod cases;
 mod owner;
 mod roles;
@@ -98,6 +99,17 @@ fn inside() -> i32 {
         }
     };
     let mut failed = Vec::new();
+    // Before the cases: the last of them stops polkitd.
+    let rounds: usize = std::env::var("PCP_POLKIT_BENCH")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    if rounds > 0
+        && let Err(e) = bench::run(&world, rounds)
+    {
+        println!("FAIL bench: {e}");
+        failed.push("bench");
+    }
     for case in cases::all() {
         let started = Instant::now();
         match case.run(&world) {
