@@ -98,7 +98,8 @@ pub enum AttemptEnd {
     Broken { reason: String, tries_left: u32 },
 }
 
-/// Everything the agent reports to the front end, in order per cookie.
+/// Everything the agent reports to the front end, in order per cookie, except that an event
+/// from a helper may still follow the cookie's `Closed`: ignore events for closed cookies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentEvent {
     /// A new request: queue it like any intent.
