@@ -14,7 +14,8 @@ use sha2::{Digest, Sha256};
 /// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
 /// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
 /// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject. The headless real-app tests:
-/// PyGObject with GTK 3's introspection data, swaylock, swayidle.
+/// PyGObject with GTK 3's introspection data, swaylock, swayidle. The polkit agent's test:
+/// polkitd, pkexec.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -66,6 +67,14 @@ const APT_PACKAGES: &[&str] = &[
     "gir1.2-gtk-3.0",
     "swaylock",
     "swayidle",
+    // The polkit agent's test (polkit/tests/polkitd): Debian's real polkitd (with its setuid
+    // polkit-agent-helper-1) on a private system bus (dbus-daemon, above), pkexec for the
+    // requests the session answers; useradd/chpasswd (passwd) and unshare/setpriv (util-linux)
+    // make the test users and the private mount namespace.
+    "polkitd",
+    "pkexec",
+    "passwd",
+    "util-linux",
     // The pointer's xcursor theme on the winit and udev backends (`[compositor] cursor_theme`).
     "adwaita-icon-theme",
 ];
