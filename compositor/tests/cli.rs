@@ -295,6 +295,11 @@ fn without_a_config_file_it_starts_on_the_built_in_defaults() {
     assert!(out.status.success(), "{err}");
     // `--backend auto` here (no display server, no VT): headless, and it says why.
     assert!(err.contains("backend Headless"), "{err}");
+    // Its log went into a pipe, as into a log file or the journal: no colour escape codes.
+    assert!(
+        !err.contains('\u{1b}'),
+        "escape codes in a piped log: {err:?}"
+    );
 }
 
 #[test]
