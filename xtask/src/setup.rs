@@ -41,6 +41,11 @@ const APT_PACKAGES: &[&str] = &[
     "xvfb",
     // `pcpctl run` confines agents with bubblewrap (and its tests run it).
     "bubblewrap",
+    // `cargo xtask package`: the binaries' rpath is set to the package's private library folder
+    // (patchelf), the Depends come from dpkg-shlibdeps (dpkg-dev), lintian checks the result.
+    "patchelf",
+    "dpkg-dev",
+    "lintian",
     "libegl1",
     "libegl-mesa0",
     "libgl1-mesa-dri",
