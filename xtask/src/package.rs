@@ -31,7 +31,7 @@ const RPATH: &str = "$ORIGIN/../lib/pcp-confirm";
 const BINARIES: [(&str, bool); 2] = [("pcp-compositor", true), ("pcpctl", false)];
 
 /// Paths `dpkg -c` must list for the package to be whole.
-const EXPECTED: [&str; 17] = [
+const EXPECTED: [&str; 18] = [
     "./usr/bin/pcp-compositor",
     "./usr/bin/pcpctl",
     "./usr/bin/pcp-session",
@@ -45,6 +45,7 @@ const EXPECTED: [&str; 17] = [
     "./usr/share/man/man1/pcp-compositor.1.gz",
     "./usr/share/man/man1/pcpctl.1.gz",
     "./usr/share/man/man5/pcp-confirm.5.gz",
+    "./usr/share/man/man1/pcp-session.1.gz",
     "./usr/share/bash-completion/completions/pcpctl",
     "./usr/share/bash-completion/completions/pcp-compositor",
     "./usr/share/doc/pcp-confirm/copyright",
@@ -158,10 +159,15 @@ fn stage_tree(stage: &Path, built: &Path, vosk_dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
 
+    // libvosk first: the staged compositor runs below (to write its man pages), through the
+    // rpath it is given.
+    let libvosk = private.join("libvosk.so");
+    install(&vosk_dir.join("libvosk.so"), &libvosk, 0o644)?;
+    run_tool(&mut strip(&libvosk))?;
     for (name, links_vosk) in BINARIES {
         let staged = bin.join(name);
         install(&built.join(name), &staged, 0o755)?;
-        run_tool(Command::new("strip").arg("--strip-unneeded").arg(&staged))?;
+        run_tool(&mut strip(&staged))?;
         if links_vosk {
             run_tool(
                 Command::new("patchelf")
@@ -206,9 +212,6 @@ fn stage_tree(stage: &Path, built: &Path, vosk_dir: &Path) -> Result<()> {
             0o644,
         )?;
     }
-    let libvosk = private.join("libvosk.so");
-    install(&vosk_dir.join("libvosk.so"), &libvosk, 0o644)?;
-    run_tool(Command::new("strip").arg("--strip-unneeded").arg(&libvosk))?;
     install(
         &repo.join("assets/session/pcp-session"),
         &bin.join("pcp-session"),
@@ -228,12 +231,26 @@ fn stage_tree(stage: &Path, built: &Path, vosk_dir: &Path) -> Result<()> {
             install(&file, &share.join(to).join(name), 0o644)?;
         }
     }
-    let page = std::fs::read(repo.join("assets/package/pcp-confirm.5"))
-        .context("cannot read assets/package/pcp-confirm.5")?;
-    write_gzip(&share.join("man/man5/pcp-confirm.5.gz"), &page)?;
+    for (page, section) in [("pcp-confirm.5", "man5"), ("pcp-session.1", "man1")] {
+        let roff = std::fs::read(repo.join("assets/package").join(page))
+            .with_context(|| format!("cannot read assets/package/{page}"))?;
+        write_gzip(
+            &share.join("man").join(section).join(format!("{page}.gz")),
+            &roff,
+        )?;
+    }
     write_file(&doc.join("copyright"), copyright()?.as_bytes(), 0o644)?;
     write_gzip(&doc.join("changelog.gz"), changelog()?.as_bytes())?;
     Ok(())
+}
+
+/// `strip` of the symbols a program does not need, and of the compiler's `.comment` notes.
+fn strip(file: &Path) -> Command {
+    let mut command = Command::new("strip");
+    command
+        .args(["--strip-unneeded", "--remove-section=.comment"])
+        .arg(file);
+    command
 }
 
 /// `DEBIAN/control` and `DEBIAN/md5sums`.
@@ -247,8 +264,8 @@ Version: {version}
 Architecture: {arch}
 Maintainer: {maintainer}
 Installed-Size: {installed_kib}
-Depends: {depends}
-Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libegl1, libgl1-mesa-dri
+Depends: {depends}, libegl1
+Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libgl1-mesa-dri
 Suggests: fonts-nanum
 Section: x11
 Priority: optional
@@ -275,7 +292,8 @@ Description: Wayland compositor that gates actions behind user confirmation
     Ok(())
 }
 
-/// The `Depends` of every ELF file in the package, from `dpkg-shlibdeps`. libvosk has no
+/// The `Depends` of every ELF file in the package, from `dpkg-shlibdeps`. (The GLES renderer
+/// opens libEGL at run time, so no ELF file names it: the control file adds `libegl1`.) libvosk has no
 /// shlibs information of its own (it is private to this package), so its absence is ignored
 /// for the binaries that link it; libvosk's own libraries are found by reading it as well.
 fn depends(stage: &Path) -> Result<String> {
@@ -510,7 +528,7 @@ fn architecture() -> Result<String> {
 /// lintian (errors fail; the rest is shown) and the paths `dpkg -c` must list.
 pub fn check(deb: &Path) -> Result<()> {
     let lintian = Command::new("lintian")
-        .args(["--fail-on", "error", "--no-tag-display-limit"])
+        .args(["--fail-on", "error", "--tag-display-limit", "0"])
         .arg(deb)
         .output()
         .context("cannot run lintian (Debian package lintian; `cargo xtask setup` installs it)")?;
