@@ -19,12 +19,10 @@ pub const DEBUG_ENV: &str = "PCP_DEBUG";
 pub const FAILURE: u8 = 2;
 
 /// The exit status section every pcp binary's `--help` and man page end with.
-pub const EXIT_STATUS: &str = "Exit status:
-  0  success: the program did what was asked (an intent approved, a config or log found good)
-  1  the answer is no: an intent denied, a config that does not load, a tampered audit log, a
-     token that does not verify
-  2  failure: bad arguments or input, a file, device or service that cannot be used; the
-     message names what was wrong and where";
+pub const EXIT_STATUS: &str = "Exit status: 0 success: done as asked (an intent approved, a config or an \
+     audit log found good). 1 the answer is no: an intent denied, a config that does not load, a \
+     tampered audit log, a token that does not verify. 2 failure: bad arguments or input, or a \
+     file, device or service that cannot be used; the message on stderr names what and where.";
 
 /// What `--generate` writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
