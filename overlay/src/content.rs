@@ -317,7 +317,7 @@ fn json_error(path: &Path, e: serde_json::Error) -> OverlayError {
     }
 }
 
-/// Reads a content JSON file (see the README for the schema), loads its icon and validates it
+/// Reads a content JSON file (see docs/dialog.md for the schema), loads its icon and validates it
 /// against `config`'s limits.
 pub fn load_content(path: &Path, config: &crate::Config) -> Result<DialogContent, OverlayError> {
     let file: ContentFile = serde_json::from_str(&read(path)?).map_err(|e| json_error(path, e))?;

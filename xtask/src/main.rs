@@ -165,7 +165,7 @@ fn test() -> Result<()> {
         profile: "dev".into(),
         check: true,
     })?;
-    // The README's "Testing your agent": the Python agent against pcp-harness.
+    // docs/agents.md, "Testing your agent": the Python agent against pcp-harness.
     agent_example(&cache)?;
     // The nested development backend is behind a feature (it pulls in winit and GL): lint it and
     // run its Xvfb test too, so it keeps building and working.

@@ -33,7 +33,7 @@ const APT_PACKAGES: &[&str] = &[
     "xkb-data",
     "unzip",
     "python3-pip",
-    // The Python agent example's test (tests/python, README "Testing your agent").
+    // The Python agent example's test (tests/python, docs/agents.md, "Testing your agent").
     "python3",
     "fonts-droid-fallback",
     // Hangul for the dialog's challenge word (Droid Sans Fallback has none) in the voice tests.

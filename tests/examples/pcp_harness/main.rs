@@ -39,7 +39,7 @@ use script::{Action, Script};
 #[derive(Parser)]
 #[command(name = "pcp-harness")]
 struct Args {
-    /// The scripted user: what to do for each capability (see the README, "Testing your agent").
+    /// The scripted user: what to do for each capability (see docs/agents.md, "Testing your agent").
     #[arg(long, value_name = "SCRIPT.toml")]
     user: Option<PathBuf>,
     /// Also take commands on stdin, one a line: approve, deny, allow-session, double-tap,
