@@ -42,7 +42,7 @@ fn validate_accepts_the_shipped_sections_and_names_a_bad_one() {
 fn validate_checks_the_whole_shipped_default_config_and_the_device_sections() {
     let dir = tempfile::tempdir().unwrap();
     let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/config");
-    // The shipped default config is the sections' files together, as the README says.
+    // The shipped default config is the sections' files together, as docs/configuration.md says.
     let mut names: Vec<_> = std::fs::read_dir(&assets)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -295,6 +295,11 @@ fn without_a_config_file_it_starts_on_the_built_in_defaults() {
     assert!(out.status.success(), "{err}");
     // `--backend auto` here (no display server, no VT): headless, and it says why.
     assert!(err.contains("backend Headless"), "{err}");
+    // Its log went into a pipe, as into a log file or the journal: no colour escape codes.
+    assert!(
+        !err.contains('\u{1b}'),
+        "escape codes in a piped log: {err:?}"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Dialog rendering cost: a full render (layout, shaping and painting; what happens when a
 //! prompt appears or its content, theme or scale changes) and a countdown tick (the one region
-//! that changes every second), at 1920×1080 scale 1 and 3840×2160 scale 2. Budget (DESIGN.md):
+//! that changes every second), at 1920×1080 scale 1 and 3840×2160 scale 2. Budget (docs/performance.md):
 //! a tick ≤ 2 ms. Also a new prompt with a long action, target and step list on a 360×640 touch
 //! panel at scale 2: the layout tries smaller zooms, a wider dialog and then scrolling before
 //! it fits (the case where each text's shaping is reused across attempts).

@@ -302,9 +302,9 @@ pub enum Control {
 }
 
 fn read(path: &Path) -> Result<String, OverlayError> {
-    std::fs::read_to_string(path).map_err(|source| OverlayError::Read {
+    std::fs::read_to_string(path).map_err(|reason| OverlayError::Read {
         path: path.to_owned(),
-        source,
+        reason,
     })
 }
 
@@ -317,7 +317,7 @@ fn json_error(path: &Path, e: serde_json::Error) -> OverlayError {
     }
 }
 
-/// Reads a content JSON file (see the README for the schema), loads its icon and validates it
+/// Reads a content JSON file (see docs/dialog.md for the schema), loads its icon and validates it
 /// against `config`'s limits.
 pub fn load_content(path: &Path, config: &crate::Config) -> Result<DialogContent, OverlayError> {
     let file: ContentFile = serde_json::from_str(&read(path)?).map_err(|e| json_error(path, e))?;
@@ -325,9 +325,9 @@ pub fn load_content(path: &Path, config: &crate::Config) -> Result<DialogContent
         None => None,
         Some(rel) => {
             let icon_path = path.parent().unwrap_or(Path::new(".")).join(rel);
-            let bytes = std::fs::read(&icon_path).map_err(|source| OverlayError::Read {
+            let bytes = std::fs::read(&icon_path).map_err(|reason| OverlayError::Read {
                 path: icon_path.clone(),
-                source,
+                reason,
             })?;
             let pixels = tiny_skia::Pixmap::decode_png(&bytes).map_err(|e| OverlayError::Icon {
                 path: icon_path.clone(),

@@ -34,11 +34,12 @@ pub use text::Fonts;
 /// compositor treats any of them while a prompt is up as a denial (fail closed).
 #[derive(Debug, thiserror::Error)]
 pub enum OverlayError {
-    /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
+    /// A file could not be read. The I/O error is part of the message, not a cause of its own,
+    /// so that a cause chain (`{:#}`) does not say it twice.
+    #[error("cannot read {path}: {reason}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// A content or state file is not valid JSON for its schema.
     #[error("{path}:{line}:{column}: {message}")]

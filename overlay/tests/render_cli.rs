@@ -173,3 +173,48 @@ fn bad_arguments_and_files_are_named() {
         "{text}"
     );
 }
+
+/// A failure is for people: one line naming the file and what was wrong, no backtrace even when
+/// the environment asks Rust for one; `PCP_DEBUG=1` or `--debug` ask for the developer's form.
+#[test]
+fn errors_are_one_line_without_a_backtrace_unless_debug_asks() {
+    let bad = tmp("bad-content.json");
+    std::fs::write(&bad, "{bad").unwrap();
+    let bad = bad.to_str().unwrap();
+    let out = tmp("never.png");
+    let args = [
+        "--content",
+        bad,
+        "--size",
+        "800x480",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let run = |extra: &[&str], env: &[(&str, &str)]| {
+        let o = bin()
+            .args(args)
+            .args(extra)
+            .env("RUST_BACKTRACE", "1")
+            .env("RUST_LIB_BACKTRACE", "1")
+            .env_remove("PCP_DEBUG")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let plain = run(&[], &[]);
+    assert_eq!(plain.lines().count(), 1, "{plain}");
+    assert!(
+        plain.starts_with(&format!("pcp-overlay-render: {bad}:1:2: ")),
+        "{plain}"
+    );
+    assert!(!plain.to_lowercase().contains("backtrace"), "{plain}");
+    for (extra, env) in [
+        (&["--debug"][..], &[][..]),
+        (&[][..], &[("PCP_DEBUG", "1")][..]),
+    ] {
+        let debug = run(extra, env);
+        assert!(debug.contains("Stack backtrace"), "{debug}");
+    }
+}

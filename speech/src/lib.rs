@@ -6,7 +6,7 @@
 //! the question is spoken and is released after `unload_after_s` without a voice prompt;
 //! [`SpeechEngine::prepare`] starts the load earlier), then polls the returned [`Listener`] from its event loop for
 //! [`SpeechEvent`]s. At exit it calls [`SpeechEngine::shutdown`] (or drops the engine), so no
-//! thread is inside libvosk when the process ends. `pcpctl listen` calls [`listen::run`].
+//! thread is inside libvosk when the process ends. `pcp-listen` calls [`listen::run`].
 
 pub mod alsa_log;
 pub mod capture;

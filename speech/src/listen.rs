@@ -1,4 +1,4 @@
-//! One round of listening, shared by the CLI (`pcpctl listen`), the compositor's `Listener` and
+//! One round of listening, shared by the CLI (`pcp-listen`), the compositor's `Listener` and
 //! the tests: audio from a WAV file or a cpal device → conversion → grammar recognition, until an
 //! answer is decided or the timeout passes, counted in captured audio and in wall time.
 
@@ -29,7 +29,7 @@ pub enum ListenInput {
     Wav(PathBuf),
 }
 
-/// What `pcpctl listen` asks for.
+/// What `pcp-listen` asks for.
 #[derive(Debug, Clone)]
 pub struct ListenOptions {
     /// Model directory; `None` is the configured or discovered one.
@@ -64,7 +64,7 @@ impl From<Option<SpokenAnswer>> for ReportAnswer {
     }
 }
 
-/// `pcpctl listen`'s JSON line: `{"answer","transcript","audio_ms","decided_after_ms"}`.
+/// `pcp-listen`'s JSON line: `{"answer","transcript","audio_ms","decided_after_ms"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ListenReport {
     pub answer: ReportAnswer,
@@ -478,7 +478,7 @@ pub fn round_from_wav(
     )
 }
 
-/// `pcpctl listen`: resolves model and pack, listens once, returns the JSON-able report.
+/// `pcp-listen`: resolves model and pack, listens once, returns the JSON-able report.
 pub fn run(options: ListenOptions) -> Result<ListenReport, SpeechError> {
     let lang = options
         .lang

@@ -106,7 +106,7 @@ fn an_answer_followed_by_light_noise_is_decided_once_the_speaker_is_quiet() {
     // Vosk's endpoint rules here, by the per-frame quiet level where they do not end it) and the
     // answer decided, not held until the input ends.
     // (Noise *before* a word is another matter: the Korean model hears it as the onset of
-    // "주세요" or "중지", see the README's evaluation notes.)
+    // "주세요" or "중지", see docs/voice-tuning.md.)
     let dir = tempfile::tempdir().unwrap();
     let said = speech(
         dir.path(),

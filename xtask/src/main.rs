@@ -1,10 +1,13 @@
 //! `cargo xtask`: the project's commands. `setup` installs what a fresh Debian machine lacks,
 //! `test` is what CI runs, `demo` shows the product, `bench` runs the criterion benches, `fuzz`
 //! runs the cargo-fuzz targets, `session-test` plays the desktop session on a real kernel in a
-//! virtual machine, `eval-voice` measures voice recognition on a generated evaluation set.
+//! virtual machine, `eval-voice` measures voice recognition on a generated evaluation set,
+//! `check-docs` checks the docs' links and quoted commands, `package` builds the Debian package.
 
+mod docs_check;
 mod eval_voice;
 mod fuzz;
+mod package;
 mod session_test;
 mod setup;
 
@@ -13,7 +16,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice>
+const USAGE: &str =
+    "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice|check-docs|package>
   setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
           fuzzing tools (nightly, cargo-fuzz)
   test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, the Python
@@ -38,6 +42,13 @@ const USAGE: &str = "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-
           [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE] generate the
           voice evaluation set (espeak-ng) and measure recognition on it (--ci: a subset):
           the confusion table, false approvals and latency go to target/eval-voice/
+  check-docs
+          build the programs, then check that every relative link in README.md and docs/
+          resolves (files and #anchors) and that every quoted command's subcommands and
+          --flags are in the program's --help
+  package [--profile release|dev] [--check]
+          build the Debian package pcp-confirm into target/package/ (release by default);
+          --check runs lintian on it (errors fail) and checks dpkg -c for the paths it must hold
 ";
 
 /// Seconds each fuzz target runs in `cargo xtask test` (9 targets: 2¼ minutes).
@@ -69,6 +80,14 @@ fn run() -> Result<()> {
             fuzz::fuzz(&root(), &cache, seconds, &targets).map(|_| ())
         }
         Some("eval-voice") => eval_voice::run(&args[1..]),
+        Some("package") => {
+            let options = package::parse(&args[1..])?;
+            package::run(&options).map(|_| ())
+        }
+        Some("check-docs") => {
+            let cache = setup::setup()?;
+            docs_check::run(&root(), &cache, USAGE)
+        }
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}{}", eval_voice::USAGE);
             Ok(())
@@ -83,6 +102,13 @@ pub fn root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Where cargo puts build output (`CARGO_TARGET_DIR`, else `target/`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
 }
 
 /// Runs `cargo ARGS` in the workspace root with the cache dir exported; fails on a non-zero exit.
@@ -130,7 +156,16 @@ fn test() -> Result<()> {
         &cache,
     )?;
     cargo(&["test", "--workspace"], &cache)?;
-    // The README's "Testing your agent": the Python agent against pcp-harness.
+    // The README and docs/ link only to what exists and quote only commands that exist.
+    docs_check::run(&root(), &cache, USAGE)?;
+    // The Debian package builds, lintian finds no error in it, and it holds what it must. From
+    // the dev profile: a release build of the compositor costs far more than the check is worth
+    // here (`cargo xtask package` alone builds the release one).
+    package::run(&package::Options {
+        profile: "dev".into(),
+        check: true,
+    })?;
+    // docs/agents.md, "Testing your agent": the Python agent against pcp-harness.
     agent_example(&cache)?;
     // The nested development backend is behind a feature (it pulls in winit and GL): lint it and
     // run its Xvfb test too, so it keeps building and working.

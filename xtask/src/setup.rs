@@ -34,7 +34,7 @@ const APT_PACKAGES: &[&str] = &[
     "xkb-data",
     "unzip",
     "python3-pip",
-    // The Python agent example's test (tests/python, README "Testing your agent").
+    // The Python agent example's test (tests/python, docs/agents.md, "Testing your agent").
     "python3",
     "fonts-droid-fallback",
     // Hangul for the dialog's challenge word (Droid Sans Fallback has none) in the voice tests.
@@ -42,6 +42,11 @@ const APT_PACKAGES: &[&str] = &[
     "xvfb",
     // `pcpctl run` confines agents with bubblewrap (and its tests run it).
     "bubblewrap",
+    // `cargo xtask package`: the binaries' rpath is set to the package's private library folder
+    // (patchelf), the Depends come from dpkg-shlibdeps (dpkg-dev), lintian checks the result.
+    "patchelf",
+    "dpkg-dev",
+    "lintian",
     "libegl1",
     "libegl-mesa0",
     "libgl1-mesa-dri",

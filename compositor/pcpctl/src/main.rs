@@ -17,17 +17,22 @@ mod validate;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "pcpctl",
     version,
-    about = "Talk to pcp-confirm: intents, policy, audit and tokens"
+    about = "Talk to pcp-confirm: intents, policy, audit and tokens",
+    after_long_help = after_help()
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// On failure, print the error's causes one per line and where it was made (a backtrace);
+    /// `PCP_DEBUG=1` does the same.
+    #[arg(long, global = true)]
+    debug: bool,
 }
 
 #[derive(Subcommand)]
@@ -51,20 +56,27 @@ enum Command {
     Token(token::Args),
 }
 
+/// Said after `--help` and in the man page: where the voice model comes from, and exit codes.
+fn after_help() -> String {
+    format!(
+        "Voice confirmation needs a Vosk speech model, which pcp-confirm does not ship: until one \
+         is installed, prompts that would ask for a spoken answer ask you to hold Approve down \
+         instead. Unpack a model that supports grammar mode (e.g. vosk-model-small-en-us-0.15) \
+         into ~/.cache/vosk/, or point `[speech] model` in ~/.config/pcp/config.toml at it, and \
+         set `[speech] language` and `voice` to its language (see pcp-confirm(5)).\n\n{}",
+        pcp_cli::EXIT_STATUS
+    )
+}
+
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match run(Cli::parse()) {
+    if let Some(code) = pcp_cli::generate_if_asked(Cli::command) {
+        return code;
+    }
+    let cli = Cli::parse();
+    let report = pcp_cli::Report::start("pcpctl", "warn", cli.debug);
+    match run(cli) {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("pcpctl: {e:#}");
-            ExitCode::from(2)
-        }
+        Err(e) => report.fail(&e),
     }
 }
 

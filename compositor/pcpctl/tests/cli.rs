@@ -317,3 +317,38 @@ fn the_example_trace_in_assets_replays_as_its_comments_say() {
         ]
     );
 }
+
+/// The man page and the bash completion the package installs are made from the clap definition:
+/// every subcommand is in both, and the man page documents the exit codes and the voice model.
+#[test]
+fn the_man_page_and_bash_completion_come_from_the_command_line_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pcpctl(&["--generate", "man", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let man = std::fs::read_to_string(dir.path().join("pcpctl.1")).unwrap();
+    assert!(man.contains(".TH pcpctl 1"), "{man}");
+    for word in [
+        "validate", "explain", "replay", "audit", "submit", "run", "token",
+    ] {
+        assert!(
+            man.contains(&format!("pcpctl\\-{word}(1)")),
+            "no {word} in {man}"
+        );
+        let page = std::fs::read_to_string(dir.path().join(format!("pcpctl-{word}.1"))).unwrap();
+        assert!(page.contains(".SH OPTIONS"), "{page}");
+    }
+    assert!(
+        dir.path().join("pcpctl-audit-verify.1").exists(),
+        "nested subcommands get pages too"
+    );
+    assert!(man.contains("Exit status"), "{man}");
+    assert!(man.contains("Vosk"), "{man}");
+    let bash = pcpctl(&["--generate", "bash-completion"]);
+    assert!(bash.status.success());
+    let bash = String::from_utf8_lossy(&bash.stdout);
+    assert!(bash.contains("complete -F _pcpctl"), "{bash}");
+    assert!(bash.contains("submit"), "{bash}");
+    let unknown = pcpctl(&["--generate", "fish"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("--generate fish"));
+}

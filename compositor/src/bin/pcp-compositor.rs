@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use calloop::generic::Generic;
 use calloop::{Interest, Mode, PostAction};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use pcp_compositor::auto::Surroundings;
 use pcp_compositor::backend::{BackendError, BackendKind, UDEV_BUILT, WINIT_BUILT};
 use pcp_compositor::config::OutputSpec;
@@ -26,7 +26,8 @@ use pcp_plugin::PcpHandler;
 #[command(
     name = "pcp-compositor",
     version,
-    about = "A Wayland compositor that gates intents"
+    about = "A Wayland compositor that gates intents",
+    after_long_help = pcp_cli::EXIT_STATUS
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,6 +43,8 @@ struct Cli {
     /// The socket name in $XDG_RUNTIME_DIR.
     #[arg(long, default_value = "pcp-0")]
     socket: String,
+    /// The config file (default: $XDG_CONFIG_HOME/pcp/config.toml; without one, the built-in
+    /// defaults).
     #[arg(long)]
     config: Option<PathBuf>,
     /// Write each output's picture as DIR/<output>.png when it changed.
@@ -50,12 +53,17 @@ struct Cli {
     /// How often to write captures, in milliseconds.
     #[arg(long, default_value_t = 500)]
     capture_interval_ms: u64,
+    /// On failure, print the error's causes one per line and where it was made (a backtrace);
+    /// `PCP_DEBUG=1` does the same.
+    #[arg(long, global = true)]
+    debug: bool,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Check a config file: the gate's sections, every manifest, `[compositor]` and `[overlay]`.
     Validate {
+        /// The config file to check (default: $XDG_CONFIG_HOME/pcp/config.toml).
         #[arg(long)]
         config: Option<PathBuf>,
     },
@@ -70,19 +78,14 @@ enum Backend {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match run(Cli::parse()) {
+    if let Some(code) = pcp_cli::generate_if_asked(Cli::command) {
+        return code;
+    }
+    let cli = Cli::parse();
+    let report = pcp_cli::Report::start("pcp-compositor", "info", cli.debug);
+    match run(cli) {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("pcp-compositor: {e:#}");
-            ExitCode::from(2)
-        }
+        Err(e) => report.fail(&e),
     }
 }
 

@@ -3,6 +3,7 @@
 //! the same arguments give the same pixels on any machine.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -41,6 +42,10 @@ struct Args {
     /// Where to write the PNG.
     #[arg(long)]
     out: PathBuf,
+    /// On failure, print the error's causes one per line and where it was made (a backtrace);
+    /// `PCP_DEBUG=1` does the same.
+    #[arg(long)]
+    debug: bool,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -66,15 +71,17 @@ struct ConfigFile {
     overlay: Config,
 }
 
-fn main() -> Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+fn main() -> ExitCode {
     let args = Args::parse();
+    let report = pcp_cli::Report::start("pcp-overlay-render", "warn", args.debug);
+    match render(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => report.fail(&e),
+    }
+}
+
+/// Renders the dialog the arguments describe and writes the PNG.
+fn render(args: Args) -> Result<()> {
     if !(args.scale.is_finite() && args.scale > 0.0) {
         bail!("--scale {} is not a positive number", args.scale);
     }

@@ -35,25 +35,20 @@ struct Cli {
     /// A config file whose `[speech]` section applies.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// On failure, print the error in the developer's form; `PCP_DEBUG=1` does the same.
+    #[arg(long)]
+    debug: bool,
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    let report = pcp_cli::Report::start("pcp-listen", "warn", cli.debug);
+    match run(cli) {
         Ok(line) => {
             println!("{line}");
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("pcp-listen: {e}");
-            ExitCode::from(2)
-        }
+        Err(e) => report.fail_message(&e),
     }
 }
 

@@ -39,7 +39,7 @@ use script::{Action, Script};
 #[derive(Parser)]
 #[command(name = "pcp-harness")]
 struct Args {
-    /// The scripted user: what to do for each capability (see the README, "Testing your agent").
+    /// The scripted user: what to do for each capability (see docs/agents.md, "Testing your agent").
     #[arg(long, value_name = "SCRIPT.toml")]
     user: Option<PathBuf>,
     /// Also take commands on stdin, one a line: approve, deny, allow-session, double-tap,
@@ -65,6 +65,9 @@ struct Args {
     /// Load the voice model even if the script never speaks.
     #[arg(long)]
     voice: bool,
+    /// On failure, print the error in the developer's form; `PCP_DEBUG=1` does the same.
+    #[arg(long)]
+    debug: bool,
     /// A program to run against the harness (after `--`), with `WAYLAND_DISPLAY`,
     /// `XDG_RUNTIME_DIR`, `PCP_CONFIG` and `PCP_STATE` set and its output on stderr: the harness
     /// ends when it does and exits with its status.
@@ -81,13 +84,11 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    let report = pcp_cli::Report::new("pcp-harness", args.debug);
     match run(args) {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(code)) => ExitCode::from(code),
-        Err(e) => {
-            eprintln!("pcp-harness: {e}");
-            ExitCode::from(2)
-        }
+        Err(e) => report.fail_message(&e),
     }
 }
 
