@@ -34,6 +34,7 @@ fn content() -> DialogContent {
         timeout_seconds: 30,
         queued: 2,
         press_and_hold: false,
+        voice_unavailable: None,
         offer_session: false,
     }
 }

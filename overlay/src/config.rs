@@ -230,7 +230,8 @@ pub struct Strings {
     pub steps_label: String,
     /// Heading above the parameters the description does not show.
     pub extra_params_label: String,
-    /// Above the challenge word of a spoken approval.
+    /// Above the challenge word of a spoken approval; `{approve}` is the phrase pack's
+    /// approval word.
     pub challenge: String,
     pub approve: String,
     pub deny: String,
@@ -246,12 +247,20 @@ pub struct Strings {
     pub risk_privileged: String,
     pub risk_destructive: String,
     pub risk_system: String,
-    /// Voice modality while the microphone listens.
+    /// Voice modality while the microphone listens; `{approve}`, `{deny}` and `{cancel}` are
+    /// the phrase pack's answer words (see [`Strings::with_answer_words`]).
     pub listening: String,
-    /// Voice modality after a spoken "yes" when the visual control is still needed.
+    /// Voice modality after a spoken approval when the visual control is still needed.
     pub voice_heard: String,
+    /// Voice modality after something was said that decided nothing; listening goes on.
+    pub voice_missed: String,
     /// Voice modality when recognition failed or is unavailable.
     pub voice_unavailable: String,
+    /// Shown where a prompt needed voice and there is no speech model for the language;
+    /// `{language}` is its code.
+    pub voice_no_model: String,
+    /// Shown where a prompt needed voice and there is no microphone.
+    pub voice_no_microphone: String,
     /// Haptic modality before the first tap.
     pub double_tap: String,
     /// Haptic modality after the first tap.
@@ -287,7 +296,7 @@ impl Default for Strings {
             target_label: "Target".into(),
             steps_label: "Steps".into(),
             extra_params_label: "Other parameters".into(),
-            challenge: "To approve by voice, say “yes” and this word:".into(),
+            challenge: "To approve by voice, say “{approve}” and this word:".into(),
             approve: "Approve".into(),
             deny: "Deny".into(),
             allow_session: "Allow until logout".into(),
@@ -298,9 +307,12 @@ impl Default for Strings {
             risk_privileged: "Needs privileges".into(),
             risk_destructive: "Destructive: cannot be undone".into(),
             risk_system: "Changes the system".into(),
-            listening: "Listening… say “yes” or “no”".into(),
-            voice_heard: "Heard “yes”: now choose Approve".into(),
+            listening: "Listening… say “{approve}” or “{deny}”".into(),
+            voice_heard: "Heard “{approve}”: now choose Approve".into(),
+            voice_missed: "Didn't catch that: say “{approve}” or “{deny}”".into(),
             voice_unavailable: "Voice unavailable".into(),
+            voice_no_model: "Voice unavailable: no speech model for “{language}”".into(),
+            voice_no_microphone: "Voice unavailable: no microphone".into(),
             double_tap: "Double-tap to confirm".into(),
             tap_again: "Tap once more".into(),
             hold_hint: "Hold Approve to confirm".into(),
@@ -315,7 +327,29 @@ impl Default for Strings {
     }
 }
 
+/// The texts that name the words a spoken answer is made of.
+const ANSWER_WORD_TEXTS: usize = 4;
+
 impl Strings {
+    /// These strings with `{approve}`, `{deny}` and `{cancel}` replaced by the active phrase
+    /// pack's answer words, so the dialog names the words the recognizer listens for.
+    pub fn with_answer_words(&self, approve: &str, deny: &str, cancel: &str) -> Strings {
+        let mut filled = self.clone();
+        let fields: [&mut String; ANSWER_WORD_TEXTS] = [
+            &mut filled.challenge,
+            &mut filled.listening,
+            &mut filled.voice_heard,
+            &mut filled.voice_missed,
+        ];
+        for text in fields {
+            *text = text
+                .replace("{approve}", approve)
+                .replace("{deny}", deny)
+                .replace("{cancel}", cancel);
+        }
+        filled
+    }
+
     /// The wording shown for a risk class.
     pub fn risk(&self, risk: Risk) -> &str {
         match risk {

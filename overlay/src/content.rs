@@ -119,6 +119,10 @@ pub struct DialogContent {
     /// The plan asks for a press-and-hold on Approve: the stronger gesture the gate requires
     /// when voice was needed but is unavailable.
     pub press_and_hold: bool,
+    /// Why voice is not part of this prompt when its class needed it (no speech model for the
+    /// language, no microphone): the line shown above the hold hint. Host text from
+    /// `[overlay.text]`, not the client's.
+    pub voice_unavailable: Option<String>,
     /// Offer "Allow until logout" (a session approval): guarded like Approve, never focused by
     /// default. The gate offers it only where its rules allow one.
     pub offer_session: bool,
@@ -214,6 +218,8 @@ struct ContentFile {
     #[serde(default)]
     press_and_hold: bool,
     #[serde(default)]
+    voice_unavailable: Option<String>,
+    #[serde(default)]
     offer_session: bool,
 }
 
@@ -280,6 +286,8 @@ impl Default for LiveState {
 pub enum VoiceState {
     Listening,
     Heard,
+    /// Something was said that decided nothing; still listening.
+    Missed,
     Unavailable,
 }
 
@@ -351,6 +359,7 @@ pub fn load_content(path: &Path, config: &crate::Config) -> Result<DialogContent
         timeout_seconds: file.timeout_seconds,
         queued: file.queued,
         press_and_hold: file.press_and_hold,
+        voice_unavailable: file.voice_unavailable,
         offer_session: file.offer_session,
     };
     content.validate(config)?;
@@ -519,6 +528,7 @@ mod tests {
             timeout_seconds: 30,
             queued: 0,
             press_and_hold: false,
+            voice_unavailable: None,
             offer_session: false,
         };
         let e = c.validate(&Config::default()).unwrap_err().to_string();

@@ -204,8 +204,17 @@ pub fn draw_region(
                 Row::Voice => match live.voice {
                     VoiceState::Listening => (text.listening.as_str(), p.meter),
                     VoiceState::Heard => (text.voice_heard.as_str(), p.routine),
+                    VoiceState::Missed => (text.voice_missed.as_str(), p.meter),
                     VoiceState::Unavailable => (text.voice_unavailable.as_str(), p.muted),
                 },
+                Row::VoiceUnavailable => (
+                    scene
+                        .content
+                        .voice_unavailable
+                        .as_deref()
+                        .unwrap_or_default(),
+                    p.muted,
+                ),
                 Row::Haptic => match live.haptic {
                     HapticState::Waiting => (text.double_tap.as_str(), p.focus),
                     HapticState::FirstTap => (text.tap_again.as_str(), p.meter),
@@ -234,7 +243,7 @@ pub fn draw_region(
                 return IRect::default();
             };
             fill_rect(pixmap, m, p.card);
-            if live.voice == VoiceState::Listening {
+            if matches!(live.voice, VoiceState::Listening | VoiceState::Missed) {
                 draw_bar(pixmap, m, live.voice_level, p.track, p.meter);
             }
             m

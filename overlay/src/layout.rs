@@ -142,11 +142,13 @@ impl Placed {
     }
 }
 
-/// A live row under the separator: one per modality other than visual, plus the hold hint.
+/// A live row under the separator: one per modality other than visual, plus why voice is
+/// missing and the hold hint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
     Voice,
     Haptic,
+    VoiceUnavailable,
     Hold,
 }
 

@@ -34,6 +34,7 @@ fn content(action: &str) -> DialogContent {
         timeout_seconds: 30,
         queued: 0,
         press_and_hold: false,
+        voice_unavailable: None,
         offer_session: false,
     }
 }

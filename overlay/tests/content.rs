@@ -30,6 +30,7 @@ fn content() -> DialogContent {
         timeout_seconds: 30,
         queued: 0,
         press_and_hold: false,
+        voice_unavailable: None,
         offer_session: false,
     }
 }

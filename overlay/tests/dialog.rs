@@ -31,6 +31,7 @@ fn content(risk: Risk) -> DialogContent {
         queued: 2,
         // As the gate asks when voice is unavailable: these tests exercise the hold.
         press_and_hold: matches!(risk, Risk::Destructive | Risk::System),
+        voice_unavailable: None,
         offer_session: false,
     }
 }

@@ -56,7 +56,7 @@ fn memory() {
     let before = rss_mb();
     let config = Config {
         unload_after_s: 1,
-        ..Config::default()
+        ..Config::for_language("ko")
     };
     let engine = SpeechEngine::start(config);
     std::thread::sleep(Duration::from_millis(200));
@@ -81,7 +81,7 @@ fn memory() {
 
 fn bench(c: &mut Criterion) {
     memory();
-    let config = Config::default();
+    let config = Config::for_language("ko");
     let dir = find_model(None, &config.language).expect("the Korean model (cargo xtask setup)");
     let pack = PhrasePack::load(None, &config.language).unwrap();
 

@@ -45,12 +45,12 @@ fn bench(c: &mut Criterion) {
     let audio = fixture(dir.path());
     let model = SpeechModel::load(&find_model(None, "ko").unwrap()).unwrap();
     let pack = Arc::new(PhrasePack::load(None, "ko").unwrap());
-    let config = Config::default();
+    let config = Config::for_language("ko");
     let audio_s = audio.len() as f64 / 16_000.0;
     // Every decoder phase decodes all the audio: a partial never holds long enough to decide.
     let undecided = Config {
         stable_partial_ms: u64::MAX / 32_000,
-        ..Config::default()
+        ..Config::for_language("ko")
     };
 
     c.bench_function("recognizer_new", |b| {

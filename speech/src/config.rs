@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpeechError;
+use crate::phrases::PhrasePack;
 
 /// Whether `option` looks like one Kaldi command-line option, `--key=value`, with nothing that
 /// could start another line or option in `model.conf`.
@@ -33,6 +34,26 @@ pub const DEFAULT_DECODER_OPTIONS: &[&str] = &[
     "--endpoint.rule3.min-trailing-silence=0.5",
 ];
 
+/// Whether `code` looks like a language code: 2 or 3 lowercase ASCII letters (ISO 639).
+fn is_language_code(code: &str) -> bool {
+    (2..=3).contains(&code.len()) && code.bytes().all(|b| b.is_ascii_lowercase())
+}
+
+/// The language of a POSIX locale name (`ko_KR.UTF-8` is `ko`, `en_US` is `en`); `C`, `POSIX`,
+/// an empty name and anything that is not a language code are English, the C locale's.
+pub fn language_of_locale(locale: &str) -> String {
+    let code = locale
+        .split(['_', '.', '@'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if is_language_code(&code) {
+        code
+    } else {
+        "en".into()
+    }
+}
+
 /// The gate's risk classes, by the names `[speech] challenge` lists.
 pub const RISK_CLASSES: &[&str] = &["routine", "privileged", "destructive", "system"];
 
@@ -42,9 +63,11 @@ pub const RISK_CLASSES: &[&str] = &["routine", "privileged", "destructive", "sys
 pub struct Config {
     /// Whether voice confirmation may be offered at all.
     pub enabled: bool,
-    /// Language of the phrase pack and model (`ko`, `en`, ...).
+    /// Language of the phrase pack and model (`ko`, `en`, ...); empty means the user's locale
+    /// (see [`Config::language`]).
     pub language: String,
-    /// Vosk model directory; empty means discover (`~/.cache/vosk/*`, then the project cache).
+    /// Vosk model directory; empty means discover (`~/.cache/vosk/*`, the project cache, then
+    /// `/usr/share/vosk/`).
     pub model: PathBuf,
     /// Directory of phrase packs (`<language>.toml`); empty means the packs built into the crate.
     pub phrases_dir: PathBuf,
@@ -103,13 +126,15 @@ pub struct Config {
     pub level_interval_ms: u64,
     /// Speak the question before listening.
     pub speak_prompt: bool,
-    /// espeak-ng voice for the question (a voice name such as `ko` or `en-us`).
+    /// espeak-ng voice for the question (a voice name such as `ko` or `en-us`); empty means the
+    /// phrase pack's.
     pub voice: String,
     /// Speaking rate of the question, in words per minute (espeak-ng's 80..=450).
     pub speech_rate_wpm: u32,
     /// Pitch of the question, 0..=100 (50 is espeak-ng's normal). Kept low for a calm tone.
     pub pitch: u32,
-    /// The question: `{action}` is replaced by the action's description.
+    /// The question: `{action}` is replaced by the action's description, `{approve}`, `{deny}`
+    /// and `{cancel}` by the phrase pack's answer words. Empty means the pack's question.
     pub question_template: String,
     /// Silence after the question before the microphone opens, in milliseconds, so the tail of
     /// the question still in the device buffer is not heard as an answer.
@@ -127,10 +152,11 @@ pub struct Config {
     /// lets anything that hears the question answer it too).
     pub speak_challenge: bool,
     /// Added to the question of a challenge prompt when `speak_challenge` is false: tells the
-    /// user to say the word shown on the dialog.
+    /// user to say the word shown on the dialog. Takes the answer words like the question;
+    /// empty means the pack's.
     pub challenge_hint: String,
     /// Added to the question of a challenge prompt when `speak_challenge` is true; `{word}` is
-    /// replaced by the word.
+    /// replaced by the word. Empty means the pack's.
     pub challenge_spoken: String,
     /// Alternatives Vosk returns per utterance (n-best); the margin rules compare them. 1..=20.
     pub alternatives: u16,
@@ -142,13 +168,21 @@ pub struct Config {
     /// On a challenge prompt, how long after an approval said alone (ms) the shown word may
     /// still follow as its own utterance ("네. … 기차").
     pub challenge_pause_ms: u64,
+    /// Play a short cue when something was said that decided nothing (the dialog says "didn't
+    /// catch that" with the answer words either way). A quiet setup turns it off with
+    /// `speak_prompt`.
+    pub missed_earcon: bool,
+    /// The cue's first tone in Hz (the second is three quarters of it), 200..=4000.
+    pub earcon_hz: u32,
+    /// Each tone's length in milliseconds, 20..=1000.
+    pub earcon_ms: u32,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             enabled: true,
-            language: "ko".into(),
+            language: String::new(),
             model: PathBuf::new(),
             phrases_dir: PathBuf::new(),
             input_device: String::new(),
@@ -171,22 +205,24 @@ impl Default for Config {
             capture_reopen: 3,
             level_interval_ms: 100,
             speak_prompt: true,
-            voice: "ko".into(),
+            voice: String::new(),
             speech_rate_wpm: 150,
             pitch: 40,
-            question_template: "{action}. 진행할까요? 네, 아니요, 또는 취소라고 말씀해 주세요."
-                .into(),
+            question_template: String::new(),
             after_prompt_ms: 150,
             unload_after_s: 300,
             load_at_start: false,
             challenge: vec!["destructive".into(), "system".into()],
             speak_challenge: false,
-            challenge_hint: "승인하려면 화면에 보이는 단어와 함께 네라고 말씀해 주세요.".into(),
-            challenge_spoken: "승인하려면 네, {word}라고 말씀해 주세요.".into(),
+            challenge_hint: String::new(),
+            challenge_spoken: String::new(),
             alternatives: 8,
             approve_margin: 0.4,
             refuse_margin: 0.25,
             challenge_pause_ms: 1500,
+            missed_earcon: true,
+            earcon_hz: 880,
+            earcon_ms: 90,
         }
     }
 }
@@ -212,8 +248,23 @@ impl Config {
     /// Checks values serde cannot: ranges and non-empty strings.
     pub fn validate(&self) -> Result<(), SpeechError> {
         let bad = |m: String| Err(SpeechError::Config(m));
-        if self.language.trim().is_empty() {
-            return bad("`language` is empty".into());
+        if !self.language.is_empty() && !is_language_code(&self.language) {
+            return bad(format!(
+                "`language` = {:?} is not a language code such as `ko` or `en` (empty: the locale's)",
+                self.language
+            ));
+        }
+        if !(200..=4000).contains(&self.earcon_hz) {
+            return bad(format!(
+                "`earcon_hz` = {} is outside 200..=4000",
+                self.earcon_hz
+            ));
+        }
+        if !(20..=1000).contains(&self.earcon_ms) {
+            return bad(format!(
+                "`earcon_ms` = {} is outside 20..=1000",
+                self.earcon_ms
+            ));
         }
         if self.timeout_ms == 0 {
             return bad("`timeout_ms` must be more than 0".into());
@@ -312,7 +363,62 @@ impl Config {
         Duration::from_millis(self.timeout_ms)
     }
 
-    /// The question for an action, from `question_template`.
+    /// The language whose pack and model are used: `language`, or when it is empty the user's
+    /// locale (`LC_ALL`, then `LC_MESSAGES`, then `LANG`; `C` and `POSIX` are English).
+    pub fn language(&self) -> String {
+        if !self.language.is_empty() {
+            return self.language.clone();
+        }
+        let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|value| !value.is_empty())
+            .unwrap_or_default();
+        language_of_locale(&locale)
+    }
+
+    /// The defaults with `language` set, whatever the locale says (tests, the demo and the VM
+    /// say which pack and model they use).
+    pub fn for_language(language: &str) -> Config {
+        Config {
+            language: language.into(),
+            ..Config::default()
+        }
+    }
+
+    /// This config with `language` resolved (see [`Config::language`]).
+    pub fn with_language(&self) -> Config {
+        Config {
+            language: self.language(),
+            ..self.clone()
+        }
+    }
+
+    /// This config with its language resolved and what it leaves empty taken from `pack`: the
+    /// question's voice and sentences. The answer words are filled into the sentences, the
+    /// configured ones too, so nothing spoken names a word the pack does not listen for.
+    pub fn with_pack(&self, pack: &PhrasePack) -> Config {
+        let s = pack.sentences();
+        let words = pack.answer_words();
+        let pick = |own: &str, packs: &str| {
+            if own.trim().is_empty() {
+                packs.to_string()
+            } else {
+                words.fill(own)
+            }
+        };
+        Config {
+            language: self.language(),
+            voice: pick(&self.voice, &s.voice),
+            question_template: pick(&self.question_template, &s.question),
+            challenge_hint: pick(&self.challenge_hint, &s.challenge_hint),
+            challenge_spoken: pick(&self.challenge_spoken, &s.challenge_spoken),
+            ..self.clone()
+        }
+    }
+
+    /// The question for an action, from `question_template` (filled in by the engine from the
+    /// phrase pack where it is empty).
     pub fn question(&self, action: &str) -> String {
         self.question_template.replace("{action}", action)
     }
@@ -378,6 +484,8 @@ mod tests {
             "approve_margin = -1.0",
             "refuse_margin = nan",
             "challenge_pause_ms = 60000",
+            "earcon_hz = 20",
+            "earcon_ms = 5000",
         ] {
             let key = text.split(' ').next().unwrap();
             let err = Config::from_toml(text, "t").unwrap_err().to_string();
@@ -390,12 +498,44 @@ mod tests {
         let c = Config::default();
         assert!(c.challenges("destructive") && c.challenges("system"));
         assert!(!c.challenges("routine") && !c.challenges("privileged"));
-        assert!(!c.challenge_question("기차").contains("기차"));
-        let spoken = Config {
-            speak_challenge: true,
+        let hinted = Config {
+            challenge_hint: "say yes and the word".into(),
+            challenge_spoken: "say yes, {word}".into(),
             ..Config::default()
         };
-        assert!(spoken.challenge_question("기차").contains("네, 기차"));
+        assert!(!hinted.challenge_question("기차").contains("기차"));
+        let spoken = Config {
+            speak_challenge: true,
+            ..hinted
+        };
+        assert_eq!(spoken.challenge_question("기차"), "say yes, 기차");
+    }
+
+    #[test]
+    fn the_language_follows_the_locale_unless_set() {
+        for (locale, lang) in [
+            ("ko_KR.UTF-8", "ko"),
+            ("en_US.UTF-8", "en"),
+            ("de_DE@euro", "de"),
+            ("fil_PH", "fil"),
+            ("C.UTF-8", "en"),
+            ("POSIX", "en"),
+            ("", "en"),
+            ("../../etc", "en"),
+        ] {
+            assert_eq!(language_of_locale(locale), lang, "{locale}");
+        }
+        let set = Config {
+            language: "ko".into(),
+            ..Config::default()
+        };
+        assert_eq!(set.language(), "ko");
+        for bad in ["KO", "k", "korean", "../x", " ko"] {
+            let err = Config::from_toml(&format!("language = {bad:?}"), "t")
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("`language`"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -50,7 +50,7 @@ enum Source {
     Dir {
         dir: PathBuf,
         options: Vec<String>,
-        pack: PhrasePack,
+        pack: Box<PhrasePack>,
     },
     /// Given at creation and never released.
     Fixed,
@@ -130,7 +130,11 @@ impl ModelKeeper {
         unload_after: Option<Duration>,
     ) -> ModelKeeper {
         let keeper = Self::with(
-            Source::Dir { dir, options, pack },
+            Source::Dir {
+                dir,
+                options,
+                pack: Box::new(pack),
+            },
             Slot::Unloaded,
             unload_after,
         );

@@ -28,4 +28,4 @@ pub use keeper::{KeeperState, ModelKeeper};
 pub use listen::{ListenInput, ListenOptions, ListenReport, ReportAnswer};
 pub use listener::{Availability, Listener, SpeechEngine, SpeechEvent, Unavailable};
 pub use model::SpeechModel;
-pub use phrases::{PhrasePack, Reading, SpokenAnswer};
+pub use phrases::{AnswerWords, PhrasePack, Reading, SpokenAnswer};

@@ -96,6 +96,15 @@ pub enum Ending {
     Stopped,
 }
 
+/// What a round reports while it listens.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RoundEvent {
+    /// The input level of the last block (0 = silence or below −60 dBFS, 1 = full scale).
+    Level(f32),
+    /// An utterance was heard and decided nothing; listening goes on to the deadline.
+    Missed { transcript: String },
+}
+
 /// A round's result.
 #[derive(Debug, Clone)]
 pub struct Round {
@@ -336,7 +345,7 @@ pub(crate) fn listen_round(
     timeout: Duration,
     source: &mut dyn Source,
     stop: &AtomicBool,
-    on_level: &mut dyn FnMut(f32),
+    on_event: &mut dyn FnMut(RoundEvent),
 ) -> Result<Round, SpeechError> {
     let started = Instant::now();
     let rate = source.rate();
@@ -352,6 +361,7 @@ pub(crate) fn listen_round(
     let mut busy = Duration::ZERO;
     let mut first_sound = None;
     let quiet = 10f32.powf(config.quiet_dbfs / 20.0);
+    let mut missed = 0u32;
     let finish = |ending: Ending,
                   recognizer: &AnswerRecognizer,
                   frames: u64,
@@ -435,7 +445,7 @@ pub(crate) fn listen_round(
         }
         frames += block.len() as u64;
         if frames >= next_level && !block.is_empty() {
-            on_level(level(&block));
+            on_event(RoundEvent::Level(level(&block)));
             next_level = frames + level_frames;
         }
         converted.clear();
@@ -449,6 +459,12 @@ pub(crate) fn listen_round(
                 busy,
                 first_sound,
             ));
+        }
+        if recognizer.missed() > missed {
+            missed = recognizer.missed();
+            on_event(RoundEvent::Missed {
+                transcript: recognizer.last_transcript().to_string(),
+            });
         }
         busy += block_started.elapsed();
     }
@@ -474,7 +490,7 @@ pub fn round_from_wav(
         config.timeout(),
         &mut source,
         &stop,
-        &mut |_| {},
+        &mut |_: RoundEvent| {},
     )
 }
 
@@ -483,7 +499,7 @@ pub fn run(options: ListenOptions) -> Result<ListenReport, SpeechError> {
     let lang = options
         .lang
         .clone()
-        .unwrap_or_else(|| options.config.language.clone());
+        .unwrap_or_else(|| options.config.language());
     let configured = options
         .model
         .clone()
@@ -511,7 +527,7 @@ pub fn run_with_model(
         ));
     }
     let dir = (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());
-    let pack = PhrasePack::load(dir, &config.language)?;
+    let pack = PhrasePack::load(dir, &config.language())?;
     model.check_pack(&pack)?;
     let pack = Arc::new(pack);
     let stop = AtomicBool::new(false);
@@ -526,7 +542,7 @@ pub fn run_with_model(
                 timeout,
                 &mut source,
                 &stop,
-                &mut |_| {},
+                &mut |_: RoundEvent| {},
             )?
         }
         ListenInput::Device(name) => {
@@ -542,7 +558,7 @@ pub fn run_with_model(
                 timeout,
                 &mut capture,
                 &stop,
-                &mut |_| {},
+                &mut |_: RoundEvent| {},
             )?
         }
     };

@@ -16,12 +16,13 @@ use crate::capture::probe_input;
 use crate::config::Config;
 use crate::error::SpeechError;
 use crate::keeper::{KeeperState, LeaseError, ModelKeeper};
-use crate::listen::{Ending, Microphone, listen_round};
+use crate::listen::{Ending, Microphone, RoundEvent, listen_round};
 use crate::model::{SpeechModel, find_model};
 use crate::phrases::{PhrasePack, SpokenAnswer};
-use crate::prompt::speak;
+use crate::prompt::{play_earcon, speak};
 
-/// What a listener reports. Exactly one of `Heard`, `Timeout` or `Unavailable` ends it.
+/// What a listener reports. Exactly one of `Heard`, `Timeout` or `Unavailable` ends it;
+/// `Listening` and `Missed` come before.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SpeechEvent {
     /// Listening, with the input level (0 = silence or below −60 dBFS, 1 = full scale).
@@ -30,7 +31,13 @@ pub enum SpeechEvent {
     Heard {
         answer: SpokenAnswer,
         transcript: String,
+        /// Utterances heard before the decision, the deciding one included.
+        utterances: u32,
     },
+    /// Something was said that decided nothing (other speech, doubt, decoder phases that
+    /// disagree): the dialog asks again for the answer words, and listening goes on to the
+    /// deadline. Not sent for silence.
+    Missed { transcript: String },
     /// No answer within the timeout (seed 000: deny with `confirmation.timeout`).
     Timeout,
     /// Voice could not run; deny or fall back, and log the reason.
@@ -116,9 +123,13 @@ impl SpeechEngine {
     /// `Unavailable` events.
     pub fn start(config: Config) -> SpeechEngine {
         let pack = load_pack(&config);
+        let config = match &pack {
+            Ok(pack) => config.with_pack(pack),
+            Err(_) => config.with_language(),
+        };
         let unload_after =
             (config.unload_after_s > 0).then(|| Duration::from_secs(config.unload_after_s));
-        let found = find_model(config.model_dir(), &config.language);
+        let found = find_model(config.model_dir(), &config.language());
         let keeper = match (&pack, &found) {
             (Err(e), _) | (_, Err(e)) => {
                 warn!("voice confirmation unavailable: {e}");
@@ -152,7 +163,7 @@ impl SpeechEngine {
         let pack = load_pack(&config)?;
         model.check_pack(&pack)?;
         Ok(SpeechEngine {
-            config,
+            config: config.with_pack(&pack),
             pack: Some(Arc::new(pack)),
             keeper: Arc::new(ModelKeeper::fixed(model)),
             workers: Mutex::new(Vec::new()),
@@ -160,9 +171,16 @@ impl SpeechEngine {
         })
     }
 
-    /// The engine's configuration.
+    /// The engine's configuration, with what it leaves to the locale and the phrase pack
+    /// filled in (its language, voice and sentences).
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The answer words the dialog names, from the phrase pack (none when the pack could not
+    /// be loaded: voice is unavailable then).
+    pub fn answer_words(&self) -> Option<&crate::phrases::AnswerWords> {
+        self.pack.as_deref().map(PhrasePack::answer_words)
     }
 
     /// Whether voice can run: enabled, a model that loads (or will: an unloaded model is
@@ -351,7 +369,7 @@ impl Drop for SpeechEngine {
 
 fn load_pack(config: &Config) -> Result<PhrasePack, SpeechError> {
     let dir = (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());
-    PhrasePack::load(dir, &config.language)
+    PhrasePack::load(dir, &config.language())
 }
 
 /// What one listener's worker needs.
@@ -415,9 +433,18 @@ fn worker(
         remaining,
         &mut capture,
         stop,
-        &mut |level| {
-            loudest = loudest.max(level);
-            let _ = tx.send(SpeechEvent::Listening { level });
+        &mut |event| match event {
+            RoundEvent::Level(level) => {
+                loudest = loudest.max(level);
+                let _ = tx.send(SpeechEvent::Listening { level });
+            }
+            RoundEvent::Missed { transcript } => {
+                debug!(transcript, "utterance not understood as an answer");
+                if config.missed_earcon {
+                    play_earcon(config);
+                }
+                let _ = tx.send(SpeechEvent::Missed { transcript });
+            }
         },
     )?;
     // Close the microphone before reporting, so it is never open after the answer.
@@ -439,6 +466,7 @@ fn worker(
         Ending::Heard(h) => Some(SpeechEvent::Heard {
             answer: h.answer,
             transcript: h.transcript,
+            utterances: h.utterances,
         }),
         Ending::Timeout | Ending::EndOfInput => Some(SpeechEvent::Timeout),
         Ending::Stopped => None,
@@ -477,7 +505,10 @@ impl Listener {
         }
         match self.rx.try_recv() {
             Ok(event) => {
-                if !matches!(event, SpeechEvent::Listening { .. }) {
+                if !matches!(
+                    event,
+                    SpeechEvent::Listening { .. } | SpeechEvent::Missed { .. }
+                ) {
                     self.done = true;
                 }
                 Some(event)

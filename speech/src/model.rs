@@ -1,5 +1,5 @@
 //! The Vosk model: finding it (config, `~/.cache/vosk/*`, the project cache that
-//! `cargo xtask setup` fills), checking its files before Vosk sees them, loading it (with the
+//! `cargo xtask setup` fills, `/usr/share/vosk/*`), checking its files before Vosk sees them, loading it (with the
 //! configured decoder options) and checking a phrase pack's words against its vocabulary. When it
 //! is loaded and released is `keeper`'s business.
 
@@ -82,7 +82,7 @@ impl SpeechModel {
     /// `[speech] language`) with its `decoder_options`: the model exactly as the compositor
     /// listens with it.
     pub fn load_configured(config: &Config) -> Result<SpeechModel, SpeechError> {
-        let dir = find_model(config.model_dir(), &config.language)?;
+        let dir = find_model(config.model_dir(), &config.language())?;
         Self::load_with(&dir, &config.decoder_options)
     }
 
@@ -150,8 +150,12 @@ pub fn project_cache_dir() -> Option<PathBuf> {
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("pcp")))
 }
 
+/// Models installed for every user.
+pub const SYSTEM_MODELS: &str = "/usr/share/vosk";
+
 /// Finds the model directory: the configured one (which must exist: no silent fallback), else a
-/// `~/.cache/vosk/` model for `lang`, else one in `<project cache>/models/`.
+/// `~/.cache/vosk/` model for `lang` (Vosk's own convention), else one in
+/// `<project cache>/models/`, else one in [`SYSTEM_MODELS`].
 pub fn find_model(configured: Option<&Path>, lang: &str) -> Result<PathBuf, SpeechError> {
     if let Some(dir) = configured {
         if dir.is_dir() {
@@ -169,6 +173,8 @@ pub fn find_model(configured: Option<&Path>, lang: &str) -> Result<PathBuf, Spee
     if let Some(cache) = project_cache_dir() {
         roots.push(cache.join("models"));
     }
+    // Where a distribution's package puts models (the pcp-confirm package ships none).
+    roots.push(PathBuf::from(SYSTEM_MODELS));
     for root in &roots {
         if let Some(found) = model_in(root, lang) {
             return Ok(found);

@@ -67,6 +67,48 @@ struct PackFile {
     /// decoys, each listed once).
     #[serde(default = "one")]
     answer_weight: u32,
+    /// The espeak-ng voice that speaks the question (default: the language code).
+    #[serde(default)]
+    voice: String,
+    /// The spoken question; `{action}` is the action, `{approve}`, `{deny}` and `{cancel}` the
+    /// answer words (the first phrase of each list).
+    #[serde(default)]
+    question: String,
+    /// Added to a challenge prompt's question: say the approval and the word on the dialog.
+    #[serde(default)]
+    challenge_hint: String,
+    /// The same when the word is read aloud; `{word}` is the word.
+    #[serde(default)]
+    challenge_spoken: String,
+}
+
+/// The words the dialog and the spoken question name as the answers: the first phrase of each
+/// of the pack's lists, so every word named is one the recognizer listens for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswerWords {
+    pub approve: String,
+    pub deny: String,
+    pub cancel: String,
+}
+
+impl AnswerWords {
+    /// `template` with `{approve}`, `{deny}` and `{cancel}` replaced by the words.
+    pub fn fill(&self, template: &str) -> String {
+        template
+            .replace("{approve}", &self.approve)
+            .replace("{deny}", &self.deny)
+            .replace("{cancel}", &self.cancel)
+    }
+}
+
+/// What a pack says aloud, each with the answer words filled in (`{action}` and `{word}` are
+/// left for the prompt).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackSentences {
+    pub voice: String,
+    pub question: String,
+    pub challenge_hint: String,
+    pub challenge_spoken: String,
 }
 
 fn one() -> u32 {
@@ -93,6 +135,8 @@ enum Role {
 #[derive(Debug, Clone)]
 pub struct PhrasePack {
     language: String,
+    words: AnswerWords,
+    sentences: PackSentences,
     /// Every grammar phrase → what it is.
     phrases: HashMap<String, Role>,
     /// The challenge words, in the pack's order.
@@ -212,8 +256,32 @@ impl PhrasePack {
             .map(|p| p.split(' ').count())
             .max()
             .unwrap_or(1);
+        let words = AnswerWords {
+            approve: normalize(&file.approve[0]),
+            deny: normalize(&file.deny[0]),
+            cancel: normalize(&file.cancel[0]),
+        };
+        let or = |text: String, default: &str| {
+            words.fill(if text.trim().is_empty() {
+                default
+            } else {
+                &text
+            })
+        };
+        let sentences = PackSentences {
+            voice: if file.voice.trim().is_empty() {
+                file.language.clone()
+            } else {
+                file.voice
+            },
+            question: or(file.question, "{action}. {approve} / {deny} / {cancel}?"),
+            challenge_hint: or(file.challenge_hint, "{approve} + ?"),
+            challenge_spoken: or(file.challenge_spoken, "{approve}, {word}."),
+        };
         Ok(PhrasePack {
             language: file.language,
+            words,
+            sentences,
             phrases,
             challenge_words,
             max_words,
@@ -225,6 +293,16 @@ impl PhrasePack {
     /// The pack's language code.
     pub fn language(&self) -> &str {
         &self.language
+    }
+
+    /// The answer words to name on the dialog and in the question.
+    pub fn answer_words(&self) -> &AnswerWords {
+        &self.words
+    }
+
+    /// The pack's spoken sentences and voice, the answer words filled in.
+    pub fn sentences(&self) -> &PackSentences {
+        &self.sentences
     }
 
     /// Every phrase but the challenge words, answers first, for `Recognizer::new_with_grammar`

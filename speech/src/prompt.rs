@@ -60,15 +60,21 @@ unsafe extern "C" fn collect(
     0
 }
 
-/// Synthesizes `text` with espeak-ng in `config`'s voice, rate and pitch.
+/// Synthesizes `text` with espeak-ng in `config`'s voice (its language's when the voice is left
+/// to the phrase pack and no engine filled it in), rate and pitch.
 pub fn synthesize(text: &str, config: &Config) -> Result<Synthesized, SpeechError> {
+    let voice = if config.voice.trim().is_empty() {
+        config.language()
+    } else {
+        config.voice.clone()
+    };
     let fail = |reason: String| SpeechError::Synthesis {
-        voice: config.voice.clone(),
+        voice: voice.clone(),
         reason,
     };
     let text_c = CString::new(text).map_err(|_| fail("the text has a NUL byte".into()))?;
-    let voice_c = CString::new(config.voice.as_str())
-        .map_err(|_| fail("the voice name has a NUL byte".into()))?;
+    let voice_c =
+        CString::new(voice.as_str()).map_err(|_| fail("the voice name has a NUL byte".into()))?;
     let mut guard = ESPEAK
         .lock()
         .map_err(|_| fail("a thread panicked inside espeak-ng".into()))?;
@@ -279,4 +285,51 @@ pub fn speak(question: &str, config: &Config) -> Result<Option<Playback>, Speech
     }
     let speech = synthesize(question, config)?;
     play(&speech, config).map(Some)
+}
+
+/// The "didn't catch that" cue: two short tones (`[speech] earcon_hz`, `earcon_ms`) at a calm
+/// level, made here rather than synthesized so it never sounds like a word.
+pub fn earcon(config: &Config) -> Synthesized {
+    const RATE: u32 = 16_000;
+    let tone = (u64::from(config.earcon_ms) * u64::from(RATE) / 1000) as usize;
+    let gap = tone / 2;
+    let amplitude = f32::from(i16::MAX) * 0.25;
+    let mut samples = Vec::with_capacity(tone * 2 + gap);
+    for (i, hz) in [config.earcon_hz as f32, config.earcon_hz as f32 * 0.75]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            samples.extend(std::iter::repeat_n(0i16, gap));
+        }
+        for n in 0..tone {
+            // A raised-cosine envelope: no click at either end.
+            let envelope = 0.5 - 0.5 * (2.0 * std::f32::consts::PI * n as f32 / tone as f32).cos();
+            let phase = 2.0 * std::f32::consts::PI * hz * n as f32 / RATE as f32;
+            samples.push((amplitude * envelope * phase.sin()) as i16);
+        }
+    }
+    Synthesized {
+        samples,
+        rate: RATE,
+    }
+}
+
+/// Plays the earcon on its own thread, so listening goes on while it sounds; a failure is only
+/// logged (the dialog's line says the same).
+pub fn play_earcon(config: &Config) {
+    let config = Config {
+        after_prompt_ms: 0,
+        ..config.clone()
+    };
+    let spawned = std::thread::Builder::new()
+        .name("pcp-earcon".into())
+        .spawn(move || {
+            if let Err(e) = play(&earcon(&config), &config) {
+                tracing::warn!("the missed-answer earcon could not be played: {e}");
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("the missed-answer earcon could not be started: {e}");
+    }
 }

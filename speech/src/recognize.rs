@@ -56,6 +56,9 @@ pub struct Heard {
     /// What Vosk heard, as the grammar spells it (for a challenge answer said in two
     /// utterances, both).
     pub transcript: String,
+    /// Utterances heard in the round up to and including this answer (speech, not silence):
+    /// 1 when the first thing said decided it.
+    pub utterances: u32,
 }
 
 /// What ended an utterance.
@@ -106,6 +109,11 @@ pub struct AnswerRecognizer {
     began: Option<u64>,
     /// One line per judged utterance (for evaluation and logs).
     judged: Vec<String>,
+    /// Utterances judged that held speech (a phase heard words, not silence).
+    heard: u32,
+    /// Of those, the ones that decided nothing and left no approval waiting for its word: the
+    /// user said something that was not understood as an answer.
+    missed: u32,
     /// The silence before the first sound, held back (`[speech] lead_in_ms`).
     lead_in: LeadIn,
 }
@@ -232,6 +240,8 @@ impl AnswerRecognizer {
             last_voice: 0,
             began: None,
             judged: Vec::new(),
+            heard: 0,
+            missed: 0,
             lead_in: LeadIn::new(ms(config.lead_in_ms) as usize),
         })
     }
@@ -338,6 +348,12 @@ impl AnswerRecognizer {
         &self.last_text
     }
 
+    /// Utterances heard so far that decided nothing (other speech, doubt, phases that
+    /// disagree) and left no approval waiting for its challenge word.
+    pub fn missed(&self) -> u32 {
+        self.missed
+    }
+
     /// Audio fed so far, in samples at the model's rate.
     pub fn samples_fed(&self) -> u64 {
         self.samples
@@ -407,13 +423,25 @@ impl AnswerRecognizer {
         } else {
             text.clone()
         };
+        let heard_speech = !text.is_empty();
         if self.judge.is_pending() {
             self.pending_text = text;
+        }
+        if heard_speech {
+            self.heard += 1;
+            if answer.is_none() && !self.judge.is_pending() {
+                self.missed += 1;
+            }
         }
         if answer.is_some() {
             self.last_text.clone_from(&transcript);
         }
-        Ok(answer.map(|answer| Heard { answer, transcript }))
+        let utterances = self.heard.max(1);
+        Ok(answer.map(|answer| Heard {
+            answer,
+            transcript,
+            utterances,
+        }))
     }
 }
 

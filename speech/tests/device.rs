@@ -146,9 +146,14 @@ fn spoken_question_is_played_then_the_answer_is_heard() {
     // SAFETY: `_g` holds the environment lock.
     unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
 
-    let question = cfg.question("파일을 삭제합니다");
-    let expected = pcp_speech::prompt::synthesize(&question, &cfg).unwrap();
     let engine = SpeechEngine::with_model(cfg.clone(), model()).unwrap();
+    // The pack's question, in the pack's voice, with its answer words.
+    let question = engine.config().question("파일을 삭제합니다");
+    assert_eq!(
+        question,
+        "파일을 삭제합니다. 진행할까요? 네, 아니요, 또는 취소라고 말씀해 주세요."
+    );
+    let expected = pcp_speech::prompt::synthesize(&question, engine.config()).unwrap();
     assert_eq!(engine.available(), Ok(()));
     let mut listener = engine.ask(&question);
     let mut events = Vec::new();
@@ -277,5 +282,70 @@ fn shutdown_stops_listening_and_waits_for_the_worker() {
     assert!(
         matches!(&last, Some(SpeechEvent::Unavailable { .. })),
         "{last:?}"
+    );
+}
+
+/// Other speech and then "네", in one listening window: the listener reports the first as
+/// missed (and plays the cue), goes on listening, and hears the second, counting both.
+#[test]
+fn a_missed_utterance_is_reported_and_the_repeat_is_heard() {
+    let dir = tempfile::tempdir().unwrap();
+    let played = dir.path().join("played.raw");
+    let placeholder = dir.path().join("none.raw");
+    let _g = alsa(&placeholder, &played);
+    let cfg = device_config();
+    let encoding = device_encoding(&cfg);
+    let other = speech(
+        dir.path(),
+        "other.raw",
+        "음악을 틀어 줘",
+        44_100,
+        2,
+        encoding,
+        (0.3, 3.0),
+    );
+    let yes = speech(dir.path(), "yes.raw", "네", 44_100, 2, encoding, (0.3, 1.5));
+    let mut both = std::fs::read(&other).unwrap();
+    both.extend(std::fs::read(&yes).unwrap());
+    let raw = dir.path().join("both.raw");
+    std::fs::write(&raw, both).unwrap();
+    // SAFETY: `_g` holds the environment lock.
+    unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
+    let engine = SpeechEngine::with_model(cfg, model()).unwrap();
+    let mut listener = engine.ask("질문");
+    let mut events = Vec::new();
+    // A guard against a hang, not a timing assertion.
+    let guard = Instant::now() + Duration::from_secs(60);
+    while !listener.is_done() && Instant::now() < guard {
+        match listener.poll() {
+            Some(e) => events.push(e),
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    let missed = events
+        .iter()
+        .position(|e| matches!(e, SpeechEvent::Missed { transcript } if !transcript.is_empty()));
+    let heard = events.iter().position(|e| {
+        matches!(
+            e,
+            SpeechEvent::Heard {
+                answer: SpokenAnswer::Approve,
+                utterances,
+                ..
+            } if *utterances >= 2
+        )
+    });
+    assert!(
+        matches!((missed, heard), (Some(m), Some(h)) if m < h),
+        "{events:?}"
+    );
+    // The question is not spoken (`speak_prompt` is off): what reached the output is the cue.
+    drop(engine);
+    let device = pcp_speech::prompt::output_config().unwrap();
+    let samples = read_raw(&played, device.format);
+    assert!(
+        samples.iter().any(|s| s.abs() > 0.05),
+        "the cue was played: {} samples",
+        samples.len()
     );
 }

@@ -29,7 +29,7 @@ fn listen_wav(path: std::path::PathBuf) -> pcp_speech::ListenReport {
         input: ListenInput::Wav(path),
         lang: Some("ko".into()),
         timeout: None,
-        config: Config::default(),
+        config: Config::for_language("ko"),
     };
     run_with_model(&model(), options).unwrap()
 }
@@ -240,7 +240,7 @@ fn answer_after_the_timeout_is_not_heard() {
         input: ListenInput::Wav(wav),
         lang: None,
         timeout: Some(Duration::from_secs(2)),
-        config: Config::default(),
+        config: Config::for_language("ko"),
     };
     let report = run_with_model(&model(), options).unwrap();
     assert_eq!(report.answer, ReportAnswer::None, "{report:?}");
@@ -257,7 +257,7 @@ fn bad_inputs_give_errors_naming_them() {
         input,
         lang: None,
         timeout: None,
-        config: Config::default(),
+        config: Config::for_language("ko"),
     };
     let err = run_with_model(&model(), options(ListenInput::Wav(junk.clone()))).unwrap_err();
     assert!(
@@ -312,7 +312,7 @@ fn missing_and_broken_models_are_named() {
 /// One round over `wav` for a prompt showing `challenge`, with the shipped defaults.
 fn round_with_challenge(wav: &std::path::Path, challenge: &str) -> ReportAnswer {
     let _decoding = seeded();
-    let config = Config::default();
+    let config = Config::for_language("ko");
     let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
     let round =
         pcp_speech::listen::round_from_wav(&model(), pack, &config, Some(challenge), wav).unwrap();
@@ -350,7 +350,7 @@ fn a_challenge_prompt_approves_only_with_the_shown_word() {
     let err = pcp_speech::listen::round_from_wav(
         &model(),
         pack,
-        &Config::default(),
+        &Config::for_language("ko"),
         Some("컴퓨터"),
         &right,
     )
@@ -391,7 +391,7 @@ fn with_a_lead_in_the_silence_before_an_answer_is_skipped_and_the_answer_heard()
             config: Config {
                 lead_in_ms: 300,
                 decoder_phases: phases,
-                ..Config::default()
+                ..Config::for_language("ko")
             },
         };
         let report = run_with_model(&model(), options).unwrap();

@@ -35,7 +35,7 @@ fn child_starts_an_engine_and_returns_at_once() {
     // Several loads at once, started apart, make it likely that one is inside Vosk at exit.
     let mut engines = Vec::new();
     for _ in 0..ENGINES {
-        let engine = SpeechEngine::start(Config::default());
+        let engine = SpeechEngine::start(Config::for_language("ko"));
         engine.prepare();
         engines.push(engine);
         std::thread::sleep(Duration::from_millis(ENGINE_SPACING_MS));

@@ -144,7 +144,7 @@ impl Demo {
         let speech_config = SpeechConfig {
             input_device: audio::MIC.into(),
             challenge: Vec::new(),
-            ..SpeechConfig::default()
+            ..SpeechConfig::for_language("ko")
         };
         let encoding = audio::encoding(&speech_config)?;
         println!("Loading the Korean Vosk model (on-device speech recognition)…");
@@ -153,12 +153,20 @@ impl Demo {
             &pcp_haptics::Config::default(),
             FfKind::Rumble,
         ));
-        let mut fx = Fixture::build(
+        // A font with Hangul (`cargo xtask setup` installs fonts-nanum): the voice lines name
+        // the Korean pack's answer words.
+        let mut fx = Fixture::start(
             OUTPUTS,
-            "",
             Some(engine),
             Some(Box::new(haptics.clone())),
             Some(&out.join("state.sqlite3")),
+            |text| {
+                text.replacen(
+                    "[overlay]\n",
+                    "[overlay]\nextra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]\n",
+                    1,
+                )
+            },
         );
         // The real clock: every time in the table is wall time.
         fx.use_real_clock();

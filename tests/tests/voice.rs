@@ -20,6 +20,10 @@ use harness::{Fixture, audio, intent};
 
 const ONE: &[&str] = &["1920x1080@0,0"];
 
+/// A font with Hangul for the Korean pack's words (`cargo xtask setup` installs fonts-nanum);
+/// the harness otherwise draws with the bundled DejaVu Sans only.
+const HANGUL_FONT: &str = "extra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]";
+
 /// `text` spoken by espeak-ng, padded with true silence, in the device's encoding.
 fn speech(dir: &Path, name: &str, text: &str) -> PathBuf {
     audio::speech(dir, name, text, &encoding()).unwrap()
@@ -182,19 +186,12 @@ fn challenge_prompt(dir: &Path, said: Said) -> (Fixture, harness::AsyncIntent, S
         .collect();
     let alone = speech(dir, "yes", "네");
     let cfg = Config {
-        challenge: Config::default().challenge,
+        challenge: Config::for_language("ko").challenge,
         ..config()
     };
     assert!(cfg.challenges("destructive"));
     let engine = SpeechEngine::start(cfg);
-    // A font with Hangul for the word (`cargo xtask setup` installs fonts-nanum); the harness
-    // otherwise draws with the bundled DejaVu Sans only.
-    let mut fx = Fixture::with_devices_and_overlay(
-        ONE,
-        "extra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]",
-        Some(engine),
-        None,
-    );
+    let mut fx = Fixture::with_devices_and_overlay(ONE, HANGUL_FONT, Some(engine), None);
     let c = fx.submit(delete());
     let (threshold, _) = fx.pending(&c);
     assert_eq!(threshold, "voice+visual");
@@ -266,4 +263,142 @@ fn a_yes_with_the_shown_word_and_a_click_approve_a_challenge_prompt() {
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
     assert_eq!(d.resolution, "user_approved");
+}
+
+/// `parts` played one after the other (raw samples in one encoding), as `dir/<name>.raw`.
+fn joined(dir: &Path, name: &str, parts: &[&Path]) -> PathBuf {
+    let mut bytes = Vec::new();
+    for part in parts {
+        bytes.extend(std::fs::read(part).unwrap());
+    }
+    let out = dir.join(format!("{name}.raw"));
+    std::fs::write(&out, bytes).unwrap();
+    out
+}
+
+/// What a screen reader reads on the dialog's voice line.
+fn voice_line(fx: &mut Fixture) -> Option<String> {
+    fx.accessible_reading()
+        .expect("accessibility is on")
+        .dialog
+        .and_then(|d| d.voice)
+}
+
+/// Something said that is not an answer is noticed: the dialog says "didn't catch that" with
+/// the Korean pack's words, the cue plays, and listening goes on, so a "네" said after it in
+/// the same 10 s window answers the voice step.
+#[test]
+fn an_answer_not_caught_is_said_and_a_repeat_in_the_window_is_heard() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(dir.path(), &placeholder(dir.path()));
+    let other = speech(dir.path(), "other", "음악을 틀어 줘");
+    let gap = silence(dir.path());
+    let yes = speech(dir.path(), "yes", "네");
+    // About 2.5 s of other speech, 3 s of silence, then "네": within the 10 s of audio.
+    let both = joined(
+        dir.path(),
+        "other-then-yes",
+        &[&other, &gap, &gap, &gap, &yes],
+    );
+    capture_from(&both);
+    let engine = SpeechEngine::with_model(config(), model()).expect("engine");
+    let mut fx = Fixture::with_devices_and_overlay(ONE, HANGUL_FONT, Some(engine), None);
+    let c = fx.submit(delete());
+    let (_, modalities) = fx.pending(&c);
+    assert_eq!(modalities, ["voice", "visual"]);
+    assert_eq!(
+        voice_line(&mut fx).as_deref(),
+        Some("Listening… say “네” or “아니요”")
+    );
+    fx.pump_until("the other speech to be missed", |fx| {
+        fx.dialog_live().map(|l| l.voice) == Some(VoiceState::Missed)
+    });
+    assert_eq!(
+        voice_line(&mut fx).as_deref(),
+        Some("Didn't catch that: say “네” or “아니요”")
+    );
+    assert!(
+        !fx.answered(Modality::Voice),
+        "other speech decides nothing"
+    );
+    fx.save_png(0, "voice-missed");
+    fx.pump_until("the repeated answer", |fx| fx.answered(Modality::Voice));
+    assert_eq!(
+        voice_line(&mut fx).as_deref(),
+        Some("Heard “네”: now choose Approve")
+    );
+    fx.advance_clock(1000);
+    fx.click(Control::Approve);
+    let d = fx.decision(&c);
+    assert!(d.approved, "{d:?}");
+    assert_eq!(d.resolution, "user_approved");
+    // The question is not spoken in these tests: what was played is the cue.
+    let played = std::fs::read(dir.path().join("played.raw")).unwrap_or_default();
+    assert!(
+        played.iter().any(|b| *b != 0),
+        "the missed-answer cue was played ({} bytes)",
+        played.len()
+    );
+}
+
+/// The language left to the locale: an English locale with no English model makes voice
+/// unavailable with that reason on the dialog, and a destructive prompt falls back to visual
+/// with press-and-hold (the spec's fallback); the same set-up in a Korean locale listens.
+#[test]
+fn the_language_follows_the_locale_and_a_missing_model_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(dir.path(), &placeholder(dir.path()));
+    capture_from(&silence(dir.path()));
+    let by_locale = Config {
+        language: String::new(),
+        ..config()
+    };
+    // SAFETY: `_g` is the harness's ALSA guard, which every test of this binary holds while it
+    // reads or writes the environment.
+    unsafe { std::env::set_var("LC_ALL", "en_US.UTF-8") };
+    let english = SpeechEngine::start(by_locale.clone());
+    assert_eq!(english.config().language, "en");
+    let mut fx = Fixture::with_devices_and_overlay(ONE, HANGUL_FONT, Some(english), None);
+    assert!(
+        matches!(
+            fx.voice_availability(),
+            Err(pcp_speech::Unavailable::NoModel(_))
+        ),
+        "{:?}",
+        fx.voice_availability()
+    );
+    let c = fx.submit(delete());
+    let (threshold, modalities) = fx.pending(&c);
+    assert_eq!(
+        (threshold.as_str(), modalities),
+        ("voice+visual", vec!["visual".to_string()])
+    );
+    assert!(fx.gate().active().unwrap().plan.press_and_hold);
+    let reading = fx.accessible_reading().unwrap().dialog.unwrap();
+    assert_eq!(
+        reading.voice.as_deref(),
+        Some("Voice unavailable: no speech model for “en”")
+    );
+    assert!(reading.hold.is_some(), "{reading:?}");
+    fx.save_png(0, "voice-no-model-en");
+    fx.advance_clock(1000);
+    fx.hold(Control::Approve, 1000);
+    assert!(fx.decision(&c).approved);
+    drop(fx);
+
+    // SAFETY: as above.
+    unsafe { std::env::set_var("LC_ALL", "ko_KR.UTF-8") };
+    let korean = SpeechEngine::start(by_locale);
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("LC_ALL") };
+    assert_eq!(korean.config().language, "ko");
+    let mut fx = Fixture::with_devices(ONE, "", Some(korean), None);
+    let c = fx.submit(delete());
+    // The Korean model was found for the locale's language: voice is in the plan.
+    let (_, modalities) = fx.pending(&c);
+    assert_eq!(modalities, ["voice", "visual"]);
+    assert_eq!(
+        voice_line(&mut fx).as_deref(),
+        Some("Listening… say “네” or “아니요”")
+    );
 }

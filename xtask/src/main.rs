@@ -30,8 +30,10 @@ const USAGE: &str =
           (--config FILE, else $XDG_CONFIG_HOME/pcp/config.toml); extra arguments go to
           pcp-compositor
   bench   run the criterion benchmarks (release)
-  fuzz    [--seconds N] [TARGET...] run the fuzz targets (all by default) for N seconds each
-          (default 60), one after the other; a table of executions and crashes at the end
+  fuzz    [--seconds N] [--keep] [TARGET...] run the fuzz targets (all by default) for N seconds
+          each (default 60), one after the other; a table of executions and crashes at the end.
+          --keep starts from, adds to and minimizes the corpus kept in fuzz/corpus/ and records
+          the run in fuzz/corpus/runs.tsv, so long runs add up
   session-test
           setup, then boot Debian's kernel in QEMU with pcp-compositor --backend udev on a
           virtio-gpu and a QXL card and play the scripted session there (touch, voice through
@@ -74,10 +76,17 @@ fn run() -> Result<()> {
         Some("bench") => bench(&args[1..]),
         Some("session-test") => session_test::run(&args[1..]),
         Some("fuzz") => {
-            let (seconds, targets) = fuzz::parse(&args[1..])?;
+            let options = fuzz::parse(&args[1..])?;
             let cache = setup::setup()?;
             setup::fuzz_tools()?;
-            fuzz::fuzz(&root(), &cache, seconds, &targets).map(|_| ())
+            fuzz::fuzz(
+                &root(),
+                &cache,
+                options.seconds,
+                &options.targets,
+                options.keep,
+            )
+            .map(|_| ())
         }
         Some("eval-voice") => eval_voice::run(&args[1..]),
         Some("package") => {
@@ -202,7 +211,7 @@ fn test() -> Result<()> {
     // fuzz`); the seed corpus and kept crash inputs already ran in the test suite.
     setup::fuzz_tools()?;
     let targets: Vec<String> = fuzz::TARGETS.iter().map(|(t, _)| t.to_string()).collect();
-    fuzz::fuzz(&root(), &cache, TEST_FUZZ_SECONDS, &targets)?;
+    fuzz::fuzz(&root(), &cache, TEST_FUZZ_SECONDS, &targets, false)?;
     // Voice recognition on the fixed CI subset of the held-out evaluation set (about 70 clips, a
     // couple of minutes on 2 cores): fails on any false approval or too few answers right.
     eval_voice::run(&["--ci".to_string()])?;

@@ -91,6 +91,10 @@ pub const SPEECH_UNRELATED: &[&str] = &[
     "voice",
     "speech_rate_wpm",
     "pitch",
+    // The missed-answer cue only tells the user to repeat; the dialog says so either way.
+    "missed_earcon",
+    "earcon_hz",
+    "earcon_ms",
 ];
 
 /// `[haptics]` keys that order protection. `enabled = true` lets a double tap alone confirm

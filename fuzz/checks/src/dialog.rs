@@ -190,6 +190,10 @@ fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
         timeout_seconds: u32::from(input.timeout),
         queued: input.queued,
         press_and_hold: input.press_and_hold,
+        // A prompt held for want of voice says why (the host's text, not the client's).
+        voice_unavailable: input
+            .press_and_hold
+            .then(|| config.text.voice_no_model.clone()),
         offer_session: input.offer_session,
     };
     if let Err(e) = d.show(content.clone(), 0) {

@@ -476,6 +476,10 @@ pub(crate) fn build(
         rows.push((row, r));
         y += row_h + px(2.0);
     }
+    if content.voice_unavailable.is_some() && !content.modalities.contains(&Modality::Voice) {
+        rows.push((Row::VoiceUnavailable, IRect::new(left, y, inner_w, row_h)));
+        y += row_h + px(2.0);
+    }
     if content.needs_hold(config) {
         rows.push((Row::Hold, IRect::new(left, y, inner_w, row_h)));
         y += row_h + px(2.0);

@@ -23,7 +23,7 @@ pub fn model() -> Arc<SpeechModel> {
             // The default config: the Korean model with the default decoder options, as the
             // compositor loads it.
             Arc::new(
-                SpeechModel::load_configured(&Config::default())
+                SpeechModel::load_configured(&Config::for_language("ko"))
                     .expect("the Korean model (run `cargo xtask setup`)"),
             )
         })
@@ -146,7 +146,7 @@ pub fn device_config() -> Config {
         capture_rate: 44_100,
         capture_channels: 2,
         speak_prompt: false,
-        ..Config::default()
+        ..Config::for_language("ko")
     }
 }
 

@@ -271,7 +271,7 @@ impl Harness {
             }
             let config = pcp_speech::Config {
                 input_device: audio::MIC.into(),
-                ..pcp_speech::Config::default()
+                ..pcp_speech::Config::for_language("ko")
             };
             let encoding = audio::encoding(&config)?;
             let silence = audio::silence(dir.path(), &encoding)?;

@@ -20,7 +20,7 @@ pub fn model() -> Arc<SpeechModel> {
     MODEL
         .get_or_init(|| {
             Arc::new(
-                SpeechModel::load_configured(&Config::default())
+                SpeechModel::load_configured(&Config::for_language("ko"))
                     .expect("the Korean model (run `cargo xtask setup`)"),
             )
         })
@@ -36,7 +36,7 @@ pub fn config() -> Config {
         capture_channels: 2,
         speak_prompt: false,
         challenge: Vec::new(),
-        ..Config::default()
+        ..Config::for_language("ko")
     }
 }
 

@@ -220,7 +220,7 @@ fn session_config(cache: &Path) -> String {
         "# Written by `cargo xtask session-test` for the session in the VM.\n\
          [manifests]\ndirs = [{manifests:?}]\n\n\
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
-         [speech]\nmodel = {model:?}\n\
+         [speech]\nlanguage = \"ko\"\nmodel = {model:?}\n\
          input_device = \"\"\noutput_device = \"\"\n\
          # The model's own rate in mono: the emulated CPU neither mixes nor resamples, and the\n\
          # device's default format is not looked up when the microphone opens.\n\

@@ -169,14 +169,16 @@ fn read_dialog(
         .collect();
     let seconds_left = live.seconds_left.unwrap_or(content.seconds_left);
     let countdown = text.seconds_left.replace("{n}", &seconds_left.to_string());
-    let voice = content
-        .modalities
-        .contains(&pcp_overlay::Modality::Voice)
-        .then(|| match live.voice {
+    let voice = if content.modalities.contains(&pcp_overlay::Modality::Voice) {
+        Some(match live.voice {
             VoiceState::Listening => text.listening.clone(),
             VoiceState::Heard => text.voice_heard.clone(),
+            VoiceState::Missed => text.voice_missed.clone(),
             VoiceState::Unavailable => text.voice_unavailable.clone(),
-        });
+        })
+    } else {
+        content.voice_unavailable.clone()
+    };
     let hold = content.needs_hold(config).then(|| text.hold_hint.clone());
     let waiting = live.queued.unwrap_or(content.queued);
     let queued = (waiting > 0).then(|| text.queued.replace("{n}", &waiting.to_string()));

@@ -163,6 +163,7 @@ impl DialogView {
         &mut self,
         prompt: &Prompt,
         challenge: Option<&str>,
+        voice_note: Option<&str>,
         queued: u32,
         timeouts: &TimeoutConfig,
         outputs: &[pcp_overlay::Output],
@@ -182,7 +183,7 @@ impl DialogView {
         let mut damaged = false;
         if !self.shown.as_ref().is_some_and(|s| s.same_prompt(&wanted)) {
             first = self.shown.is_none();
-            let content = content_of(prompt, challenge, queued, left, total);
+            let content = content_of(prompt, challenge, voice_note, queued, left, total);
             if let Err(e) = self.dialog.show(content, now_u) {
                 tracing::warn!("the prompt cannot be shown, denying it: {e}");
                 self.hide();
@@ -297,6 +298,7 @@ fn requester_of(c: &pcp_gate::ClientIdentity) -> Requester {
 fn content_of(
     prompt: &Prompt,
     challenge: Option<&str>,
+    voice_note: Option<&str>,
     queued: u32,
     seconds_left: u32,
     timeout: u32,
@@ -326,6 +328,7 @@ fn content_of(
         timeout_seconds: timeout,
         queued,
         press_and_hold: prompt.plan.press_and_hold,
+        voice_unavailable: voice_note.map(str::to_string),
         offer_session: prompt.offers_session(),
     }
 }

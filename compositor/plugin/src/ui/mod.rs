@@ -129,6 +129,9 @@ pub struct ConfirmUi {
     rechecked: Option<IntentId>,
     /// Overlay settings from a reload, applied once no dialog is up.
     pending_overlay: Option<pcp_overlay::Config>,
+    /// The `[overlay]` settings as configured, before the answer words of the speech engine's
+    /// phrase pack are filled into their texts (they are filled again when the engine changes).
+    overlay: pcp_overlay::Config,
     /// The desktop asks for high contrast (kept across new overlay settings).
     desktop_high_contrast: bool,
     /// When the listener is next polled and the haptic device next checked (wall time).
@@ -151,8 +154,11 @@ impl ConfirmUi {
     /// probed on their own thread from now on.
     pub fn new(options: UiOptions) -> Result<ConfirmUi, OverlayError> {
         let sharing = Sharing::of(&options.overlay)?;
-        let dialog = DialogView::new(options.overlay)?;
         let engine = options.speech.map(Arc::new);
+        let dialog = DialogView::new(voice::with_answer_words(
+            options.overlay.clone(),
+            engine.as_ref(),
+        ))?;
         let (ping, probe_wakeups) = make_ping().map_err(|e| {
             OverlayError::Layout(format!("cannot make the device probe's wake-up: {e}"))
         })?;
@@ -170,6 +176,7 @@ impl ConfirmUi {
             waiting_voice: None,
             rechecked: None,
             pending_overlay: None,
+            overlay: options.overlay,
             desktop_high_contrast: false,
             next_voice_poll: None,
             next_haptic_check: None,
@@ -294,6 +301,8 @@ impl ConfirmUi {
         let engine = engine.map(Arc::new);
         self.devices.set_engine(engine.as_ref());
         self.voice = VoiceStep::new(engine);
+        // The dialog names the new pack's answer words.
+        self.set_overlay_config(self.overlay.clone());
     }
 
     /// Replaces the haptic backend.
@@ -326,12 +335,16 @@ impl ConfirmUi {
                 return;
             }
         };
-        match DialogView::new(config) {
+        match DialogView::new(voice::with_answer_words(
+            config.clone(),
+            self.voice.engine(),
+        )) {
             Ok(mut d) => {
                 d.dialog_mut()
                     .set_desktop_high_contrast(self.desktop_high_contrast);
                 self.dialog = d;
                 self.sharing = sharing;
+                self.overlay = config;
             }
             Err(e) => tracing::warn!("the overlay settings were not applied: {e}"),
         }
@@ -453,9 +466,21 @@ impl ConfirmUi {
         }
         let was_open = self.dialog.is_open();
         let was_shown = self.dialog.shown();
+        let voice_note = prompt
+            .plan
+            .notes
+            .contains(&pcp_gate::intent::PlanNote::VoiceUnavailable)
+            .then(|| {
+                voice::unavailable_line(
+                    self.devices.voice(),
+                    self.voice.engine().map(|e| e.config().language.as_str()),
+                    &self.dialog.dialog().config().text,
+                )
+            });
         let synced = self.dialog.sync(
             prompt,
             self.voice.challenge_of(prompt.id),
+            voice_note.as_deref(),
             gate.queued,
             gate.timeouts,
             &around.outputs,

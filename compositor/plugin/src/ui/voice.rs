@@ -25,6 +25,42 @@ pub(crate) struct VoiceStep {
     /// The last prompt whose listening was logged: once per prompt, whatever the dialog showed
     /// before (its voice state starts as "Listening").
     announced: Option<IntentId>,
+    /// The prompt for which something was said that decided nothing: its dialog keeps saying
+    /// "didn't catch that" while it listens on.
+    missed: Option<IntentId>,
+}
+
+/// `config` with the answer words of `engine`'s phrase pack in its texts (unchanged without an
+/// engine or a pack: no voice row or challenge line is shown then).
+pub(crate) fn with_answer_words(
+    config: pcp_overlay::Config,
+    engine: Option<&Arc<SpeechEngine>>,
+) -> pcp_overlay::Config {
+    match engine.and_then(|e| e.answer_words()) {
+        Some(words) => pcp_overlay::Config {
+            text: config
+                .text
+                .with_answer_words(&words.approve, &words.deny, &words.cancel),
+            ..config
+        },
+        None => config,
+    }
+}
+
+/// The line a prompt shows when its class needed voice and voice is unavailable (`why`),
+/// from `[overlay.text]`; `language` is the speech config's.
+pub(crate) fn unavailable_line(
+    why: &pcp_speech::Availability,
+    language: Option<&str>,
+    text: &pcp_overlay::config::Strings,
+) -> String {
+    match why {
+        Err(pcp_speech::Unavailable::NoModel(_)) => text
+            .voice_no_model
+            .replace("{language}", language.unwrap_or("?")),
+        Err(pcp_speech::Unavailable::NoInputDevice(_)) => text.voice_no_microphone.clone(),
+        _ => text.voice_unavailable.clone(),
+    }
 }
 
 /// Whether `prompt` still waits for a spoken answer.
@@ -40,6 +76,7 @@ impl VoiceStep {
             asked: None,
             challenge: None,
             announced: None,
+            missed: None,
         }
     }
 
@@ -142,10 +179,24 @@ impl VoiceStep {
                         self.announced = Some(id);
                         tracing::info!("listening for a spoken answer");
                     }
-                    dialog.set_voice(VoiceState::Listening, level);
+                    let state = if self.missed == Some(id) {
+                        VoiceState::Missed
+                    } else {
+                        VoiceState::Listening
+                    };
+                    dialog.set_voice(state, level);
                 }
-                SpeechEvent::Heard { answer, transcript } => {
-                    tracing::info!(?answer, transcript, "voice answer heard");
+                SpeechEvent::Missed { transcript } => {
+                    tracing::info!(transcript, "voice: heard something that is not an answer");
+                    self.missed = Some(id);
+                    dialog.set_voice(VoiceState::Missed, 0.0);
+                }
+                SpeechEvent::Heard {
+                    answer,
+                    transcript,
+                    utterances,
+                } => {
+                    tracing::info!(?answer, transcript, utterances, "voice answer heard");
                     dialog.set_voice(VoiceState::Heard, 0.0);
                     // A spoken cancel withdraws consent: for the gate it is a deny.
                     let answer = match answer {
