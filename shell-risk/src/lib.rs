@@ -75,7 +75,7 @@ pub struct Reason {
     pub why: String,
 }
 
-/// A command's level and every reason at or above Moderate, highest first.
+/// A command's level and the reason for every simple command in it, highest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Assessment {
     pub risk: Risk,
@@ -111,7 +111,9 @@ pub fn classify(command: &str, ctx: &Context) -> Assessment {
 
 /// Classifies a file write to `path` (an edit tool's target) as seen from `ctx`: Moderate inside
 /// the working folder, High outside it or for a dotfile or configuration file, Critical for a
-/// system folder or a shell start-up file.
+/// system folder or a shell start-up file. With no working folder (an empty `ctx.cwd`) only the
+/// home folder, dotfiles, start-up files, system folders and devices raise it; a relative path
+/// is then High.
 pub fn classify_path(path: &str, ctx: &Context) -> Assessment {
     rules::classify_write_path(path, ctx)
 }

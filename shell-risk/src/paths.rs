@@ -8,7 +8,9 @@ use std::path::{Component, Path, PathBuf};
 /// Where the command runs: the working folder the agent was started in and the user's home.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
-    /// The working folder, absolute. "Outside the working folder" is decided against it.
+    /// The working folder, absolute. "Outside the working folder" is decided against it. Empty
+    /// means there is none: nothing is inside or outside it, and only the home folder, dotfiles,
+    /// start-up files, system folders and devices count.
     pub cwd: PathBuf,
     /// The home folder, absolute, for `~` and `$HOME`; `None` when unknown.
     pub home: Option<PathBuf>,
@@ -173,11 +175,12 @@ pub fn place(path: &Path, ctx: &Context) -> Place {
     {
         return Place::Home;
     }
-    if ctx.cwd.starts_with(path) {
+    let has_cwd = !ctx.cwd.as_os_str().is_empty();
+    if has_cwd && ctx.cwd.starts_with(path) {
         // `/` and the home folder were caught above.
         return Place::WorkingFolder;
     }
-    if path.starts_with(&ctx.cwd) {
+    if has_cwd && path.starts_with(&ctx.cwd) {
         return Place::Inside;
     }
     if let Some(home) = &ctx.home

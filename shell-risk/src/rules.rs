@@ -264,12 +264,15 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
             Place::Inside | Place::WorkingFolder if risk == Risk::Moderate => {
                 format!("{how} inside the working folder ({text})")
             }
-            Place::Outside | Place::Dotfile | Place::Startup => {
-                format!(
-                    "{how} outside the working folder: {what} ({})",
-                    path.display()
-                )
-            }
+            Place::Outside if glob => format!(
+                "{how} everything in {}, outside the working folder",
+                path.display()
+            ),
+            Place::Outside => format!("{how} outside the working folder ({})", path.display()),
+            Place::Dotfile | Place::Startup => format!(
+                "{how} {what}, outside the working folder ({})",
+                path.display()
+            ),
             _ => format!("{how} {what} ({})", path.display()),
         };
         v.add(risk, why);
@@ -509,10 +512,11 @@ pub(crate) fn write_finding(
 /// there), High outside it or for a dotfile or configuration file, Critical for a system folder,
 /// a disk device or a shell start-up file.
 pub(crate) fn classify_write_path(path: &str, ctx: &Context) -> Assessment {
+    let has_cwd = !ctx.cwd.as_os_str().is_empty();
     let exp = Expander {
         src: "",
         ctx,
-        cwd: Some(&ctx.cwd),
+        cwd: has_cwd.then_some(ctx.cwd.as_path()),
     };
     let expanded = match (path.strip_prefix("~/"), &ctx.home) {
         (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
@@ -520,24 +524,22 @@ pub(crate) fn classify_write_path(path: &str, ctx: &Context) -> Assessment {
     };
     let (mut risk, mut why) = write_finding(&Word::Lit(expanded.clone()), false, &exp)
         .unwrap_or((Risk::Moderate, "writes a file".to_string()));
-    if risk == Risk::Moderate && path.trim().is_empty() {
-        risk = Risk::High;
-        why = "names no file".to_string();
-    }
-    let resolved = paths::resolve(&ctx.cwd, &expanded);
-    let dotted = resolved
-        .strip_prefix(&ctx.cwd)
-        .map(|rel| {
+    let inside = |p: &std::path::Path| has_cwd && p.starts_with(&ctx.cwd);
+    if path.trim().is_empty() {
+        (risk, why) = (Risk::High, "names no file".to_string());
+    } else if !expanded.starts_with('/') && !has_cwd {
+        (risk, why) = (Risk::High, format!("writes {path}, relative to no known folder"));
+    } else if risk == Risk::Moderate {
+        let resolved = paths::resolve(&ctx.cwd, &expanded);
+        let dotted = resolved.strip_prefix(&ctx.cwd).is_ok_and(|rel| {
             rel.components()
                 .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
-        })
-        .unwrap_or(false);
-    if risk == Risk::Moderate && dotted {
-        risk = Risk::High;
-        why = format!("writes a dotfile or configuration file ({path})");
-    }
-    if risk == Risk::Moderate && !resolved.starts_with(&ctx.cwd) {
-        risk = Risk::High;
+        });
+        if inside(&resolved) && dotted {
+            (risk, why) = (Risk::High, format!("writes a dotfile or configuration file ({path})"));
+        } else if has_cwd && !inside(&resolved) {
+            risk = Risk::High;
+        }
     }
     Assessment {
         risk,

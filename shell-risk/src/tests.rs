@@ -135,4 +135,9 @@ fn file_writes_are_judged_by_path() {
     assert_eq!(classify_path("/home/u/.bashrc", &c).risk, Risk::Critical);
     assert_eq!(classify_path("/etc/hosts", &c).risk, Risk::Critical);
     assert_eq!(classify_path("", &c).risk, Risk::High);
+    let none = Context::new("", Some(PathBuf::from("/home/u")));
+    assert_eq!(classify_path("/tmp/x", &none).risk, Risk::Moderate);
+    assert_eq!(classify_path("/home/u/.bashrc", &none).risk, Risk::Critical);
+    assert_eq!(classify_path("/home/u/.config/x", &none).risk, Risk::High);
+    assert_eq!(classify_path("notes.txt", &none).risk, Risk::High);
 }
