@@ -528,7 +528,10 @@ pub(crate) fn classify_write_path(path: &str, ctx: &Context) -> Assessment {
     if path.trim().is_empty() {
         (risk, why) = (Risk::High, "names no file".to_string());
     } else if !expanded.starts_with('/') && !has_cwd {
-        (risk, why) = (Risk::High, format!("writes {path}, relative to no known folder"));
+        (risk, why) = (
+            Risk::High,
+            format!("writes {path}, relative to no known folder"),
+        );
     } else if risk == Risk::Moderate {
         let resolved = paths::resolve(&ctx.cwd, &expanded);
         let dotted = resolved.strip_prefix(&ctx.cwd).is_ok_and(|rel| {
@@ -536,7 +539,10 @@ pub(crate) fn classify_write_path(path: &str, ctx: &Context) -> Assessment {
                 .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
         });
         if inside(&resolved) && dotted {
-            (risk, why) = (Risk::High, format!("writes a dotfile or configuration file ({path})"));
+            (risk, why) = (
+                Risk::High,
+                format!("writes a dotfile or configuration file ({path})"),
+            );
         } else if has_cwd && !inside(&resolved) {
             risk = Risk::High;
         }

@@ -312,8 +312,15 @@ fn agent_hooks(cache: &Path) -> Result<()> {
     }
     let agents = cache.join("agents");
     let bin = agents.join("node_modules/.bin");
-    if !["claude", "codex", "gemini"].iter().all(|b| bin.join(b).exists()) {
-        eprintln!("xtask: npm install --prefix {} {}", agents.display(), AGENT_PACKAGES.join(" "));
+    if !["claude", "codex", "gemini"]
+        .iter()
+        .all(|b| bin.join(b).exists())
+    {
+        eprintln!(
+            "xtask: npm install --prefix {} {}",
+            agents.display(),
+            AGENT_PACKAGES.join(" ")
+        );
         std::fs::create_dir_all(&agents)?;
         let status = Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--prefix"])

@@ -78,7 +78,13 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("agent_hook");
     group.sample_size(50);
     group.bench_function("pcpctl_submit_routine", |b| {
-        b.iter(|| run(dir.path(), &["submit", "agent.read", "--params", &params], b""))
+        b.iter(|| {
+            run(
+                dir.path(),
+                &["submit", "agent.read", "--params", &params],
+                b"",
+            )
+        })
     });
     group.bench_function("pcpctl_hook_claude_code_routine", |b| {
         b.iter(|| run(dir.path(), &["hook", "claude-code"], event.as_bytes()))

@@ -21,7 +21,11 @@ pub fn check(data: &[u8]) {
     let top = a.reasons.iter().map(|r| r.risk).max().unwrap_or(Risk::Safe);
     assert_eq!(a.risk, top, "the level is the highest reason's: {text:?}");
     assert!(!a.summary().is_empty());
-    assert_eq!(classify(&text, &ctx), a, "rated twice, rated the same: {text:?}");
+    assert_eq!(
+        classify(&text, &ctx),
+        a,
+        "rated twice, rated the same: {text:?}"
+    );
     let p = classify_path(&text, &ctx);
     assert!(p.risk >= Risk::Moderate, "a write is never Safe: {text:?}");
     assert_eq!(p.reasons.len(), 1);
