@@ -121,17 +121,14 @@ impl Gate {
         };
         ex.threshold = ev.threshold;
         ex.effective_threshold = ev.effective;
-        let (se, auth) = match &ev.classified {
+        let class = match &ev.classified {
             Some(c) => ex.classified(c),
             None => (ev.capability.side_effects, ev.capability.auth_level),
         };
-        ex.why.push(
-            format!(
-                "{:?} side effects at {:?} auth level under {} safety: {}",
-                se, auth, ex.safety_level, ev.threshold
-            )
-            .to_lowercase(),
-        );
+        let (se, auth, level) = (class.0, class.1, &ex.safety_level);
+        let line = format!("{se:?} side effects at {auth:?} auth level under {level} safety: ");
+        ex.why
+            .push(format!("{line}{}", ev.threshold).to_lowercase());
         if ev.session_approved {
             ex.why
                 .push("the user allowed this app this action until logout".into());

@@ -303,3 +303,40 @@ fn other_harnesses_get_their_own_format() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["decision"], "deny");
 }
+
+#[test]
+fn explain_prints_the_gate_s_rating_reasons_and_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n",
+            assets.join("capabilities.d"),
+            dir.path().join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    let params = r#"{"command": "ls && rm -rf /srv/data/old", "cwd": "/home/dev/proj"}"#;
+    let out = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        .args(["explain", "shell.exec", "--params", params, "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["risk"], "critical");
+    assert_eq!(v["threshold"], "voice+visual");
+    assert_eq!(v["side_effects"], "system");
+    let reasons = v["reasons"].as_array().unwrap();
+    assert_eq!(reasons[0]["command"], "rm -rf /srv/data/old");
+    assert!(
+        reasons[0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("system folder"),
+        "{v}"
+    );
+    assert_eq!(reasons[1]["risk"], "safe");
+}
