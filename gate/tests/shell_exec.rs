@@ -203,3 +203,37 @@ fn undeclared_mcp_tools_are_privileged_writes_and_missing_params_are_named() {
     assert_eq!(o.resolution, Resolution::InvalidParams);
     assert!(o.reason.contains("`command`"), "{}", o.reason);
 }
+
+#[test]
+fn classifier_manifest_mistakes_are_named_where_they_are() {
+    let cap = |extra: &str| {
+        format!(
+            "[[capability]]\nname = \"x.run\"\nversion = 1\nside_effects = \"write\"\n\
+             auth_level = \"user\"\ndescription = \"Run {{command}}\"\n{extra}"
+        )
+    };
+    let err = |text: String| {
+        GateConfig::from_str_at(std::path::Path::new("c.toml"), &text)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(cap(
+        "classes = { high = { side_effects = \"write\", auth_level = \"user\" } }\n",
+    ));
+    assert!(
+        e.contains("c.toml:7") && e.contains("needs `classify`"),
+        "{e}"
+    );
+    let e = err(cap("classify = \"shell\"\nhaptic = true\n"));
+    assert!(e.contains("haptic"), "{e}");
+    let e = err(cap("classify = \"shell\"\nparams = [\"command\"]\n"));
+    assert!(e.contains("`cwd`"), "{e}");
+    let e = err(cap("classify = \"perl\"\n"));
+    assert!(e.contains("c.toml:7"), "{e}");
+    // Without a params list the classifier's parameters are declared for it.
+    GateConfig::from_str_at(
+        std::path::Path::new("c.toml"),
+        &cap("classify = \"shell\"\n"),
+    )
+    .unwrap();
+}
