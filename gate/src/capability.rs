@@ -11,6 +11,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toml::Spanned;
 
+use crate::classify::{ClassesManifest, Classifier, ClassifyKind};
 use crate::error::{ConfigError, Location};
 use crate::rules::{DenyRule, RuleManifest};
 use crate::sources::ManifestFolder;
@@ -40,6 +41,12 @@ pub struct CapabilityManifest {
     /// What happens to parameters the manifest does not declare: refused, or shown on the prompt.
     #[serde(default)]
     pub extra_params: Option<Spanned<ExtraParams>>,
+    /// The class comes from the intent's parameters, judged by the gate (see [`crate::classify`]).
+    #[serde(default)]
+    pub classify: Option<Spanned<ClassifyKind>>,
+    /// With `classify`: the class of Safe, High and Critical (Moderate is the declared class).
+    #[serde(default)]
+    pub classes: Option<Spanned<ClassesManifest>>,
 }
 
 /// A manifest's rule for parameters it does not declare.
@@ -76,6 +83,8 @@ pub struct Capability {
     /// The parameters a client may send (explicit, or those the templates and `salient` name).
     pub params: Vec<String>,
     pub extra_params: ExtraParams,
+    /// The gate classifies each intent's parameters for its class (`classify`).
+    pub classifier: Option<Classifier>,
     pub declared_at: Location,
     /// A system folder's declaration, or the user's (folder or config).
     pub origin: Origin,
@@ -468,7 +477,9 @@ fn validate(
     let err = |span: std::ops::Range<usize>, msg: String| {
         ConfigError::invalid(file, text, span.start, msg)
     };
-    if !is_capability_name(m.name.get_ref()) {
+    // `prefix.*` declares a family (see `family`): the prefix must be a capability name.
+    let base = m.name.get_ref().strip_suffix(crate::family::FAMILY_SUFFIX);
+    if !is_capability_name(base.unwrap_or(m.name.get_ref())) {
         return Err(err(
             m.name.span(),
             format!(
@@ -511,7 +522,8 @@ fn validate(
             format!("`{bad}` is not a parameter name"),
         ));
     }
-    let params = declared_params(file, text, &m, &description, target.as_ref())?;
+    let mut params = declared_params(file, text, &m, &description, target.as_ref())?;
+    let classifier = crate::classify::from_manifest(file, text, &m, &mut params)?;
     let risk = RiskClass::of(m.side_effects, m.auth_level);
     let haptic = match &m.haptic {
         Some(h) if *h.get_ref() && !risk.allows_haptic_alone() => {
@@ -539,6 +551,7 @@ fn validate(
         haptic,
         origin,
         params,
+        classifier,
         extra_params: m
             .extra_params
             .map_or(ExtraParams::Refuse, Spanned::into_inner),

@@ -29,12 +29,23 @@ pub enum SafetyLevel {
 }
 
 /// `[gate]`: choices about how the gate asks.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GateSectionConfig {
     /// Prompts for actions at most as risky as a visual prompt (never destructive, system or
     /// multi-step) may offer "allow until logout" to a verified app.
     pub session_approvals: bool,
+    /// The label beside the gate's own rating of a classified intent on the prompt.
+    pub risk_label: String,
+}
+
+impl Default for GateSectionConfig {
+    fn default() -> Self {
+        GateSectionConfig {
+            session_approvals: false,
+            risk_label: "risk".to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

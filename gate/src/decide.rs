@@ -8,6 +8,8 @@ use serde_json::{Map, Value, json};
 
 use crate::audit::Resolution;
 use crate::capability::{Capability, digest};
+use crate::classify::{Classified, strictly_refused};
+use crate::config::SafetyLevel;
 use crate::error::StoreError;
 use crate::friction::{self, FrictionReason};
 use crate::gate::{Gate, app_of};
@@ -17,7 +19,7 @@ use crate::prompt::Prompt;
 use crate::record::{Approval, DenyContext, RecordFacts};
 use crate::rules::DenyRule;
 use crate::store::{FrictionKey, FrictionUpdate};
-use crate::types::{RiskClass, SideEffects, Threshold};
+use crate::types::{AuthLevel, RiskClass, SideEffects, Threshold};
 use crate::{threshold, token};
 
 /// The result of evaluating an intent against the manifests, the table and the history.
@@ -35,6 +37,8 @@ pub struct Evaluation {
     /// The user allowed this app this action until logout (see `session`): it runs unprompted,
     /// `user_approved_for_session`.
     pub session_approved: bool,
+    /// The gate's own rating of the parameters, for a capability with `classify`.
+    pub classified: Option<Classified>,
 }
 
 impl Evaluation {
@@ -50,6 +54,8 @@ pub(crate) enum Refusal {
     Rule(Arc<DenyRule>),
     Unknown(String),
     InvalidParams(String),
+    /// The strict safety level refuses a Critical command outright.
+    Strict(String),
     Store(StoreError),
 }
 
@@ -71,6 +77,7 @@ impl Refusal {
                 format!("no trusted manifest declares capability `{name}`"),
             ),
             Refusal::InvalidParams(m) => (Resolution::InvalidParams, m),
+            Refusal::Strict(m) => (Resolution::PolicyDeny, m),
             Refusal::Store(e) => (Resolution::StateUnavailable, e.to_string()),
         }
     }
@@ -82,7 +89,7 @@ impl Gate {
         self.evaluate_inner(intent, now_ms).map_err(|r| match r {
             Refusal::Rule(rule) => format!("denied by rule `{}`: {}", rule.name, rule.reason),
             Refusal::Unknown(name) => format!("unknown capability `{name}`"),
-            Refusal::InvalidParams(m) => m,
+            Refusal::InvalidParams(m) | Refusal::Strict(m) => m,
             Refusal::Store(e) => e.to_string(),
         })
     }
@@ -99,33 +106,29 @@ impl Gate {
             return Err(Refusal::Rule(rule));
         }
         let capability = registry
-            .get(&intent.capability)
-            .ok_or_else(|| Refusal::Unknown(intent.capability.clone()))?
-            .clone();
+            .lookup(&intent.capability)
+            .ok_or_else(|| Refusal::Unknown(intent.capability.clone()))?;
         let params = object_params(&intent.params, "params")?;
         capability
             .check_params(&params)
             .map_err(Refusal::InvalidParams)?;
         let level = self.config.file.safety.level;
-        let mut full = threshold::threshold(capability.side_effects, capability.auth_level, level);
-        let mut risk = capability.risk();
-        let mut side_effects = capability.side_effects;
+        let (se, auth, classified) = class_of(&capability, &params, level, "")?;
+        let mut full = threshold::threshold(se, auth, level);
+        let mut risk = RiskClass::of(se, auth);
+        let mut side_effects = se;
         let mut steps = Vec::with_capacity(intent.steps.len());
         for (i, step) in intent.steps.iter().enumerate() {
             let cap = registry
-                .get(&step.capability)
-                .ok_or_else(|| Refusal::Unknown(step.capability.clone()))?
-                .clone();
+                .lookup(&step.capability)
+                .ok_or_else(|| Refusal::Unknown(step.capability.clone()))?;
             let p = object_params(&step.params, &format!("steps[{i}].params"))?;
             cap.check_params(&p)
                 .map_err(|e| Refusal::InvalidParams(format!("steps[{i}]: {e}")))?;
-            full = full.max(threshold::threshold(
-                cap.side_effects,
-                cap.auth_level,
-                level,
-            ));
-            risk = risk.max(cap.risk());
-            side_effects = worst(side_effects, cap.side_effects);
+            let (step_se, step_auth, _) = class_of(&cap, &p, level, &format!("steps[{i}]: "))?;
+            full = full.max(threshold::threshold(step_se, step_auth, level));
+            risk = risk.max(RiskClass::of(step_se, step_auth));
+            side_effects = worst(side_effects, step_se);
             steps.push((cap, p));
         }
         let multi_step = !steps.is_empty();
@@ -149,6 +152,7 @@ impl Gate {
                 side_effects,
                 key,
                 session_approved: false,
+                classified,
             });
         }
         let salient = if multi_step {
@@ -176,6 +180,7 @@ impl Gate {
                 side_effects,
                 key,
                 session_approved: true,
+                classified,
             });
         }
         let history = self.store.history(&key).map_err(Refusal::Store)?;
@@ -198,6 +203,7 @@ impl Gate {
             side_effects,
             key,
             session_approved: false,
+            classified,
         })
     }
 
@@ -330,6 +336,10 @@ impl Gate {
                 .map(|(c, p)| (c.name.as_str(), c.version, p)),
         );
         let mut extra = ev.capability.unshown_params(&ev.params);
+        if let Some(c) = &ev.classified {
+            // The gate's own reasons, beside the command the description shows.
+            extra.insert(0, (self.config.file.gate.risk_label.clone(), c.summary()));
+        }
         for (i, (c, p)) in ev.steps.iter().enumerate() {
             extra.extend(
                 c.unshown_params(p)
@@ -478,6 +488,29 @@ fn json_kind(v: &Value) -> &'static str {
 }
 
 /// The side effects that decide friction floors for a multi-step intent: the worst step.
+/// A capability's class for these parameters: the declared one, or the gate's classification
+/// of them when the manifest says `classify` (a Critical command under strict safety is refused).
+fn class_of(
+    cap: &Capability,
+    params: &Value,
+    level: SafetyLevel,
+    at: &str,
+) -> Result<(SideEffects, AuthLevel, Option<Classified>), Refusal> {
+    let Some(classifier) = &cap.classifier else {
+        return Ok((cap.side_effects, cap.auth_level, None));
+    };
+    let c = classifier
+        .classify(params)
+        .map_err(|e| Refusal::InvalidParams(format!("{at}{e}")))?;
+    if strictly_refused(level, &c) {
+        return Err(Refusal::Strict(format!(
+            "{at}refused under strict safety: {}",
+            c.summary()
+        )));
+    }
+    Ok((c.side_effects, c.auth_level, Some(c)))
+}
+
 fn worst(a: SideEffects, b: SideEffects) -> SideEffects {
     let rank = |s| match s {
         SideEffects::System => 3,

@@ -18,6 +18,12 @@ pub struct Explanation {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auth_level: Option<AuthLevel>,
     pub safety_level: String,
+    /// The gate's rating of the parameters, for a capability with `classify`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub risk: Option<pcp_shell_risk::Risk>,
+    /// Why it got that rating, one entry per simple command at Moderate or above.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<pcp_shell_risk::Reason>,
     pub threshold: Threshold,
     pub effective_threshold: Threshold,
     /// `execute`, `confirm` or `deny`.
@@ -34,6 +40,18 @@ pub struct Explanation {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub offers_session: bool,
     pub why: Vec<String>,
+}
+
+impl Explanation {
+    /// Shows the gate's rating of a classified intent; returns the class it picked.
+    fn classified(&mut self, c: &crate::classify::Classified) -> (SideEffects, AuthLevel) {
+        self.side_effects = Some(c.side_effects);
+        self.auth_level = Some(c.auth_level);
+        self.risk = Some(c.risk);
+        self.reasons = c.assessment.reasons.clone();
+        self.why.push(format!("the gate rates it {}", c.summary()));
+        (c.side_effects, c.auth_level)
+    }
 }
 
 /// A deny rule as `explain` shows it.
@@ -62,6 +80,8 @@ impl Gate {
             side_effects: cap.map(|c| c.side_effects),
             auth_level: cap.map(|c| c.auth_level),
             safety_level,
+            risk: None,
+            reasons: Vec::new(),
             threshold: Threshold::None,
             effective_threshold: Threshold::None,
             would: "deny",
@@ -101,13 +121,14 @@ impl Gate {
         };
         ex.threshold = ev.threshold;
         ex.effective_threshold = ev.effective;
-        ex.why.push(
-            format!(
-                "{:?} side effects at {:?} auth level under {} safety: {}",
-                ev.capability.side_effects, ev.capability.auth_level, ex.safety_level, ev.threshold
-            )
-            .to_lowercase(),
-        );
+        let class = match &ev.classified {
+            Some(c) => ex.classified(c),
+            None => (ev.capability.side_effects, ev.capability.auth_level),
+        };
+        let (se, auth, level) = (class.0, class.1, &ex.safety_level);
+        let line = format!("{se:?} side effects at {auth:?} auth level under {level} safety: ");
+        ex.why
+            .push(format!("{line}{}", ev.threshold).to_lowercase());
         if ev.session_approved {
             ex.why
                 .push("the user allowed this app this action until logout".into());

@@ -5,10 +5,12 @@
 
 pub mod audit;
 pub mod capability;
+pub mod classify;
 pub mod config;
 mod decide;
 pub mod error;
 pub mod explain;
+pub mod family;
 pub mod friction;
 pub mod gate;
 pub mod identity;

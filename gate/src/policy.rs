@@ -281,6 +281,10 @@ pub fn capability_lowerings(old: &Capability, new: &Capability) -> Vec<String> {
     if new.haptic && !old.haptic {
         out.push("a haptic double-tap alone could confirm it".into());
     }
+    out.extend(crate::classify::lowerings(
+        old.classifier.as_ref(),
+        new.classifier.as_ref(),
+    ));
     if !salient_covers(&new.salient, &old.salient) {
         out.push(format!(
             "fewer parameters would make two actions the same ({} instead of {})",

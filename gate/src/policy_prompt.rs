@@ -408,6 +408,7 @@ impl Gate {
             salient: None,
             haptic: false,
             params: ["changes", "config", "digest"].map(String::from).to_vec(),
+            classifier: None,
             extra_params: ExtraParams::Refuse,
             declared_at: Location {
                 file: "<gate>".into(),

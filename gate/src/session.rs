@@ -68,8 +68,8 @@ impl Gate {
         let registry = &self.config.registry;
         self.session_approvals.retain(|_, granted| {
             registry
-                .get(&granted.name)
-                .is_some_and(|c| **c == **granted)
+                .lookup(&granted.name)
+                .is_some_and(|c| *c == **granted)
         });
     }
 

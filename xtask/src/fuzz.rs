@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("phrases", 4096),
     ("params", 8192),
     ("strict_json", 8192),
+    ("shell_risk", 4096),
 ];
 
 /// The cargo-fuzz project (its own workspace, built with nightly), relative to the root.

@@ -176,6 +176,8 @@ fn test() -> Result<()> {
     })?;
     // docs/agents.md, "Testing your agent": the Python agent against pcp-harness.
     agent_example(&cache)?;
+    // docs/agents-hooks.md: the real agent CLIs with `pcpctl hook` as their permission hook.
+    agent_hooks(&cache)?;
     // The nested development backend is behind a feature (it pulls in winit and GL): lint it and
     // run its Xvfb test too, so it keeps building and working.
     lint_feature("winit", &cache)?;
@@ -322,6 +324,73 @@ fn agent_example(cache: &Path) -> Result<()> {
         .context("cannot run python3")?;
     if !status.success() {
         bail!("the Python agent example's test failed ({status})");
+    }
+    Ok(())
+}
+
+/// The agent CLIs the hook end-to-end test drives, pinned (the versions the recipe checked).
+const AGENT_PACKAGES: &[&str] = &[
+    "@anthropic-ai/claude-code@2.1.197",
+    "@openai/codex@0.171.0",
+    "@google/gemini-cli@0.61.0",
+];
+
+/// `pcpctl hook` end to end (tests/agent-harness/e2e.sh): Claude Code, Codex CLI and Gemini CLI
+/// from npm (installed once into the cache's `agents/`), offline against the scripted model
+/// server on loopback, with pcp-harness as the user. Needs Node ≥ 20 (Debian 12's is 18: install
+/// a newer one) and python3.
+fn agent_hooks(cache: &Path) -> Result<()> {
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .context("node is needed for the agent CLIs (Node ≥ 20)")?;
+    let version = String::from_utf8_lossy(&node.stdout).trim().to_string();
+    let major: u32 = version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    if major < 20 {
+        bail!("the agent CLIs need Node ≥ 20; this machine has {version:?}");
+    }
+    let agents = cache.join("agents");
+    let bin = agents.join("node_modules/.bin");
+    if !["claude", "codex", "gemini"]
+        .iter()
+        .all(|b| bin.join(b).exists())
+    {
+        eprintln!(
+            "xtask: npm install --prefix {} {}",
+            agents.display(),
+            AGENT_PACKAGES.join(" ")
+        );
+        std::fs::create_dir_all(&agents)?;
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&agents)
+            .args(AGENT_PACKAGES)
+            .status()
+            .context("cannot run npm")?;
+        if !status.success() {
+            bail!("npm install of the agent CLIs failed ({status})");
+        }
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join("debug");
+    eprintln!("xtask: tests/agent-harness/e2e.sh");
+    let status = Command::new("bash")
+        .arg(root().join("tests/agent-harness/e2e.sh"))
+        .env("PCP_CACHE_DIR", cache)
+        .env("PCP_HARNESS", target.join("examples/pcp-harness"))
+        .env("PCPCTL", target.join("pcpctl"))
+        .env("AGENTS_BIN", &bin)
+        .status()
+        .context("cannot run bash")?;
+    if !status.success() {
+        bail!("the agent hooks' end-to-end test failed ({status})");
     }
     Ok(())
 }

@@ -1,13 +1,16 @@
 //! `pcpctl`: the client CLI, one module per subcommand. With a running compositor it submits
 //! intents ([`submit`]); without one it validates configs ([`validate`]), explains and replays
 //! policy ([`explain`], [`replay`]), reads and verifies the audit log ([`audit`]), and verifies
-//! tokens ([`token`]); it starts agents confined by bubblewrap ([`run`](mod@run)). It links the
+//! tokens ([`token`]); it starts agents confined by bubblewrap ([`run`](mod@run)) and answers
+//! their harnesses' permission hooks ([`hook`]). It links the
 //! gate and the protocol's client side, never Smithay or libvosk (listening for a spoken answer is
 //! `pcp-listen`, in pcp-speech).
 
 mod audit;
 mod common;
 mod explain;
+mod hook;
+mod hook_tools;
 mod replay;
 mod run;
 mod submit;
@@ -54,6 +57,10 @@ enum Command {
     Run(run::Args),
     /// Tokens: `pcpctl token verify TOKEN --capability C --params JSON`.
     Token(token::Args),
+    /// An agent harness's permission hook: reads its hook JSON on stdin, asks the compositor,
+    /// answers allow or deny in its format (deny on any error or past --deadline);
+    /// `--print-config` prints the settings that install it.
+    Hook(hook::Args),
 }
 
 /// Said after `--help` and in the man page: where the voice model comes from, and exit codes.
@@ -89,5 +96,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Submit(args) => submit::run(args),
         Command::Run(args) => run::run(args),
         Command::Token(args) => token::run(args),
+        Command::Hook(args) => hook::run(args),
     }
 }

@@ -14,6 +14,7 @@ pub mod multitouch;
 pub mod params;
 pub mod phrases;
 pub mod replay;
+pub mod shell_risk;
 pub mod token;
 pub mod visible;
 
@@ -31,4 +32,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("phrases", phrases::check),
     ("params", params::check),
     ("strict_json", json::check),
+    ("shell_risk", shell_risk::check),
 ];

@@ -1,0 +1,342 @@
+//! `pcpctl hook` through the real binary against a real headless compositor on this thread:
+//! routine calls pass without a prompt, dangerous ones wait for the user, and every way the
+//! decision can fail — garbage input, no compositor, the compositor gone mid-prompt, a user
+//! slower than the hook's deadline — is a denial (exit 2 and the harness's deny JSON). A hook
+//! that answered allow in any of these would fail them.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use pcp_compositor::startup;
+use pcp_compositor::state::{Compositor, Socket};
+use pcp_plugin::PcpHandler;
+use serde_json::{Value, json};
+
+const KEY_TAB: u32 = 15;
+const KEY_ENTER: u32 = 28;
+const KEY_ESC: u32 = 1;
+const KEY_LEFTMETA: u32 = 125;
+
+struct Setup {
+    compositor: Option<Compositor>,
+    dir: tempfile::TempDir,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n\
+             [speech]\nenabled = false\n",
+            assets.join("capabilities.d"),
+            dir.path().join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    let loaded = startup::load(Some(&config)).unwrap();
+    let mut options = startup::options(
+        loaded,
+        vec!["800x600@0,0".parse().unwrap()],
+        Some(Socket::Path(dir.path().join("wl"))),
+        Some(config),
+        true,
+    )
+    .unwrap();
+    options.frame_timer = false;
+    Setup {
+        compositor: Some(Compositor::new(options).unwrap()),
+        dir,
+    }
+}
+
+fn claude_event(command: &str, cwd: &Path) -> String {
+    json!({
+        "session_id": "s1", "transcript_path": "/dev/null", "cwd": cwd,
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "x"}, "tool_use_id": "t1"
+    })
+    .to_string()
+}
+
+/// Starts `pcpctl hook HARNESS ARGS…` with `input` on stdin and `display` as WAYLAND_DISPLAY.
+fn hook(display: &Path, harness: &str, extra: &[&str], input: &str) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        .arg("hook")
+        .arg(harness)
+        .args(extra)
+        .env("WAYLAND_DISPLAY", display)
+        .env_remove("XDG_RUNTIME_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    child
+}
+
+impl Setup {
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("wl")
+    }
+
+    fn compositor(&mut self) -> &mut Compositor {
+        self.compositor.as_mut().expect("the compositor runs")
+    }
+
+    fn pump_until(&mut self, mut done: impl FnMut(&mut Setup) -> bool) {
+        let start = Instant::now();
+        while !done(self) {
+            assert!(start.elapsed() < Duration::from_secs(20), "timed out");
+            match &mut self.compositor {
+                Some(c) => c.dispatch(Some(Duration::from_millis(5))).unwrap(),
+                None => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    }
+
+    fn prompt_is_up(&mut self) -> bool {
+        self.compositor().state.pcp().gate().active().is_some()
+    }
+
+    fn press(&mut self, keys: &[u32]) {
+        let state = &mut self.compositor().state;
+        state.advance_clock(1000);
+        if !state.pcp().ui().has_keyboard_focus() {
+            for (key, pressed) in [
+                (KEY_LEFTMETA, true),
+                (KEY_ENTER, true),
+                (KEY_ENTER, false),
+                (KEY_LEFTMETA, false),
+            ] {
+                state.inject_key(key, pressed);
+            }
+        }
+        for &key in keys {
+            state.inject_key(key, true);
+            state.inject_key(key, false);
+        }
+    }
+
+    fn finish(&mut self, mut child: Child) -> Output {
+        self.pump_until(|_| matches!(child.try_wait(), Ok(Some(_))));
+        child.wait_with_output().unwrap()
+    }
+}
+
+/// The hook's answer: exit code, the decision in Claude Code's format, and the reason.
+fn claude_answer(out: &Output) -> (Option<i32>, String, String) {
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: stdout {:?}", String::from_utf8_lossy(&out.stdout)));
+    let h = &v["hookSpecificOutput"];
+    assert_eq!(h["hookEventName"], "PreToolUse");
+    (
+        out.status.code(),
+        h["permissionDecision"].as_str().unwrap_or("").to_string(),
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+    )
+}
+
+fn assert_denied(out: &Output, because: &str) {
+    let (code, decision, reason) = claude_answer(out);
+    assert_eq!(decision, "deny", "{out:?}");
+    assert_eq!(code, Some(2), "{out:?}");
+    assert!(reason.contains(because), "{reason}");
+}
+
+#[test]
+fn a_routine_command_is_allowed_without_a_prompt() {
+    let mut s = setup();
+    let cwd = s.dir.path().to_path_buf();
+    let mut child = hook(
+        &s.socket(),
+        "claude-code",
+        &[],
+        &claude_event("ls -la", &cwd),
+    );
+    let mut prompted = false;
+    s.pump_until(|s| {
+        prompted |= s.prompt_is_up();
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
+    let out = child.wait_with_output().unwrap();
+    let (code, decision, reason) = claude_answer(&out);
+    assert!(!prompted);
+    assert_eq!((code, decision.as_str()), (Some(0), "allow"), "{out:?}");
+    assert!(reason.contains("policy_allow"), "{reason}");
+}
+
+#[test]
+fn the_user_decides_dangerous_calls() {
+    let mut s = setup();
+    let cwd = s.dir.path().to_path_buf();
+    let child = hook(
+        &s.socket(),
+        "claude-code",
+        &[],
+        &claude_event("rm -rf /tmp/pcp-x", &cwd),
+    );
+    s.pump_until(|s| s.prompt_is_up());
+    let extra = s
+        .compositor()
+        .state
+        .pcp()
+        .gate()
+        .active()
+        .unwrap()
+        .extra
+        .clone();
+    assert!(
+        extra[0].1.contains("outside the working folder"),
+        "{extra:?}"
+    );
+    s.press(&[KEY_ESC]);
+    assert_denied(&s.finish(child), "user_denied");
+
+    // A write outside the working folder is a privileged write: one visual prompt.
+    let write = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": cwd,
+        "tool_input": {"file_path": "/tmp/pcp-elsewhere.txt", "content": "x"}})
+    .to_string();
+    let child = hook(&s.socket(), "claude-code", &[], &write);
+    s.pump_until(|s| s.prompt_is_up());
+    s.press(&[KEY_TAB, KEY_TAB, KEY_ENTER]);
+    let out = s.finish(child);
+    let (code, decision, reason) = claude_answer(&out);
+    assert_eq!((code, decision.as_str()), (Some(0), "allow"), "{out:?}");
+    assert!(reason.contains("user_approved"), "{reason}");
+}
+
+#[test]
+fn garbage_on_stdin_is_denied() {
+    let s = setup();
+    for input in [
+        "",
+        "not json",
+        "[1,2]",
+        r#"{"hook_event_name":"PreToolUse"}"#,
+    ] {
+        let out = hook(&s.socket(), "claude-code", &[], input)
+            .wait_with_output()
+            .unwrap();
+        assert_denied(&out, "");
+    }
+}
+
+#[test]
+fn no_compositor_is_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let event = claude_event("ls", dir.path());
+    let out = hook(
+        &dir.path().join("no-such-socket"),
+        "claude-code",
+        &[],
+        &event,
+    )
+    .wait_with_output()
+    .unwrap();
+    assert_denied(&out, "no compositor");
+}
+
+#[test]
+fn a_compositor_gone_mid_prompt_is_denied() {
+    let mut s = setup();
+    let cwd = s.dir.path().to_path_buf();
+    let child = hook(
+        &s.socket(),
+        "claude-code",
+        &[],
+        &claude_event("sudo rm -rf /", &cwd),
+    );
+    s.pump_until(|s| s.prompt_is_up());
+    s.compositor = None;
+    let out = s.finish(child);
+    assert_denied(&out, "compositor");
+}
+
+#[test]
+fn a_user_slower_than_the_deadline_is_denied() {
+    let mut s = setup();
+    let cwd = s.dir.path().to_path_buf();
+    let event = claude_event("rm -rf ../elsewhere", &cwd);
+    let started = Instant::now();
+    let child = hook(&s.socket(), "claude-code", &["--deadline", "1.5"], &event);
+    s.pump_until(|s| s.prompt_is_up());
+    let out = s.finish(child);
+    assert_denied(&out, "deadline");
+    // The compositor's own visual timeout is 30 s: the hook answered long before it.
+    assert!(started.elapsed() < Duration::from_secs(25));
+}
+
+#[test]
+fn other_harnesses_get_their_own_format() {
+    let mut s = setup();
+    let cwd = s.dir.path().to_path_buf();
+    let gemini = json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+        "tool_input": {"command": "ls"}, "cwd": cwd})
+    .to_string();
+    let out = s.finish(hook(&s.socket(), "gemini", &[], &gemini));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty(), "gemini passes with no output");
+    let codex = json!({"hook_event_name": "PermissionRequest", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}, "cwd": cwd, "turn_id": "1"})
+    .to_string();
+    let out = s.finish(hook(&s.socket(), "codex", &[], &codex));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["decision"]["behavior"], "allow");
+    let bad = json!({"hook_event_name": "BeforeTool", "tool_name": "run_shell_command",
+        "tool_input": {}, "cwd": cwd})
+    .to_string();
+    let out = s.finish(hook(&s.socket(), "gemini", &[], &bad));
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decision"], "deny");
+}
+
+#[test]
+fn explain_prints_the_gate_s_rating_reasons_and_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n",
+            assets.join("capabilities.d"),
+            dir.path().join("state.sqlite3")
+        ),
+    )
+    .unwrap();
+    let params = r#"{"command": "ls && rm -rf /srv/data/old", "cwd": "/home/dev/proj"}"#;
+    let out = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        .args(["explain", "shell.exec", "--params", params, "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["risk"], "critical");
+    assert_eq!(v["threshold"], "voice+visual");
+    assert_eq!(v["side_effects"], "system");
+    let reasons = v["reasons"].as_array().unwrap();
+    assert_eq!(reasons[0]["command"], "rm -rf /srv/data/old");
+    assert!(
+        reasons[0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("system folder"),
+        "{v}"
+    );
+    assert_eq!(reasons[1]["risk"], "safe");
+}

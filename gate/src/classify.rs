@@ -1,0 +1,338 @@
+//! Compositor-side classification: a manifest may say that its capability's class comes from
+//! the intent's own parameters, judged here and never by the client — `classify = "shell"` rates
+//! the `command` parameter with pcp-shell-risk (run in the `cwd` parameter), `classify = "path"`
+//! rates a file write to `path` against `cwd`. The level picks the class: Safe, High and Critical
+//! from the manifest's `classes` table (defaults below), Moderate — "not known to be safe or
+//! dangerous" — is the class the manifest declares itself.
+
+use std::path::{Path, PathBuf};
+
+use pcp_shell_risk::{Assessment, Context, Risk};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::capability::CapabilityManifest;
+use crate::config::SafetyLevel;
+use crate::error::ConfigError;
+use crate::threshold;
+use crate::types::{AuthLevel, SideEffects};
+
+/// What a manifest's `classify` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClassifyKind {
+    /// `command` is a shell command, run in the folder `cwd`.
+    Shell,
+    /// `path` is a file written from the folder `cwd`.
+    Path,
+}
+
+impl ClassifyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClassifyKind::Shell => "shell",
+            ClassifyKind::Path => "path",
+        }
+    }
+
+    /// The parameter the classifier rates.
+    pub fn subject(self) -> &'static str {
+        match self {
+            ClassifyKind::Shell => "command",
+            ClassifyKind::Path => "path",
+        }
+    }
+}
+
+/// A class as written in a manifest's `classes` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassManifest {
+    pub side_effects: SideEffects,
+    pub auth_level: AuthLevel,
+}
+
+/// `classes = { safe = {…}, high = {…}, critical = {…} }`: each level's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassesManifest {
+    pub safe: Option<ClassManifest>,
+    pub high: Option<ClassManifest>,
+    pub critical: Option<ClassManifest>,
+}
+
+/// A capability's classifier: which parameters it rates and the class of each level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classifier {
+    pub kind: ClassifyKind,
+    /// Safe, Moderate, High, Critical, in that order.
+    pub classes: [(SideEffects, AuthLevel); 4],
+}
+
+/// One intent's classification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Classified {
+    pub risk: Risk,
+    pub side_effects: SideEffects,
+    pub auth_level: AuthLevel,
+    pub assessment: Assessment,
+}
+
+impl Classified {
+    /// What the prompt shows beside the command: the level and the reasons in words.
+    pub fn summary(&self) -> String {
+        format!("{} — {}", self.risk, self.assessment.summary())
+    }
+}
+
+const fn class(side_effects: SideEffects, auth_level: AuthLevel) -> ClassManifest {
+    ClassManifest {
+        side_effects,
+        auth_level,
+    }
+}
+
+impl Classifier {
+    /// The classifier a manifest declares: `moderate` is the manifest's own class; the others
+    /// come from `classes`, else the defaults for the kind (shell: safe = read, high =
+    /// destructive, critical = system; path: high = privileged write, critical = system).
+    pub fn new(kind: ClassifyKind, moderate: ClassManifest, table: ClassesManifest) -> Classifier {
+        let (safe, high, critical) = match kind {
+            ClassifyKind::Shell => (
+                class(SideEffects::Read, AuthLevel::User),
+                class(SideEffects::Destructive, AuthLevel::User),
+                class(SideEffects::System, AuthLevel::Privileged),
+            ),
+            ClassifyKind::Path => (
+                moderate,
+                class(SideEffects::Write, AuthLevel::Privileged),
+                class(SideEffects::System, AuthLevel::Privileged),
+            ),
+        };
+        let pick = |c: Option<ClassManifest>, d: ClassManifest| {
+            let c = c.unwrap_or(d);
+            (c.side_effects, c.auth_level)
+        };
+        Classifier {
+            kind,
+            classes: [
+                pick(table.safe, safe),
+                (moderate.side_effects, moderate.auth_level),
+                pick(table.high, high),
+                pick(table.critical, critical),
+            ],
+        }
+    }
+
+    /// Rates `params`; the error names the missing or malformed parameter.
+    pub fn classify(&self, params: &Value) -> Result<Classified, String> {
+        let text = |key: &str| -> Result<&str, String> {
+            match params.get(key) {
+                Some(Value::String(s)) => Ok(s),
+                Some(_) => Err(format!("parameter `{key}` must be a string")),
+                None => Err(format!(
+                    "parameter `{key}` is required: the gate classifies it ({} classifier)",
+                    self.kind.as_str()
+                )),
+            }
+        };
+        let subject = text(self.kind.subject())?;
+        // A file write may come without a working folder (a desktop app's save): then only
+        // dotfiles, start-up files, system folders and devices raise it.
+        let cwd = match (self.kind, params.get("cwd")) {
+            (ClassifyKind::Path, None) => "",
+            _ => text("cwd")?,
+        };
+        if self.kind == ClassifyKind::Shell && !cwd.starts_with('/')
+            || self.kind == ClassifyKind::Path && !cwd.is_empty() && !cwd.starts_with('/')
+        {
+            return Err(format!(
+                "parameter `cwd` must be an absolute folder, not `{cwd}`"
+            ));
+        }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let ctx = Context::new(Path::new(cwd), home);
+        let assessment = match self.kind {
+            ClassifyKind::Shell => pcp_shell_risk::classify(subject, &ctx),
+            ClassifyKind::Path => pcp_shell_risk::classify_path(subject, &ctx),
+        };
+        let (side_effects, auth_level) = self.classes[level_index(assessment.risk)];
+        Ok(Classified {
+            risk: assessment.risk,
+            side_effects,
+            auth_level,
+            assessment,
+        })
+    }
+}
+
+/// The classifier a manifest declares, checked: `classes` needs `classify`; a classified
+/// capability is never confirmed by a haptic tap alone; it declares (or is given) the parameters
+/// the classifier reads.
+pub(crate) fn from_manifest(
+    file: &std::path::Path,
+    text: &str,
+    m: &CapabilityManifest,
+    params: &mut Vec<String>,
+) -> Result<Option<Classifier>, ConfigError> {
+    let Some(kind) = &m.classify else {
+        if let Some(classes) = &m.classes {
+            return Err(ConfigError::invalid(
+                file,
+                text,
+                classes.span().start,
+                "`classes` needs `classify` (\"shell\" or \"path\")",
+            ));
+        }
+        return Ok(None);
+    };
+    if let Some(h) = &m.haptic
+        && *h.get_ref()
+    {
+        return Err(ConfigError::invalid(
+            file,
+            text,
+            h.span().start,
+            "haptic = true is not allowed with `classify`: a classified action can be destructive",
+        ));
+    }
+    let kind = *kind.get_ref();
+    for needed in [kind.subject(), "cwd"] {
+        if !params.iter().any(|p| p == needed) {
+            if let Some(list) = &m.params {
+                return Err(ConfigError::invalid(
+                    file,
+                    text,
+                    list.span().start,
+                    format!(
+                        "classify = \"{}\" reads `{needed}`: add it to params",
+                        kind.as_str()
+                    ),
+                ));
+            }
+            params.push(needed.to_string());
+            params.sort();
+        }
+    }
+    let moderate = ClassManifest {
+        side_effects: m.side_effects,
+        auth_level: m.auth_level,
+    };
+    let table = m.classes.as_ref().map(|c| *c.get_ref()).unwrap_or_default();
+    Ok(Some(Classifier::new(kind, moderate, table)))
+}
+
+fn level_index(risk: Risk) -> usize {
+    match risk {
+        Risk::Safe => 0,
+        Risk::Moderate => 1,
+        Risk::High => 2,
+        Risk::Critical => 3,
+    }
+}
+
+/// Under the strict safety level a Critical command is refused outright (caro's "blocked").
+pub fn strictly_refused(level: SafetyLevel, classified: &Classified) -> bool {
+    level == SafetyLevel::Strict && classified.risk == Risk::Critical
+}
+
+/// What replacing classifier `old` with `new` would lower, in words (empty: nothing).
+pub fn lowerings(old: Option<&Classifier>, new: Option<&Classifier>) -> Vec<String> {
+    let (Some(old), new) = (old, new) else {
+        return Vec::new();
+    };
+    let Some(new) = new else {
+        return vec![format!(
+            "its {} classifier would be dropped: every intent would get the declared class",
+            old.kind.as_str()
+        )];
+    };
+    if new.kind != old.kind {
+        return vec![format!(
+            "its classifier would change from {} to {}",
+            old.kind.as_str(),
+            new.kind.as_str()
+        )];
+    }
+    let names = ["safe", "moderate", "high", "critical"];
+    let mut out = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        for level in [
+            SafetyLevel::Strict,
+            SafetyLevel::Moderate,
+            SafetyLevel::Permissive,
+        ] {
+            let (a, b) = (old.classes[i], new.classes[i]);
+            let (ta, tb) = (
+                threshold::threshold(a.0, a.1, level),
+                threshold::threshold(b.0, b.1, level),
+            );
+            if tb < ta {
+                out.push(format!("a {name} command would need {tb} instead of {ta}"));
+            }
+        }
+    }
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::types::Threshold;
+
+    fn shell() -> Classifier {
+        Classifier::new(
+            ClassifyKind::Shell,
+            class(SideEffects::Write, AuthLevel::User),
+            ClassesManifest::default(),
+        )
+    }
+
+    #[test]
+    fn levels_map_onto_the_gate_s_classes() {
+        let c = shell();
+        let at = |cmd: &str| {
+            let got = c.classify(&json!({"command": cmd, "cwd": "/w"})).unwrap();
+            threshold::threshold(got.side_effects, got.auth_level, SafetyLevel::Moderate)
+        };
+        assert_eq!(at("ls"), Threshold::None);
+        assert_eq!(at("cargo build"), Threshold::None);
+        assert_eq!(at("rm -rf /tmp/x"), Threshold::VoiceVisual);
+        assert_eq!(at("sudo true"), Threshold::VoiceVisual);
+    }
+
+    #[test]
+    fn missing_or_relative_params_are_named() {
+        let c = shell();
+        let e = c.classify(&json!({"cwd": "/w"})).unwrap_err();
+        assert!(e.contains("`command`"), "{e}");
+        let e = c
+            .classify(&json!({"command": "ls", "cwd": "w"}))
+            .unwrap_err();
+        assert!(e.contains("absolute"), "{e}");
+        let e = c.classify(&json!({"command": 3, "cwd": "/w"})).unwrap_err();
+        assert!(e.contains("string"), "{e}");
+    }
+
+    #[test]
+    fn dropping_or_weakening_a_classifier_is_a_lowering() {
+        let old = shell();
+        assert!(!lowerings(Some(&old), None).is_empty());
+        let weaker = Classifier::new(
+            ClassifyKind::Shell,
+            class(SideEffects::Write, AuthLevel::User),
+            ClassesManifest {
+                high: Some(class(SideEffects::Write, AuthLevel::User)),
+                ..ClassesManifest::default()
+            },
+        );
+        assert!(!lowerings(Some(&old), Some(&weaker)).is_empty());
+        assert!(lowerings(Some(&old), Some(&old)).is_empty());
+        assert!(lowerings(None, Some(&old)).is_empty());
+    }
+}

@@ -1,0 +1,122 @@
+//! Shell-command risk assessment (caro's Safe / Moderate / High / Critical). A command is parsed
+//! with tree-sitter-bash; every simple command inside it — in pipelines, lists, subshells,
+//! `$(…)`, backticks, `bash -c '…'`, `xargs`, `find -exec`, behind `env`, `nice`, `sudo` and the
+//! like — gets a level with reasons in words, and the command's level is the highest of them.
+//! Safe is a short allow-list of read-only commands with read-only flags; what the parser cannot
+//! read is High. Paths are resolved against the working folder and the home folder, so "outside
+//! the working folder" is decided on resolved paths, never on how the command spells them.
+
+mod commands;
+mod git;
+mod paths;
+mod readonly;
+mod rules;
+mod sed;
+mod system;
+mod tools;
+mod walk;
+mod words;
+
+use std::fmt;
+
+use serde::Serialize;
+
+pub use paths::{Context, Place};
+
+/// A command's risk, lowest first (caro's levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Risk {
+    /// Only reads: on the allow-list, with read-only flags.
+    Safe,
+    /// Not known to be safe, not known to be dangerous.
+    Moderate,
+    /// Destroys data, hides what it runs, or cannot be read.
+    High,
+    /// Changes the system: root, disks, firewall, start-up files, whole folders like `/` or home.
+    Critical,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Safe => "safe",
+            Risk::Moderate => "moderate",
+            Risk::High => "high",
+            Risk::Critical => "critical",
+        }
+    }
+
+    /// Parses `safe`, `moderate`, `high` or `critical` (any case).
+    pub fn parse(text: &str) -> Option<Risk> {
+        match text.to_ascii_lowercase().as_str() {
+            "safe" => Some(Risk::Safe),
+            "moderate" => Some(Risk::Moderate),
+            "high" => Some(Risk::High),
+            "critical" => Some(Risk::Critical),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Risk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why one simple command got its level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reason {
+    pub risk: Risk,
+    /// The simple command as written (shortened when long).
+    pub command: String,
+    /// What it does, in words ("deletes recursively outside the working folder").
+    pub why: String,
+}
+
+/// A command's level and the reason for every simple command in it, highest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Assessment {
+    pub risk: Risk,
+    pub reasons: Vec<Reason>,
+}
+
+impl Assessment {
+    /// The reasons at the command's own level, as one line: what a prompt shows.
+    pub fn summary(&self) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for r in self.reasons.iter().filter(|r| r.risk == self.risk) {
+            if !seen.contains(&r.why.as_str()) {
+                seen.push(&r.why);
+            }
+        }
+        if seen.is_empty() {
+            return "only reads".to_string();
+        }
+        seen.join("; ")
+    }
+}
+
+/// Longest command classified at all: anything longer is High without being parsed.
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// How deep `bash -c`, `eval`, `xargs` and wrappers may nest before the rest counts as High.
+pub const MAX_NESTING: usize = 8;
+
+/// Classifies `command` as run in `ctx`: its level and the reasons.
+pub fn classify(command: &str, ctx: &Context) -> Assessment {
+    walk::classify(command, ctx, 0)
+}
+
+/// Classifies a file write to `path` (an edit tool's target) as seen from `ctx`: Moderate inside
+/// the working folder, High outside it or for a dotfile or configuration file, Critical for a
+/// system folder or a shell start-up file. With no working folder (an empty `ctx.cwd`) only the
+/// home folder, dotfiles, start-up files, system folders and devices raise it; a relative path
+/// is then High.
+pub fn classify_path(path: &str, ctx: &Context) -> Assessment {
+    rules::classify_write_path(path, ctx)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,558 @@
+//! The rules for one simple command: which command it is (through wrappers like `sudo`, `env`,
+//! `xargs`), and what its arguments make of it — deleting, writing, re-owning, formatting,
+//! killing, stopping services, running code it was handed. Tables of names live in
+//! [`crate::commands`].
+
+use std::path::PathBuf;
+
+use crate::commands;
+use crate::paths::{self, Place};
+use crate::words::{Expander, Word};
+use crate::{Assessment, Context, Reason, Risk};
+
+/// What the command gets on standard input from its own redirections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    /// Whatever the pipeline or terminal gives it.
+    Inherit,
+    /// A here-document or here-string known now.
+    Text(String),
+    /// A here-document or here-string with expansions.
+    Dynamic,
+    /// A file (`< file`).
+    File,
+}
+
+/// Something a command runs inside itself, judged in turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Inner {
+    /// Shell code (`bash -c '…'`, `eval '…'`, a here-document fed to a shell).
+    Code(String),
+    /// Another simple command (`sudo rm …`, `xargs rm`, `find -exec rm {} +`).
+    Words(Vec<Word>),
+}
+
+/// One simple command's judgement.
+#[derive(Debug, Default)]
+pub(crate) struct Verdict {
+    pub findings: Vec<(Risk, String)>,
+    pub inner: Vec<Inner>,
+    /// It downloads (`curl`, `wget`): its output is code nobody has read.
+    pub downloads: bool,
+    /// It runs what arrives on standard input as code (`sh`, `python3` without a script).
+    pub runs_stdin: bool,
+    /// It changes the shell's folder: to a known folder, or to one only known when it runs.
+    pub cd: Option<Option<PathBuf>>,
+}
+
+impl Verdict {
+    pub(crate) fn add(&mut self, risk: Risk, why: impl Into<String>) {
+        self.findings.push((risk, why.into()));
+    }
+
+    fn safe(why: &str) -> Verdict {
+        let mut v = Verdict::default();
+        v.add(Risk::Safe, why);
+        v
+    }
+}
+
+/// Variables that change what every later program loads or runs.
+pub(crate) const DANGEROUS_VARIABLES: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+];
+
+/// Judges the simple command `words` (never empty).
+pub(crate) fn assess(words: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdict {
+    let Some(first) = words.first() else {
+        return Verdict::default();
+    };
+    let raw = match first {
+        Word::Lit(s) => s.as_str(),
+        Word::Fetched(_) => {
+            let mut v = Verdict::default();
+            v.add(Risk::Critical, "runs a program named by a download");
+            return v;
+        }
+        Word::Dyn(_) => {
+            let mut v = Verdict::default();
+            v.add(
+                Risk::High,
+                "runs a command whose name is known only when it runs",
+            );
+            return v;
+        }
+    };
+    let name = raw.rsplit('/').next().unwrap_or(raw);
+    if raw.contains('/') && !raw.starts_with('/') {
+        let mut v = Verdict::default();
+        v.add(
+            Risk::Moderate,
+            format!("runs the program {raw} from a folder"),
+        );
+        return v;
+    }
+    let args = &words[1..];
+    if let Some(v) = commands::wrapper(name, args) {
+        return v;
+    }
+    if let Some(v) = commands::interpreter(name, args, stdin) {
+        return v;
+    }
+    match name {
+        "rm" | "unlink" | "shred" | "srm" => deletion(name, args, exp),
+        "rmdir" => {
+            let mut v = Verdict::default();
+            v.add(Risk::Moderate, "removes empty folders");
+            v
+        }
+        "cd" | "pushd" => change_folder(args, exp),
+        "popd" => Verdict {
+            cd: Some(None),
+            ..Verdict::safe("changes the shell's folder")
+        },
+        "dd" => dd(args, exp),
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => permissions(name, args, exp),
+        "cp" | "mv" | "install" | "ln" => copy_like(name, args, exp),
+        "tee" => tee(args, exp),
+        "find" => crate::readonly::find(args, exp),
+        "kill" => kill(args),
+        "eval" => eval(args),
+        "source" | "." => source(args),
+        _ => crate::system::by_name(name, args, exp),
+    }
+}
+
+/// `eval`: its arguments joined are shell code, judged when known now.
+fn eval(args: &[Word]) -> Verdict {
+    let mut v = Verdict::default();
+    if args.iter().any(|a| matches!(a, Word::Fetched(_))) {
+        v.add(Risk::Critical, "evaluates downloaded code");
+    } else if args.iter().all(|a| a.lit().is_some()) {
+        let code: Vec<&str> = args.iter().map(Word::text).collect();
+        v.inner.push(Inner::Code(code.join(" ")));
+    } else {
+        v.add(Risk::High, "evaluates shell code known only when it runs");
+    }
+    v
+}
+
+/// `source FILE` / `. FILE`: runs a script inside the current shell.
+fn source(args: &[Word]) -> Verdict {
+    let mut v = Verdict::default();
+    match args.first() {
+        Some(Word::Fetched(_)) => v.add(Risk::Critical, "runs a downloaded script in the shell"),
+        Some(w) => v.add(
+            Risk::Moderate,
+            format!("runs the script {} in the shell", w.text()),
+        ),
+        None => v.add(Risk::Moderate, "source without a file"),
+    }
+    v
+}
+
+fn change_folder(args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let target = args
+        .iter()
+        .find(|a| a.lit().is_none_or(|s| !s.starts_with('-') || s == "-"));
+    let cd = match target {
+        None => exp.ctx.home.clone(),
+        Some(Word::Lit(s)) if s != "-" => exp.resolve(s),
+        Some(_) => None,
+    };
+    Verdict {
+        cd: Some(cd),
+        ..Verdict::safe("changes the shell's folder")
+    }
+}
+
+/// Splits arguments into option words and operands (after `--` everything is an operand).
+pub(crate) fn operands(args: &[Word]) -> (Vec<&Word>, Vec<&str>) {
+    let mut ops = Vec::new();
+    let mut flags = Vec::new();
+    let mut done = false;
+    for a in args {
+        match a.lit() {
+            Some("--") if !done => done = true,
+            Some(s) if !done && s.starts_with('-') && s.len() > 1 => flags.push(s),
+            _ => ops.push(a),
+        }
+    }
+    (ops, flags)
+}
+
+/// Whether `flags` hold the short option `short` (alone or in a cluster) or one of `long`.
+pub(crate) fn has_flag(flags: &[&str], short: char, long: &[&str]) -> bool {
+    flags.iter().any(|f| {
+        if let Some(l) = f.strip_prefix("--") {
+            let name = l.split('=').next().unwrap_or(l);
+            long.contains(&name)
+        } else {
+            f.strip_prefix('-').is_some_and(|s| s.contains(short))
+        }
+    })
+}
+
+fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let (targets, flags) = operands(args);
+    let recursive =
+        name == "rm" && (has_flag(&flags, 'r', &["recursive"]) || has_flag(&flags, 'R', &[]));
+    let forced = has_flag(&flags, 'f', &["force"]);
+    let shred = matches!(name, "shred" | "srm");
+    let mut v = Verdict::default();
+    let how = match (recursive, forced) {
+        (true, true) => "deletes recursively and without asking",
+        (true, false) => "deletes recursively",
+        (false, true) => "deletes without asking",
+        (false, false) => "deletes",
+    };
+    let how = if shred {
+        "overwrites and deletes beyond recovery"
+    } else {
+        how
+    };
+    if targets.is_empty() {
+        v.add(Risk::Moderate, "deletes nothing it names");
+    }
+    for t in targets {
+        let Some(text) = t.lit() else {
+            // Which files go is decided when it runs: nobody can review it now.
+            v.add(
+                Risk::High,
+                format!("{how} paths known only when it runs ({})", t.text()),
+            );
+            continue;
+        };
+        let (base, glob) = paths::glob_base(text);
+        let Some(path) = exp.resolve(&base) else {
+            v.add(
+                Risk::High,
+                format!("{how} {text} after changing to a folder known only when it runs"),
+            );
+            continue;
+        };
+        if paths::is_block_device(&path) {
+            v.add(
+                Risk::Critical,
+                format!("{how} the disk device {}", path.display()),
+            );
+            continue;
+        }
+        let place = paths::place(&path, exp.ctx);
+        let what = if glob {
+            format!("everything in {}", place.describe())
+        } else {
+            place.describe().to_string()
+        };
+        let risk = match place {
+            Place::Root | Place::Home => Risk::Critical,
+            Place::System if recursive || glob => Risk::Critical,
+            Place::System | Place::Startup => Risk::High,
+            Place::WorkingFolder if glob => Risk::Moderate,
+            Place::WorkingFolder | Place::Dotfile | Place::Outside => Risk::High,
+            Place::Inside if shred => Risk::High,
+            Place::Inside => Risk::Moderate,
+        };
+        let why = match place {
+            Place::Inside | Place::WorkingFolder if risk == Risk::Moderate => {
+                format!("{how} inside the working folder ({text})")
+            }
+            Place::Outside if glob => format!(
+                "{how} everything in {}, outside the working folder",
+                path.display()
+            ),
+            Place::Outside => format!("{how} outside the working folder ({})", path.display()),
+            Place::Dotfile | Place::Startup => format!(
+                "{how} {what}, outside the working folder ({})",
+                path.display()
+            ),
+            _ => format!("{how} {what} ({})", path.display()),
+        };
+        v.add(risk, why);
+    }
+    v
+}
+
+fn dd(args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let mut v = Verdict::default();
+    v.add(Risk::Moderate, "copies raw data");
+    for a in args {
+        match a {
+            Word::Lit(s) => {
+                if let Some(dest) = s.strip_prefix("of=") {
+                    let w = Word::Lit(dest.to_string());
+                    if let Some((risk, why)) = write_finding(&w, false, exp) {
+                        v.add(risk, why);
+                    }
+                }
+            }
+            other if other.text().starts_with("of=") => {
+                v.add(
+                    Risk::High,
+                    "writes raw data to a file known only when it runs",
+                );
+            }
+            _ => {}
+        }
+    }
+    v
+}
+
+fn permissions(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let (ops, flags) = operands(args);
+    let recursive = has_flag(&flags, 'R', &["recursive"]);
+    let mut v = Verdict::default();
+    // chmod, chown and chgrp name the mode or owner first; chattr and setfacl take it as
+    // option-like words, which `operands` already set aside only when they start with `-`.
+    let skip = usize::from(matches!(name, "chmod" | "chown" | "chgrp" | "chattr"));
+    if name == "chmod"
+        && let Some(Word::Lit(mode)) = ops.first()
+        && (mode.contains('s') || (mode.len() == 4 && mode.starts_with(['2', '4', '6'])))
+    {
+        v.add(Risk::High, "sets the set-user-ID or set-group-ID bit");
+    }
+    let verb = if name == "chmod" || name == "chattr" || name == "setfacl" {
+        "changes permissions of"
+    } else {
+        "changes the owner of"
+    };
+    let targets = ops.iter().skip(skip);
+    let mut any = false;
+    for t in targets {
+        any = true;
+        let Some(path) = t.lit().and_then(|s| exp.resolve(&paths::glob_base(s).0)) else {
+            let risk = if recursive {
+                Risk::High
+            } else {
+                Risk::Moderate
+            };
+            v.add(risk, format!("{verb} paths known only when it runs"));
+            continue;
+        };
+        let place = paths::place(&path, exp.ctx);
+        let risk = match place {
+            Place::Root | Place::Home | Place::System if recursive => Risk::Critical,
+            Place::Root | Place::Home | Place::System | Place::Startup => Risk::High,
+            Place::Outside | Place::Dotfile | Place::WorkingFolder if recursive => Risk::High,
+            _ => Risk::Moderate,
+        };
+        let rec = if recursive { ", recursively" } else { "" };
+        v.add(
+            risk,
+            format!("{verb} {} ({}){rec}", place.describe(), path.display()),
+        );
+    }
+    if !any {
+        v.add(Risk::Moderate, format!("{verb} files"));
+    }
+    v
+}
+
+fn copy_like(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let (ops, flags) = operands(args);
+    let mut v = Verdict::default();
+    v.add(Risk::Moderate, format!("writes files ({name})"));
+    let target_dir = args
+        .iter()
+        .position(|a| a.lit() == Some("-t"))
+        .and_then(|i| args.get(i + 1))
+        .or_else(|| {
+            flags
+                .iter()
+                .find_map(|f| f.strip_prefix("--target-directory="))
+                .map(|_| &args[0])
+        });
+    let dest = target_dir.or_else(|| {
+        if ops.len() >= 2 {
+            ops.last().copied()
+        } else {
+            None
+        }
+    });
+    if let Some(d) = dest
+        && let Some((risk, why)) = write_finding(d, false, exp)
+    {
+        v.add(risk, why);
+    }
+    if name == "mv" {
+        let sources = ops.len().saturating_sub(usize::from(target_dir.is_none()));
+        for s in ops.iter().take(sources) {
+            if let Some(path) = s.lit().and_then(|t| exp.resolve(t)) {
+                let place = paths::place(&path, exp.ctx);
+                let risk = match place {
+                    Place::Root | Place::Home | Place::System => Risk::Critical,
+                    Place::Startup | Place::Dotfile | Place::WorkingFolder => Risk::High,
+                    _ => continue,
+                };
+                v.add(
+                    risk,
+                    format!("moves away {} ({})", place.describe(), path.display()),
+                );
+            }
+        }
+    }
+    v
+}
+
+fn tee(args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let (ops, flags) = operands(args);
+    let append = has_flag(&flags, 'a', &["append"]);
+    let mut v = Verdict::safe("copies its input to its output");
+    for o in ops {
+        if let Some((risk, why)) = write_finding(o, append, exp) {
+            v.add(risk, why);
+        }
+    }
+    v
+}
+
+fn kill(args: &[Word]) -> Verdict {
+    let mut v = Verdict::default();
+    let mut seen_signal = false;
+    let mut targets = 0;
+    for a in args {
+        match a.lit() {
+            Some("-l" | "-L") => return Verdict::safe("lists signal names"),
+            Some(s) if !seen_signal && s.starts_with('-') && s != "-1" => seen_signal = true,
+            Some("-s" | "-n") => {}
+            Some("-1") if seen_signal => {
+                v.add(
+                    Risk::Critical,
+                    "signals every process the user can reach (pid -1)",
+                );
+                targets += 1;
+            }
+            Some("1") | Some("-1") => {
+                v.add(Risk::Critical, "signals init or every process (pid 1 / -1)");
+                targets += 1;
+            }
+            Some(_) => targets += 1,
+            None => {
+                v.add(Risk::High, "signals processes chosen only when it runs");
+                targets += 1;
+            }
+        }
+    }
+    if targets > 0 {
+        v.add(Risk::Moderate, "sends a signal to processes");
+    }
+    v
+}
+
+/// The finding for a write to `word` (a redirection, `tee`, `cp`'s destination, `dd of=`), or
+/// `None` when the write is harmless (`/dev/null`).
+pub(crate) fn write_finding(
+    word: &Word,
+    append: bool,
+    exp: &Expander<'_>,
+) -> Option<(Risk, String)> {
+    let verb = if append { "appends to" } else { "overwrites" };
+    let text = match word {
+        Word::Lit(s) => s,
+        _ => {
+            return Some((
+                Risk::Moderate,
+                format!("writes to a file named only when it runs ({})", word.text()),
+            ));
+        }
+    };
+    let Some(path) = exp.resolve(text) else {
+        return Some((
+            Risk::Moderate,
+            format!("writes {text} in a folder known only when it runs"),
+        ));
+    };
+    if paths::is_harmless_device(&path) {
+        return None;
+    }
+    if paths::is_block_device(&path) {
+        return Some((
+            Risk::Critical,
+            format!("writes to the disk device {}", path.display()),
+        ));
+    }
+    let place = paths::place(&path, exp.ctx);
+    let shown = path.display();
+    Some(match place {
+        Place::Root | Place::System => (
+            Risk::Critical,
+            format!("writes into a system folder ({shown})"),
+        ),
+        Place::Startup if !append => (
+            Risk::Critical,
+            format!("{verb} a shell start-up or login file ({shown})"),
+        ),
+        Place::Startup => (
+            Risk::High,
+            format!("{verb} a shell start-up or login file ({shown})"),
+        ),
+        Place::Dotfile | Place::Home => (
+            Risk::High,
+            format!("{verb} a dotfile or configuration file outside the working folder ({shown})"),
+        ),
+        Place::Outside => (
+            Risk::Moderate,
+            format!("writes a file outside the working folder ({shown})"),
+        ),
+        Place::Inside | Place::WorkingFolder => (
+            Risk::Moderate,
+            format!("writes a file in the working folder ({text})"),
+        ),
+    })
+}
+
+/// An edit tool's write to `path`: Moderate inside the working folder (High for a dotfile
+/// there), High outside it or for a dotfile or configuration file, Critical for a system folder,
+/// a disk device or a shell start-up file.
+pub(crate) fn classify_write_path(path: &str, ctx: &Context) -> Assessment {
+    let has_cwd = !ctx.cwd.as_os_str().is_empty();
+    let exp = Expander {
+        src: "",
+        ctx,
+        cwd: has_cwd.then_some(ctx.cwd.as_path()),
+    };
+    let expanded = match (path.strip_prefix("~/"), &ctx.home) {
+        (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    };
+    let (mut risk, mut why) = write_finding(&Word::Lit(expanded.clone()), false, &exp)
+        .unwrap_or((Risk::Moderate, "writes a file".to_string()));
+    let inside = |p: &std::path::Path| has_cwd && p.starts_with(&ctx.cwd);
+    if path.trim().is_empty() {
+        (risk, why) = (Risk::High, "names no file".to_string());
+    } else if !expanded.starts_with('/') && !has_cwd {
+        (risk, why) = (
+            Risk::High,
+            format!("writes {path}, relative to no known folder"),
+        );
+    } else if risk == Risk::Moderate {
+        let resolved = paths::resolve(&ctx.cwd, &expanded);
+        let dotted = resolved.strip_prefix(&ctx.cwd).is_ok_and(|rel| {
+            rel.components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+        });
+        if inside(&resolved) && dotted {
+            (risk, why) = (
+                Risk::High,
+                format!("writes a dotfile or configuration file ({path})"),
+            );
+        } else if has_cwd && !inside(&resolved) {
+            risk = Risk::High;
+        }
+    }
+    Assessment {
+        risk,
+        reasons: vec![Reason {
+            risk,
+            command: path.to_string(),
+            why,
+        }],
+    }
+}

@@ -1,0 +1,202 @@
+//! Commands by name that have no rule file of their own: disks, power, processes by name,
+//! firewalls, accounts, kernel, mounts, downloads, `rsync`, network shells; then the read-only
+//! allow-list, then Moderate for everything else.
+
+use crate::readonly::{moderate, safe_entry, with};
+use crate::rules::{Verdict, has_flag, operands, write_finding};
+use crate::words::{Expander, Word};
+use crate::{Risk, sed};
+
+/// Everything not handled by a rule of its own.
+pub(crate) fn by_name(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
+    match name {
+        "git" => return crate::git::git(args),
+        "sed" => return sed::sed(args, exp),
+        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" => {
+            return download(name, args, exp);
+        }
+        _ => {}
+    }
+    if let Some(v) = machine(name, args) {
+        return v;
+    }
+    match name {
+        "ip" => return crate::tools::ip(args),
+        "apt" | "apt-get" | "dnf" | "yum" | "pacman" | "zypper" | "apk" | "snap" | "flatpak"
+        | "dpkg" | "rpm" | "brew" | "pip" | "pip3" | "npm" | "pnpm" | "yarn" | "cargo" | "gem"
+        | "go" | "docker" | "podman" | "kubectl" => {
+            return crate::tools::packages(name, args);
+        }
+        "truncate" => {
+            let mut v = moderate("truncates files".into());
+            let (ops, _) = operands(args);
+            for o in ops {
+                if let Some(f) = write_finding(o, false, exp) {
+                    v.add(f.0, f.1);
+                }
+            }
+            return v;
+        }
+        "rsync" => {
+            let (ops, fl) = operands(args);
+            let deletes = fl
+                .iter()
+                .any(|f| f.starts_with("--delete") || *f == "--remove-source-files");
+            let mut v = moderate("copies files (rsync)".into());
+            if let Some(dest) = ops.last()
+                && let Some(f) = write_finding(dest, false, exp)
+            {
+                let risk =
+                    if deletes && f.0 >= Risk::Moderate && !f.1.contains("in the working folder") {
+                        Risk::High.max(f.0)
+                    } else {
+                        f.0
+                    };
+                v.add(
+                    risk,
+                    if deletes {
+                        format!("deletes what is not in the source: {}", f.1)
+                    } else {
+                        f.1
+                    },
+                );
+            }
+            return v;
+        }
+        "nc" | "ncat" | "netcat" | "socat"
+            if lits
+                .iter()
+                .any(|a| matches!(*a, "-e" | "-c" | "--exec" | "--sh-exec"))
+                || lits
+                    .iter()
+                    .any(|a| a.starts_with("EXEC:") || a.starts_with("SYSTEM:")) =>
+        {
+            return with(Risk::High, "connects a shell to the network");
+        }
+        _ => {}
+    }
+    if let Some(v) = safe_entry(name, args) {
+        return v;
+    }
+    if args.len() == 1
+        && matches!(
+            args[0].lit(),
+            Some("--version" | "-V" | "--help" | "version" | "-version")
+        )
+    {
+        return with(Risk::Safe, format!("prints {name}'s version or help"));
+    }
+    moderate(format!("runs {name}, which is not on the read-only list"))
+}
+
+fn download(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let mut v = moderate(format!("downloads or uploads over the network ({name})"));
+    v.downloads = true;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if matches!(
+            a.lit(),
+            Some("-o" | "--output" | "-O" | "--output-document")
+        ) && !(name == "curl" && a.lit() == Some("-O"))
+            && let Some(dest) = args.get(i)
+            && dest.lit() != Some("-")
+            && let Some(f) = write_finding(dest, false, exp)
+        {
+            v.add(f.0, f.1);
+        }
+    }
+    v
+}
+
+/// Disks, power, processes by name, services, firewalls, accounts, the kernel and mounts.
+fn machine(name: &str, args: &[Word]) -> Option<Verdict> {
+    let sub = args
+        .iter()
+        .find_map(|a| a.lit().filter(|s| !s.starts_with('-')));
+    let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
+    let flags: Vec<&str> = lits
+        .iter()
+        .copied()
+        .filter(|s| s.starts_with('-'))
+        .collect();
+    let verdict = match name {
+        n if n.starts_with("mkfs") || n.starts_with("mke2fs") => with(
+            Risk::Critical,
+            "makes a file system: formats a disk or partition",
+        ),
+        "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk"
+        | "blkdiscard" | "cryptsetup" | "mdadm" | "zpool" | "pvcreate" | "vgremove"
+        | "lvremove" | "badblocks" => {
+            if lits
+                .iter()
+                .any(|a| matches!(*a, "-l" | "--list" | "status" | "list"))
+            {
+                with(Risk::Safe, format!("only reads ({name})"))
+            } else {
+                with(Risk::Critical, "partitions, formats or wipes a disk")
+            }
+        }
+        "shutdown" | "reboot" | "poweroff" | "halt" | "init" | "telinit" | "kexec" => {
+            with(Risk::Critical, "shuts down or restarts the machine")
+        }
+        "pkill" | "killall" | "killall5" | "skill" | "slay" => with(
+            Risk::High,
+            "kills processes by name: every match, not one process",
+        ),
+        "systemctl" | "service" => crate::tools::services(name, args),
+        "ufw" => match sub {
+            Some("status" | "show" | "version") => with(Risk::Safe, "only reads (ufw)"),
+            Some("disable" | "reset") => with(Risk::Critical, "disables the firewall"),
+            _ => with(Risk::High, "changes firewall rules"),
+        },
+        "iptables" | "ip6tables" | "nft" | "firewall-cmd" | "iptables-restore" => {
+            firewall(name, sub, &flags, &lits)
+        }
+        "setenforce" | "aa-disable" | "aa-teardown" => {
+            with(Risk::Critical, "turns off mandatory access control")
+        }
+        "useradd" | "userdel" | "usermod" | "groupadd" | "groupdel" | "passwd" | "chpasswd"
+        | "visudo" | "adduser" | "deluser" | "chsh" | "chage" => {
+            with(Risk::Critical, "changes user accounts or who may use root")
+        }
+        "sysctl" if !has_flag(&flags, 'w', &["write", "load", "system"]) => {
+            with(Risk::Safe, "only reads (sysctl)")
+        }
+        "modprobe" | "insmod" | "rmmod" | "sysctl" => {
+            with(Risk::Critical, "changes the running kernel")
+        }
+        "umount" | "swapoff" | "swapon" | "losetup" => {
+            with(Risk::High, "mounts or unmounts file systems or swap")
+        }
+        "mount" if !args.is_empty() => with(Risk::High, "mounts a file system"),
+        "crontab" if has_flag(&flags, 'r', &[]) => {
+            with(Risk::High, "removes every scheduled job of the user")
+        }
+        _ => return None,
+    };
+    Some(verdict)
+}
+
+fn firewall(name: &str, sub: Option<&str>, flags: &[&str], lits: &[&str]) -> Verdict {
+    let opens = flags.iter().any(|f| {
+        matches!(
+            *f,
+            "-F" | "--flush" | "-X" | "--delete-chain" | "-P" | "--policy" | "--panic-off"
+        )
+    }) || lits.iter().any(|a| matches!(*a, "flush" | "ruleset"));
+    let reads = flags.iter().any(|f| {
+        matches!(
+            *f,
+            "-L" | "-S" | "--list" | "--list-rules" | "--state" | "--list-all"
+        )
+    }) || sub == Some("list");
+    if opens {
+        with(Risk::Critical, "flushes or opens the firewall")
+    } else if reads {
+        with(Risk::Safe, format!("only reads ({name})"))
+    } else {
+        with(Risk::High, "changes firewall rules")
+    }
+}
