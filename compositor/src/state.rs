@@ -625,7 +625,7 @@ impl State {
                     prompt,
                     event: pcp_gate::ModalityEvent::Lost(pcp_gate::Modality::Visual),
                 };
-                pcp_plugin::apply(self, vec![lost]);
+                pcp_plugin::run(self, pcp_plugin::Command::Events(vec![lost]));
             }
         } else {
             self.send_presentation_feedback();

@@ -3,7 +3,7 @@
 //! took from clients, the user's activity, and which devices can answer. Input and device events
 //! go in; [`PromptEvent`]s come out. It never holds or calls the gate: `ConfirmUi::sync` reads
 //! a [`GateView`] and *returns* what it needs the gate to hear (a step that cannot run), and the
-//! plugin's loop ([`drive`](crate::drive)) applies those. Approvals come only from input
+//! [engine](crate::engine) applies those. Approvals come only from input
 //! ([`ConfirmUi::pointer_button`], [`ConfirmUi::touch_up`], [`ConfirmUi::key`]), from the
 //! microphone and the touch surface (`ConfirmUi::device_events`, [`ConfirmUi::touch_down`]),
 //! and from a press-and-hold that has lasted long enough (`ConfirmUi::timers`, the hold
@@ -189,7 +189,7 @@ impl ConfirmUi {
             return;
         };
         let inserted = handle.insert_source(source, |_, _, state: &mut D| {
-            crate::drive::on_wakeup(state);
+            crate::on_wakeup(state);
         });
         if let Err(e) = inserted {
             tracing::error!("device probe results will wait for the next timer: {e}");
@@ -206,8 +206,10 @@ impl ConfirmUi {
         self.dialog.shown()
     }
 
-    /// Whether the dialog has the keyboard: keys go to it, and no client has keyboard focus.
-    pub fn has_keyboard_focus(&self) -> bool {
+    /// Whether the dialog wants the keyboard: while it does, keys go to it and a host gives no
+    /// client keyboard focus. A host folds this into its own focus computation whenever the
+    /// engine reports [`Effect::KeyboardFocus`](crate::Effect::KeyboardFocus).
+    pub fn wants_keyboard(&self) -> bool {
         self.input.keyboard
     }
 
