@@ -16,7 +16,6 @@ use pcp_gate::Gate;
 use pcp_overlay::Control;
 use pcp_plugin::identity::ConnectionIdentity;
 use pcp_plugin::{ConfirmUi, Effect, Pcp, PcpHandler, Run, Surroundings, UiOptions, UiTiming};
-use pcp_speech::SpeechEngine;
 use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::pixman::PixmanRenderer;
@@ -107,13 +106,8 @@ impl PcpHandler for App {
     fn effect(&mut self, effect: Effect) {
         match effect {
             Effect::PolicySettled { applied, reason } => {
-                // Applied: the dialog's settings are the ones the user approved.
-                if applied
-                    && let Ok(config) =
-                        pcp_plugin::config::sections(self.pcp.gate().config().clone())
-                {
-                    self.pcp.ui_mut().set_overlay_config(config.overlay);
-                }
+                // Applied: the plugin has applied its own sections (the dialog's, voice's and
+                // haptics') as the user approved them; this compositor has none of its own.
                 println!(
                     "policy {}: {reason}",
                     if applied { "applied" } else { "not applied" }
@@ -235,7 +229,7 @@ fn main() -> Result<()> {
     let config = pcp_plugin::config::sections(gate.config().clone())?;
     let ui = ConfirmUi::new(UiOptions {
         overlay: config.overlay,
-        speech: (config.speech.enabled.then_some(config.speech)).map(SpeechEngine::start),
+        speech: pcp_plugin::start_voice(config.speech),
         haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&config.haptics)),
         haptics_config: config.haptics,
         timing: UiTiming::default(),

@@ -61,10 +61,35 @@ pub struct Engine {
     deferred: Option<(GateConfig, Vec<ProtectionFact>)>,
     /// What became of the last proposal.
     last_proposal: Option<Proposal>,
+    /// The plugin's own sections as last applied to the UI (`None`: not known yet).
+    sections: Option<Sections>,
+}
+
+/// `[overlay]`, `[speech]` and `[haptics]` as the UI runs them.
+#[derive(PartialEq)]
+struct Sections {
+    overlay: pcp_overlay::Config,
+    speech: pcp_speech::Config,
+    haptics: pcp_haptics::Config,
+}
+
+impl Sections {
+    /// The plugin's sections of the policy `gate` has in force.
+    fn of(gate: &Gate) -> Result<Sections, crate::config::ConfigError> {
+        let loaded = crate::config::sections(gate.config().clone())?;
+        Ok(Sections {
+            overlay: loaded.overlay,
+            speech: loaded.speech,
+            haptics: loaded.haptics,
+        })
+    }
 }
 
 impl Engine {
+    /// The engine of `gate` and `ui`, the UI made from the plugin's sections of the policy the
+    /// gate has in force.
     pub(crate) fn new(gate: Gate, ui: ConfirmUi) -> Engine {
+        let sections = Sections::of(&gate).ok();
         Engine {
             gate,
             ui,
@@ -74,6 +99,7 @@ impl Engine {
             policy_prompt: None,
             deferred: None,
             last_proposal: None,
+            sections,
         }
     }
 
@@ -371,7 +397,42 @@ impl Engine {
     }
 
     fn policy_settled(&mut self, applied: bool, reason: String, out: &mut Vec<Effect>) {
+        if applied {
+            self.apply_sections();
+        }
         out.push(Effect::PolicySettled { applied, reason });
+    }
+
+    /// A new policy is in force: the plugin's own sections are read from the text the gate now
+    /// has (the file as it was approved, not as it may be now) and each changed one applies.
+    /// The dialog's settings wait for the dialog to go; voice and haptics restart now.
+    fn apply_sections(&mut self) {
+        let new = match Sections::of(&self.gate) {
+            Ok(s) => s,
+            Err(e) => {
+                // It loaded when it was proposed: a section that no longer checks keeps its
+                // settings in force.
+                tracing::error!("the approved config's plugin sections do not load: {e}");
+                return;
+            }
+        };
+        let old = self.sections.as_ref();
+        if old.is_none_or(|o| o.overlay != new.overlay) {
+            self.ui.set_overlay_config(new.overlay.clone());
+        }
+        if old.is_none_or(|o| o.speech != new.speech) {
+            let engine = crate::start_voice(new.speech.clone());
+            tracing::info!(
+                "[speech] changed: voice is {}",
+                if engine.is_some() { "on" } else { "off" }
+            );
+            self.ui.set_speech_engine(engine);
+        }
+        if old.is_none_or(|o| o.haptics != new.haptics) {
+            let backend = Box::new(pcp_haptics::EvdevHaptics::discover(&new.haptics));
+            self.ui.set_haptics_config(backend, new.haptics.clone());
+        }
+        self.sections = Some(new);
     }
 
     /// When the engine next has work, from `now` on the host's clock (`None`: nothing until

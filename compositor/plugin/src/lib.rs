@@ -300,6 +300,27 @@ fn deliver(pcp: &mut Pcp, ticket: Ticket, effect: Effect, now: i64) -> Option<Co
     }
 }
 
+/// The voice `[speech]` asks for: the Vosk engine (its model loading in the background) when
+/// `enabled` and the plugin is built with its `voice` feature; `None` (voice off, never
+/// planned) otherwise.
+pub fn start_voice(config: pcp_speech::Config) -> Option<Box<dyn pcp_speech::Voice>> {
+    if !config.enabled {
+        return None;
+    }
+    #[cfg(feature = "voice")]
+    {
+        Some(Box::new(pcp_speech::SpeechEngine::start(config)))
+    }
+    #[cfg(not(feature = "voice"))]
+    {
+        tracing::warn!(
+            "[speech] enabled = true, but this build has no recognizer (pcp-plugin's feature \
+             `voice`): voice is off"
+        );
+        None
+    }
+}
+
 /// Settles with no new event: call it when the outputs, the seat's input devices or the focal
 /// point changed, or the UI's settings were changed.
 pub fn refresh<D: PcpHandler>(state: &mut D) {
