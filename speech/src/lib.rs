@@ -19,13 +19,13 @@ pub mod config;
 #[cfg(feature = "vosk")]
 pub mod convert;
 pub mod decide;
+#[cfg(feature = "vosk")]
+pub mod engine;
 pub mod error;
 #[cfg(feature = "vosk")]
 pub mod keeper;
 #[cfg(feature = "vosk")]
 pub mod listen;
-#[cfg(feature = "vosk")]
-pub mod listener;
 #[cfg(feature = "vosk")]
 pub mod model;
 pub mod phrases;
@@ -36,13 +36,13 @@ pub mod recognize;
 pub mod voice;
 
 pub use config::Config;
+#[cfg(feature = "vosk")]
+pub use engine::{Listener, SpeechEngine};
 pub use error::SpeechError;
 #[cfg(feature = "vosk")]
 pub use keeper::{KeeperState, ModelKeeper};
 #[cfg(feature = "vosk")]
 pub use listen::{ListenInput, ListenOptions, ListenReport, ReportAnswer};
-#[cfg(feature = "vosk")]
-pub use listener::{Listener, SpeechEngine};
 #[cfg(feature = "vosk")]
 pub use model::SpeechModel;
 pub use phrases::{PhrasePack, Reading, SpokenAnswer};

@@ -141,7 +141,38 @@ pub enum Effect {
     EndSession,
 }
 
+impl Command {
+    /// What kind of command this is, for logs (never its contents: params and tokens stay out).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::Submit { .. } => "submit",
+            Command::Refuse { .. } => "refuse",
+            Command::Cancel(_) => "cancel",
+            Command::Events(_) => "events",
+            Command::Wakeup => "wakeup",
+            Command::Refresh => "refresh",
+            Command::ProposePolicy { .. } => "propose-policy",
+            Command::Executed { .. } => "executed",
+            Command::Undeliverable { .. } => "undeliverable",
+        }
+    }
+}
+
 impl Effect {
+    /// What kind of effect this is, for logs (never its contents).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Effect::Pending { .. } => "pending",
+            Effect::Decided(_) => "decided",
+            Effect::Execute(_) => "execute",
+            Effect::DialogShown(_) => "dialog-shown",
+            Effect::Damage => "damage",
+            Effect::KeyboardFocus => "keyboard-focus",
+            Effect::PolicySettled { .. } => "policy-settled",
+            Effect::EndSession => "end-session",
+        }
+    }
+
     /// The front end this effect is for (`None`: it is the host's).
     pub fn ticket(&self) -> Option<Ticket> {
         match self {

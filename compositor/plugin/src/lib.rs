@@ -248,8 +248,10 @@ pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
             now_ms: state.now_ms(),
             around: state.surroundings(),
         };
+        tracing::trace!(command = command.kind(), "engine run");
         let effects = state.pcp().engine.run(command, &world);
         for effect in effects {
+            tracing::trace!(effect = effect.kind(), ticket = ?effect.ticket(), "drained");
             drain(state, effect, world.now_ms);
         }
     }
