@@ -125,8 +125,8 @@ fn code_of(line: &str) -> String {
             '\'' => {
                 // A character literal ('{', '\n'); a lifetime has no closing quote nearby.
                 let rest: String = chars.clone().take(3).collect();
-                if rest.starts_with('\\') {
-                    if let Some(end) = rest[1..].find('\'') {
+                if let Some(escaped) = rest.strip_prefix('\\') {
+                    if let Some(end) = escaped.find('\'') {
                         for _ in 0..end + 2 {
                             chars.next();
                         }

@@ -1,7 +1,7 @@
 //! The pcp-intent-v1 front end: the `pcp_intent_manager_v1` global, the dispatch of its
 //! requests and the wire object of each open intent. It turns requests into engine
 //! [`Command`]s (malformed ones are protocol errors, before anything is weighed) and the
-//! engine's answers into events ([`answer`]); submissions beyond a round's budget wait in the
+//! engine's answers into events (`answer`); submissions beyond a round's budget wait in the
 //! per-connection [`backlog`]. It never touches the gate.
 
 mod answer;
