@@ -25,7 +25,7 @@ const PRODUCT: &[&str] = &[
 
 /// Files over the limit today, and their ceiling.
 const LONG_FILES: &[(&str, usize)] = &[
-    ("compositor/src/state.rs", 889),
+    ("compositor/src/state.rs", 866),
     ("gate/src/capability.rs", 630),
     ("gate/src/config.rs", 639),
     ("gate/src/policy.rs", 1210),
