@@ -38,6 +38,10 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=csrc/alsa_log.c");
+    // Without the recognizer (feature `vosk` off) nothing native is built or linked.
+    if env::var_os("CARGO_FEATURE_VOSK").is_none() {
+        return;
+    }
     // ALSA's variadic error handler (see src/alsa_log.rs); links against libasound like cpal.
     cc::Build::new()
         .file("csrc/alsa_log.c")

@@ -15,8 +15,7 @@ use calloop::{Interest, Mode, PostAction};
 use pcp_gate::Gate;
 use pcp_overlay::Control;
 use pcp_plugin::identity::ConnectionIdentity;
-use pcp_plugin::{ConfirmUi, Pcp, PcpHandler, Surroundings, UiOptions, UiTiming};
-use pcp_speech::SpeechEngine;
+use pcp_plugin::{ConfirmUi, Effect, Pcp, PcpHandler, Run, Surroundings, UiOptions, UiTiming};
 use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::pixman::PixmanRenderer;
@@ -53,8 +52,8 @@ struct App {
     output: Output,
     pcp: Pcp,
     pointer: Point<f64, Logical>,
-    /// The window that had the keyboard when the dialog took it.
-    keyboard_return: Option<WlSurface>,
+    /// While the dialog has the keyboard: the window that had it when the dialog took it.
+    keyboard_return: Option<Option<WlSurface>>,
     dirty: bool,
     running: bool,
 }
@@ -96,54 +95,51 @@ impl PcpHandler for App {
         }
     }
 
-    fn execute_builtin(&mut self, capability: &str, _: &serde_json::Value) -> Result<(), String> {
-        match capability {
-            "session.logout" => {
-                // The session ends: its "Allow until logout" choices end with it.
-                if let Err(e) = self.pcp.gate_mut().end_session() {
-                    eprintln!("the session's audit records could not be committed: {e}");
-                }
-                self.running = false;
-                Ok(())
-            }
+    fn execute(&mut self, run: &Run) -> Result<(), String> {
+        match run.capability.as_str() {
+            // The plugin ends the session's approvals once this returns (`Effect::EndSession`).
+            "session.logout" => Ok(()),
             other => Err(format!("{other} is not supported here")),
         }
     }
 
-    fn policy_settled(&mut self, applied: bool, reason: &str) {
-        // Applied: the dialog's settings are the ones the user approved.
-        if applied
-            && let Ok(config) = pcp_plugin::config::sections(self.pcp.gate().config().clone())
-        {
-            self.pcp.ui_mut().set_overlay_config(config.overlay);
+    fn effect(&mut self, effect: Effect) {
+        match effect {
+            Effect::PolicySettled { applied, reason } => {
+                // Applied: the plugin has applied its own sections (the dialog's, voice's and
+                // haptics') as the user approved them; this compositor has none of its own.
+                println!(
+                    "policy {}: {reason}",
+                    if applied { "applied" } else { "not applied" }
+                );
+            }
+            Effect::KeyboardFocus => self.update_keyboard_focus(),
+            Effect::DialogShown(_) | Effect::Damage => self.dirty = true,
+            Effect::EndSession => self.running = false,
+            // Answers go to the front end that asked, never to the host.
+            Effect::Pending { .. } | Effect::Decided(_) | Effect::Execute(_) => {}
         }
-        println!(
-            "policy {}: {reason}",
-            if applied { "applied" } else { "not applied" }
-        );
     }
+}
 
-    fn dialog_keyboard_focus(&mut self, focused: bool) {
-        // The dialog has the keyboard only when the user gave it (a click or tap on it, Super+
-        // Return, or a modal prompt); the window that had it gets it back after.
+impl App {
+    /// The dialog has the keyboard only when the user gave it (a click or tap on it, Super+
+    /// Return, or a modal prompt); the window that had it gets it back after.
+    fn update_keyboard_focus(&mut self) {
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;
         };
-        let focus = if focused {
-            self.keyboard_return = keyboard.current_focus();
+        let wants = self.pcp.ui().wants_keyboard();
+        if wants == self.keyboard_return.is_some() {
+            return;
+        }
+        let focus = if wants {
+            self.keyboard_return = Some(keyboard.current_focus());
             None
         } else {
-            self.keyboard_return.take()
+            self.keyboard_return.take().flatten()
         };
         keyboard.set_focus(self, focus, SERIAL_COUNTER.next_serial());
-    }
-
-    fn dialog_shown(&mut self, _shown: bool) {
-        self.dirty = true;
-    }
-
-    fn dialog_damaged(&mut self) {
-        self.dirty = true;
     }
 }
 
@@ -233,7 +229,7 @@ fn main() -> Result<()> {
     let config = pcp_plugin::config::sections(gate.config().clone())?;
     let ui = ConfirmUi::new(UiOptions {
         overlay: config.overlay,
-        speech: (config.speech.enabled.then_some(config.speech)).map(SpeechEngine::start),
+        speech: pcp_plugin::start_voice(config.speech),
         haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&config.haptics)),
         haptics_config: config.haptics,
         timing: UiTiming::default(),
@@ -350,7 +346,7 @@ fn main() -> Result<()> {
         }
         dh.flush_clients()?;
     }
-    app.pcp.gate_mut().flush()?;
+    app.pcp.flush()?;
     Ok(())
 }
 

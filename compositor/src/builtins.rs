@@ -42,12 +42,9 @@ pub fn execute(state: &mut State, capability: &str, params: &Value) -> Result<()
                 .map_err(|e| e.to_string())?;
         }
         "session.logout" => {
-            // The session ends here: its "Allow until logout" choices end with it, whatever the
-            // process does next (an embedder may keep running to show a greeter).
-            if let Err(e) = state.pcp.gate_mut().end_session() {
-                tracing::error!("the session's audit records could not be committed: {e}");
-            }
-            state.running = false;
+            // Nothing to do before the answer: once this returns `Ok` the plugin ends the
+            // session's "Allow until logout" choices and reports `Effect::EndSession`, on which
+            // the compositor stops (`handlers::pcp`).
         }
         other => return Err(format!("this compositor does not perform {other}")),
     }

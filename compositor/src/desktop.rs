@@ -29,6 +29,8 @@ pub struct Desktop {
     lock: Option<SessionLock>,
     /// The surface that had the keyboard when the dialog took it: it gets it back.
     pub(crate) keyboard_return: Option<WlSurface>,
+    /// Whether the dialog has the keyboard, as last applied (`State::update_keyboard_focus`).
+    pub(crate) dialog_has_keyboard: bool,
     /// The icon of the drag in progress (drawn at the pointer, below the dialog).
     drag_icon: Option<WlSurface>,
     /// Surfaces holding an idle inhibitor.
@@ -44,6 +46,7 @@ impl Desktop {
             popup_grab: None,
             lock: None,
             keyboard_return: None,
+            dialog_has_keyboard: false,
             drag_icon: None,
             idle_inhibitors: Vec::new(),
         }

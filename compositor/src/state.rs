@@ -424,10 +424,7 @@ impl Compositor {
             options.speech.clone(),
             options.haptics.clone(),
         );
-        let speech = options
-            .speech
-            .enabled
-            .then(|| pcp_speech::SpeechEngine::start(options.speech));
+        let speech = pcp_plugin::start_voice(options.speech);
         let mut ui = ConfirmUi::new(UiOptions {
             overlay: options.overlay,
             speech,
@@ -625,7 +622,7 @@ impl State {
                     prompt,
                     event: pcp_gate::ModalityEvent::Lost(pcp_gate::Modality::Visual),
                 };
-                pcp_plugin::apply(self, vec![lost]);
+                pcp_plugin::run(self, pcp_plugin::Command::Events(vec![lost]));
             }
         } else {
             self.send_presentation_feedback();
@@ -687,9 +684,9 @@ impl State {
         pcp_plugin::refresh(self);
     }
 
-    /// A new policy is in force: the compositor's own sections, the dialog's, voice's and
-    /// haptics' are read from the text the gate now has (the file as it was approved, not as
-    /// it may be now) and each changed one applies.
+    /// A new policy is in force: the compositor's own section is read from the text the gate
+    /// now has (the file as it was approved, not as it may be now). The plugin has applied its
+    /// own sections (the dialog's, voice's and haptics') already.
     pub(crate) fn apply_policy_sections(&mut self) {
         let sections = match crate::startup::sections(self.pcp.gate().config().clone()) {
             Ok(loaded) => crate::startup::HostSections::of(loaded),
@@ -701,29 +698,9 @@ impl State {
             }
         };
         self.settings.config = sections.compositor;
-        if sections.overlay != self.settings.overlay {
-            self.settings.overlay = sections.overlay.clone();
-            self.pcp.ui_mut().set_overlay_config(sections.overlay);
-        }
-        if sections.speech != self.settings.speech {
-            self.settings.speech = sections.speech.clone();
-            let engine = sections
-                .speech
-                .enabled
-                .then(|| pcp_speech::SpeechEngine::start(sections.speech));
-            tracing::info!(
-                "[speech] changed: voice is {}",
-                if engine.is_some() { "on" } else { "off" }
-            );
-            self.pcp.ui_mut().set_speech_engine(engine);
-        }
-        if sections.haptics != self.settings.haptics {
-            self.settings.haptics = sections.haptics.clone();
-            let backend = Box::new(pcp_haptics::EvdevHaptics::discover(&sections.haptics));
-            self.pcp
-                .ui_mut()
-                .set_haptics_config(backend, sections.haptics);
-        }
+        self.settings.overlay = sections.overlay;
+        self.settings.speech = sections.speech;
+        self.settings.haptics = sections.haptics;
         self.frames.damage();
     }
 

@@ -95,6 +95,7 @@ impl State {
     /// Replaces the speech engine (`None`: voice off), as a host would on a config change; the
     /// harness shares one loaded model between compositors.
     pub fn set_speech_engine(&mut self, engine: Option<pcp_speech::SpeechEngine>) {
+        let engine = engine.map(|e| Box::new(e) as Box<dyn pcp_speech::Voice>);
         self.pcp.ui_mut().set_speech_engine(engine);
         pcp_plugin::refresh(self);
     }

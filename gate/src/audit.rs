@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 pub use crate::identity::ClientIdentity;
 use crate::types::{Modality, Threshold};
 
-/// How a decision was reached (seed 003's resolutions plus the gate's own).
+/// How a decision was reached (the authorizers' resolutions plus the gate's own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Resolution {
     /// The threshold is none: executed with no prompt.

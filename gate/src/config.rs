@@ -15,13 +15,13 @@ pub use crate::sources::{
 };
 use crate::sources::{read_folders, read_trusted};
 
-/// How much friction the user wants (seed 001's safety levels).
+/// How much friction the user wants (`strict`, `moderate` or `permissive`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SafetyLevel {
     /// Privileged writes and network calls need voice + visual; friction never degrades.
     Strict,
-    /// Seed 000's table exactly.
+    /// The threshold table exactly.
     #[default]
     Moderate,
     /// Friction degrades sooner; the floors (destructive ≥ visual, system never) are unchanged.

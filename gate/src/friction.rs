@@ -1,4 +1,4 @@
-//! Friction adaptation (seed 000): how a user's history of identical approvals lowers the
+//! Friction adaptation (repeated identical approvals degrade the threshold, boundedly): how a user's history of identical approvals lowers the
 //! threshold, gradually and boundedly, and the floors it never crosses.
 
 use crate::config::FrictionRules;

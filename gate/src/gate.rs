@@ -1,6 +1,6 @@
 //! The gate: one session's confirmation state (config, store, token key, profile, what hardware
 //! can answer, the prompt queue) and its read-only views. What it does with an intent lives in
-//! three modules by concern: `decide` (evaluate, plan, submit), `prompting` (the queue, answers,
+//! three modules by concern: `decide` (evaluate, plan, submit), `queue` (the queue, answers,
 //! deadlines, cancellation) and `record` (audit records, approvals committed with their tokens,
 //! denials). Every path ends in an audited outcome; any error on the way is a denial.
 
@@ -23,7 +23,7 @@ use crate::token::{self, Expected, TokenClaims, TokenKey, TokenRejection};
 use crate::trust::TrustRules;
 
 pub use crate::decide::Evaluation;
-pub use crate::prompting::RespondError;
+pub use crate::queue::RespondError;
 
 /// The confirmation gate for one session.
 pub struct Gate {

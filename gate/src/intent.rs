@@ -70,7 +70,8 @@ impl Availability {
     }
 }
 
-/// Who answers an ask (seed 003): exactly one is selected per prompt.
+/// Who answers an ask (the local user, a parent session, or nobody): exactly one is selected
+/// per prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Authorizer {

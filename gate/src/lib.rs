@@ -19,7 +19,7 @@ pub mod plan;
 pub mod policy;
 pub mod policy_prompt;
 pub mod prompt;
-mod prompting;
+mod queue;
 mod record;
 pub mod replay;
 pub mod rules;

@@ -1,10 +1,13 @@
-//! The confirmation threshold: seed 000's table of side effects × auth level, and how the safety
-//! level (seed 001) shifts it.
+//! The confirmation threshold: the table of side effects × auth level (none/read → none,
+//! write+privileged → visual, destructive and system → voice+visual, …), and how the safety
+//! level shifts it.
 
 use crate::config::SafetyLevel;
 use crate::types::{AuthLevel, SideEffects, Threshold};
 
-/// Seed 000's table, exactly.
+/// The table, exactly: none/read → none; write+user → none; write+privileged → visual;
+/// destructive → voice+visual; network+user → none; network+privileged → visual; system →
+/// voice+visual.
 pub fn table(side_effects: SideEffects, auth_level: AuthLevel) -> Threshold {
     match (side_effects, auth_level) {
         (SideEffects::None | SideEffects::Read, _) => Threshold::None,

@@ -1,6 +1,6 @@
-//! Confirmation tokens (seed 002): HMAC-SHA256 over the capability, its version, the canonical
-//! params, a multi-step intent's steps, the profile, the app identity the approval was given to,
-//! an expiry and a nonce. Single use, verified in constant time, keyed by a 0600 file created on
+//! Confirmation tokens: HMAC-SHA256 over the capability, its version, the canonical params, a
+//! multi-step intent's steps, the profile, the app identity the approval was given to, an expiry
+//! and a nonce. Single use, verified in constant time, keyed by a 0600 file created on
 //! first start and refused when someone else owns it or may read it.
 
 use std::io::{Read, Write};

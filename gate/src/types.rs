@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// What running a capability does to the world (seed 000's `side_effects`).
+/// What running a capability does to the world (a capability manifest's `side_effects`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SideEffects {
@@ -17,7 +17,7 @@ pub enum SideEffects {
     System,
 }
 
-/// Who may run a capability without asking (seed 000's `auth_level`).
+/// Who may run a capability without asking (a capability manifest's `auth_level`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AuthLevel {
@@ -98,7 +98,7 @@ impl RiskClass {
         }
     }
 
-    /// Whether a haptic double-tap may ever be the only answer (seed 000: never for these).
+    /// Whether a haptic double-tap may ever be the only answer (never for destructive or system actions).
     pub fn allows_haptic_alone(self) -> bool {
         !matches!(self, RiskClass::Destructive | RiskClass::System)
     }

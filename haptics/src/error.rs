@@ -26,7 +26,7 @@ pub enum ConfigError {
 /// Why a haptic operation did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum HapticsError {
-    /// Seed 000: haptics is never the sole modality for destructive or system actions.
+    /// The rule: haptics is never the sole modality for destructive or system actions.
     #[error(
         "haptic confirmation cannot be the only modality for a {} capability",
         risk.as_str()

@@ -12,7 +12,7 @@ use crate::haptics::{Availability, Haptics};
 use crate::tap::{DoubleTapDetector, Verdict};
 use crate::touch::TouchEvent;
 
-/// What to present instead when haptics cannot be used (seed 000: "falls back to visual").
+/// What to present instead when haptics cannot be used (without haptic hardware the prompt falls back to visual).
 pub const FALLBACK: Modality = Modality::Visual;
 
 /// What the caller asks haptics to confirm.

@@ -10,6 +10,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::SpeechError;
 use crate::phrases::PhrasePack;
 
+/// The default quiet level: −40 dBFS, below speech and above a quiet room.
+pub const DEFAULT_QUIET_DBFS: f32 = -40.0;
+
+/// The default number of decoder phases (see `recognize`'s module docs).
+pub const DEFAULT_DECODER_PHASES: u32 = 2;
+
 /// Whether `option` looks like one Kaldi command-line option, `--key=value`, with nothing that
 /// could start another line or option in `model.conf`.
 fn is_decoder_option(option: &str) -> bool {
@@ -79,7 +85,7 @@ pub struct Config {
     pub capture_rate: u32,
     /// Capture channel count to ask the device for; 0 means the device's default.
     pub capture_channels: u16,
-    /// How long to wait for an answer, in milliseconds (seed 000: 10 s). Counted both in captured
+    /// How long to wait for an answer, in milliseconds (the rule: 10 s). Counted both in captured
     /// audio and in wall time; whichever ends first times out.
     pub timeout_ms: u64,
     /// How long every phase's partial result must stay unchanged, in milliseconds of audio (with
@@ -191,9 +197,9 @@ impl Default for Config {
             capture_channels: 0,
             timeout_ms: 10_000,
             stable_partial_ms: 100,
-            quiet_dbfs: crate::recognize::DEFAULT_QUIET_DBFS,
+            quiet_dbfs: DEFAULT_QUIET_DBFS,
             quiet_final_ms: 200,
-            decoder_phases: crate::recognize::DEFAULT_DECODER_PHASES,
+            decoder_phases: DEFAULT_DECODER_PHASES,
             lead_in_ms: 0,
             decoder_options: DEFAULT_DECODER_OPTIONS
                 .iter()

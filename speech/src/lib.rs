@@ -6,26 +6,44 @@
 //! the question is spoken and is released after `unload_after_s` without a voice prompt;
 //! [`SpeechEngine::prepare`] starts the load earlier), then polls the returned [`Listener`] from its event loop for
 //! [`SpeechEvent`]s. At exit it calls [`SpeechEngine::shutdown`] (or drops the engine), so no
-//! thread is inside libvosk when the process ends. `pcp-listen` calls [`listen::run`].
+//! thread is inside libvosk when the process ends. `pcp-listen` calls `listen::run`.
+//!
+//! Without the cargo feature `vosk` (on by default) only the config, the phrase packs, the
+//! decision rule and the [`Voice`] trait are built: no libvosk, cpal or espeak-ng is needed.
 
+#[cfg(feature = "vosk")]
 pub mod alsa_log;
+#[cfg(feature = "vosk")]
 pub mod capture;
 pub mod config;
+#[cfg(feature = "vosk")]
 pub mod convert;
 pub mod decide;
+#[cfg(feature = "vosk")]
+pub mod engine;
 pub mod error;
+#[cfg(feature = "vosk")]
 pub mod keeper;
+#[cfg(feature = "vosk")]
 pub mod listen;
-pub mod listener;
+#[cfg(feature = "vosk")]
 pub mod model;
 pub mod phrases;
+#[cfg(feature = "vosk")]
 pub mod prompt;
+#[cfg(feature = "vosk")]
 pub mod recognize;
+pub mod voice;
 
 pub use config::Config;
+#[cfg(feature = "vosk")]
+pub use engine::{Listener, SpeechEngine};
 pub use error::SpeechError;
+#[cfg(feature = "vosk")]
 pub use keeper::{KeeperState, ModelKeeper};
+#[cfg(feature = "vosk")]
 pub use listen::{ListenInput, ListenOptions, ListenReport, ReportAnswer};
-pub use listener::{Availability, Listener, SpeechEngine, SpeechEvent, Unavailable};
+#[cfg(feature = "vosk")]
 pub use model::SpeechModel;
 pub use phrases::{AnswerWords, PhrasePack, Reading, SpokenAnswer};
+pub use voice::{Availability, Listening, SpeechEvent, Unavailable, Voice};

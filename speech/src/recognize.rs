@@ -39,11 +39,8 @@ use crate::error::SpeechError;
 use crate::model::SpeechModel;
 use crate::phrases::{PhrasePack, Reading, SpokenAnswer};
 
-/// The default quiet level: −40 dBFS, below speech and above a quiet room.
-pub const DEFAULT_QUIET_DBFS: f32 = -40.0;
-
-/// The default number of decoder phases (see the module docs).
-pub const DEFAULT_DECODER_PHASES: u32 = 2;
+// Defaults of `[speech]`, kept with the config (which builds without the recognizer).
+pub use crate::config::{DEFAULT_DECODER_PHASES, DEFAULT_QUIET_DBFS};
 
 fn dbfs_to_level(dbfs: f32) -> i16 {
     (f32::from(i16::MAX) * 10f32.powf(dbfs.clamp(-96.0, 0.0) / 20.0)) as i16

@@ -176,7 +176,7 @@ fn flood(c: &mut Criterion) {
         fx.dispatch(Duration::from_micros(200));
     }
     fx.render();
-    fx.gate_mut().flush().unwrap();
+    fx.pcp_mut().flush().unwrap();
     for _ in 0..20 {
         fx.pump();
     }
@@ -246,7 +246,7 @@ fn flood(c: &mut Criterion) {
             .active()
             .is_some_and(|p| p.intent.params["key"] == "holder")
     );
-    fx.gate_mut().flush().unwrap();
+    fx.pcp_mut().flush().unwrap();
     for _ in 0..20 {
         fx.pump();
     }

@@ -149,7 +149,7 @@ fn a_deny_rule_in_a_manifest_folder_denies_through_the_protocol_and_names_itself
         Some("Disks are never formatted on this machine")
     );
     assert!(!fx.dialog_open());
-    fx.gate_mut().flush().unwrap();
+    fx.pcp_mut().flush().unwrap();
     let record = fx.gate().store().audit_since(0).unwrap().pop().unwrap();
     assert_eq!(record.rule.as_deref(), Some("no-disks"));
     assert_eq!(record.resolution.as_str(), "policy_deny");
@@ -193,7 +193,7 @@ fn a_deny_rule_added_on_reload_applies_at_once_over_a_session_approval_and_a_his
         ("policy_deny", Some("The theme is fixed"))
     );
     assert!(!fx.dialog_open());
-    fx.gate_mut().flush().unwrap();
+    fx.pcp_mut().flush().unwrap();
     let rules: Vec<Option<String>> = fx
         .gate()
         .store()

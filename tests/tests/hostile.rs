@@ -507,13 +507,13 @@ fn attack10_a_token_names_the_app_it_was_given_to() {
     // Another app presenting this app's token is refused (pcpctl token verify --app does this).
     let other = format!("exe:{uid}:/usr/bin/other-agent");
     let refused = fx
-        .gate_mut()
+        .pcp_mut()
         .verify_token(&token, "file.write", &params, &[], Some(&other), 0)
         .unwrap()
         .unwrap_err();
     assert_eq!(refused.code(), "wrong_app", "{refused}");
     let claims = fx
-        .gate_mut()
+        .pcp_mut()
         .verify_token(&token, "file.write", &params, &[], Some(&mine), 0)
         .unwrap()
         .expect("valid for the app it was given to");

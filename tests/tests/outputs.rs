@@ -69,9 +69,9 @@ fn wl_outputs_seen(fx: &mut Fixture) -> usize {
 
 /// The audit records with this resolution (group-committed records flushed first).
 fn audited(fx: &mut Fixture, resolution: Resolution) -> Vec<pcp_gate::AuditRecord> {
-    let gate = fx.gate_mut();
-    gate.flush().expect("audit flush");
-    gate.store()
+    fx.pcp_mut().flush().expect("audit flush");
+    fx.gate()
+        .store()
         .audit_since(0)
         .expect("audit readable")
         .into_iter()

@@ -82,7 +82,7 @@ fn assert_policy_prompt_shown(fx: &mut Fixture) {
 
 /// The policy-change audit records so far (flushed first).
 fn policy_records(fx: &mut Fixture) -> Vec<pcp_gate::AuditRecord> {
-    fx.gate_mut().flush().unwrap();
+    fx.pcp_mut().flush().unwrap();
     fx.gate()
         .store()
         .audit_since(0)
@@ -230,7 +230,7 @@ fn a_lowering_made_while_the_compositor_was_down_is_asked_about_at_the_next_star
     {
         let mut fx = Fixture::with_edited_config(ONE, Some(&state), policy("destructive", "write"));
         assert!(!fx.dialog_open());
-        fx.gate_mut().flush().unwrap();
+        fx.pcp_mut().flush().unwrap();
     }
     // The compositor is down; the file is edited; it starts again.
     let mut fx = Fixture::with_edited_config(ONE, Some(&state), policy("read", "write"));

@@ -114,9 +114,9 @@ impl Setup {
     }
 
     fn audit(&mut self) -> Vec<pcp_gate::AuditRecord> {
-        let gate = self.compositor.state.pcp().gate_mut();
-        gate.flush().unwrap();
-        gate.store().audit_since(0).unwrap()
+        let pcp = self.compositor.state.pcp();
+        pcp.flush().unwrap();
+        pcp.gate().store().audit_since(0).unwrap()
     }
 }
 
@@ -212,7 +212,7 @@ fn an_agent_in_pcpctl_run_cannot_touch_pcp_files_and_its_dialog_names_its_sandbo
     let state = &mut s.compositor.state;
     state.advance_clock(1000);
     // The dialog takes the keyboard only when given it (issue 17): Super+Return.
-    if !state.pcp().ui().has_keyboard_focus() {
+    if !state.pcp().ui().wants_keyboard() {
         for (key, pressed) in [
             (KEY_LEFTMETA, true),
             (KEY_ENTER, true),

@@ -84,7 +84,7 @@ impl Setup {
         let state = &mut self.compositor.state;
         state.advance_clock(1000);
         // The dialog takes the keyboard only when given it (issue 17): Super+Return.
-        if !state.pcp().ui().has_keyboard_focus() {
+        if !state.pcp().ui().wants_keyboard() {
             for (key, pressed) in [
                 (KEY_LEFTMETA, true),
                 (KEY_ENTER, true),

@@ -28,7 +28,7 @@ pub fn follow_contrast<D: PcpHandler>(handle: &LoopHandle<'static, D>) -> Result
         .insert_source(changes, |event, _, state: &mut D| {
             if let Event::Msg(high) = event {
                 state.pcp().ui_mut().set_desktop_high_contrast(high);
-                crate::drive::refresh(state);
+                crate::refresh(state);
             }
         })
         .map_err(|e| format!("cannot listen for the desktop's contrast: {e}"))?;

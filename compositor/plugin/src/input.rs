@@ -8,7 +8,7 @@ use smithay::input::keyboard::{FilterResult, KeysymHandle, ModifiersState, keysy
 use smithay::utils::{Logical, Point};
 
 pub use crate::ui::Routed;
-use crate::{PcpHandler, PromptEvent, drive};
+use crate::{Command, PcpHandler, PromptEvent};
 
 fn point(p: Point<f64, Logical>) -> pcp_overlay::Point {
     pcp_overlay::Point { x: p.x, y: p.y }
@@ -33,8 +33,8 @@ fn event_ms(now: i64, event: u32) -> i64 {
 /// event is the clients' (using a window on another output moves the dialog there).
 fn settle_moved<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
     let taken = settle(state, routed);
-    if !taken && state.pcp().ui.is_open() {
-        drive::refresh(state);
+    if !taken && state.pcp().ui_mut().is_open() {
+        crate::refresh(state);
     }
     taken
 }
@@ -42,13 +42,13 @@ fn settle_moved<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
 fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
     match routed {
         Routed::Taken(events) => {
-            drive::apply(state, events);
+            crate::run(state, Command::Events(events));
             true
         }
         Routed::Clients => {
             // A press on a window gave the keyboard back: the host hears it now.
-            if state.pcp().ui.keyboard_changed() {
-                drive::refresh(state);
+            if state.pcp().ui_mut().keyboard_changed() {
+                crate::refresh(state);
             }
             false
         }
@@ -61,13 +61,13 @@ fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
 /// [`ConfirmUi::takes_pointer_at`](crate::ConfirmUi::takes_pointer_at) again.
 pub fn pointer_motion<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>) -> bool {
     let now = state.now_ms();
-    let routed = state.pcp().ui.pointer_motion(point(p), now);
+    let routed = state.pcp().ui_mut().pointer_motion(point(p), now);
     settle_moved(state, routed)
 }
 
 /// Pointer button `button` (evdev code) went down or up with the pointer at `at`. True when
 /// the dialog took it. A press on the dialog gives it the keyboard, a press elsewhere gives the
-/// keyboard back (the host hears both through `PcpHandler::dialog_keyboard_focus`).
+/// keyboard back (the host hears both as [`Effect::KeyboardFocus`](crate::Effect::KeyboardFocus)).
 pub fn pointer_button<D: PcpHandler>(
     state: &mut D,
     button: u32,
@@ -77,7 +77,7 @@ pub fn pointer_button<D: PcpHandler>(
     let now = state.now_ms();
     let routed = state
         .pcp()
-        .ui
+        .ui_mut()
         .pointer_button(button, point(at), pressed, now);
     settle(state, routed)
 }
@@ -88,7 +88,7 @@ pub fn pointer_button<D: PcpHandler>(
 pub fn touch_down<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>, time: u32) -> bool {
     let now = state.now_ms();
     let at = event_ms(now, time);
-    let routed = state.pcp().ui.touch_down(point(p), now, at);
+    let routed = state.pcp().ui_mut().touch_down(point(p), now, at);
     settle_moved(state, routed)
 }
 
@@ -97,13 +97,13 @@ pub fn touch_down<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>, time: u3
 pub fn touch_up<D: PcpHandler>(state: &mut D, time: u32) -> bool {
     let now = state.now_ms();
     let at = event_ms(now, time);
-    let routed = state.pcp().ui.touch_up(now, at);
+    let routed = state.pcp().ui_mut().touch_up(now, at);
     settle(state, routed)
 }
 
 /// The touch source cancelled its contact. True when the dialog had it.
 pub fn touch_cancel<D: PcpHandler>(state: &mut D) -> bool {
-    let routed = state.pcp().ui.touch_cancel();
+    let routed = state.pcp().ui_mut().touch_cancel();
     settle(state, routed)
 }
 
@@ -122,7 +122,7 @@ pub fn filter_key<D: PcpHandler>(
     let modified = sym.modified_sym();
     let key = dialog_key(modified.raw(), modifiers.shift);
     let now = state.now_ms();
-    let ui = &mut state.pcp().ui;
+    let ui = state.pcp().ui_mut();
     let shortcut = pressed
         && ui
             .focus_shortcut()
@@ -136,7 +136,7 @@ pub fn filter_key<D: PcpHandler>(
 /// Applies what [`filter_key`] intercepted (`None`: it forwarded the key).
 pub fn apply_key<D: PcpHandler>(state: &mut D, taken: Option<Vec<PromptEvent>>) {
     if let Some(events) = taken {
-        drive::apply(state, events);
+        crate::run(state, Command::Events(events));
     }
 }
 

@@ -1,52 +1,57 @@
 //! pcp-plugin: gated intents for any Smithay compositor.
 //!
-//! One intent goes from the wire to the decision through five files:
-//! 1. [`intent`] reads a `pcp_intent_manager_v1.submit` off the wire (checked by
-//!    `pcp_protocol::wire`), names the client from its socket credentials ([`identity`]) and asks
-//!    the gate (`pcp_gate::Gate::submit`). A routine intent is answered there and then.
-//! 2. An intent that needs the user becomes a prompt the gate owns; [`drive::apply`] runs the one
-//!    loop: it brings [`ConfirmUi`] in line with the gate (`ConfirmUi::sync`, which shows the
-//!    dialog, starts the voice listener and the haptic cue) and applies the events that come back.
+//! One engine decides; front ends only translate. One intent goes from the wire to the
+//! decision through these files (`docs/architecture.md` follows a `window.move`):
+//! 1. [`wayland`] reads a `pcp_intent_manager_v1.submit` off the wire (checked by
+//!    `pcp_protocol::wire`), names the client ([`identity`]) and turns it into a
+//!    [`Command::Submit`]; [`run`] hands it to the engine.
+//! 2. [`engine`], the only code that holds the gate mutably, asks the gate
+//!    (`pcp_gate::Gate::submit`). A routine intent is decided there and then; one that needs the
+//!    user becomes a prompt, and the engine brings [`ConfirmUi`] in line with the gate
+//!    (`ConfirmUi::sync`: the dialog, the voice listener, the haptic cue).
 //! 3. [`ui`] turns the seat's input, the microphone's answers, the haptic double tap and the
-//!    passing of time (`ConfirmUi::timers`: the guard, a press-and-hold completing) into
-//!    [`PromptEvent`]s; it never holds or calls the gate.
-//! 4. [`drive`] hands each event to `Gate::respond` (and deadlines to `Gate::tick`), the only
-//!    calls that decide a prompt.
-//! 5. `intent::deliver` sends the outcome on the intent's wire object, after performing a
-//!    built-in capability through [`PcpHandler::execute_builtin`].
+//!    passing of time into [`PromptEvent`]s ([`input`] passes them on as
+//!    [`Command::Events`]); it never holds or calls the gate. The engine hands each to
+//!    `Gate::respond` (and deadlines to `Gate::tick`), the only calls that decide a prompt.
+//! 4. The engine returns [`Effect`]s ([`effects`]). [`run`] drains them once the engine has
+//!    returned: `Execute` to the host ([`PcpHandler::execute`], answered `Ok` or `Err`),
+//!    `Pending`/`Decided` to the front end that asked ([`wayland`]'s `answer` puts them on the
+//!    wire), the rest to the host ([`PcpHandler::effect`]).
 //!
 //! What the host compositor does: keep a [`Pcp`] in its state, implement [`PcpHandler`], call
 //! [`delegate_pcp!`](crate::delegate_pcp), route seat input through [`input`] (which says
-//! whether the dialog took it: the dialog shares the desktop unless its prompt is modal), draw
-//! [`ConfirmUi::render_elements`] above everything, and call [`drive::refresh`] when outputs,
+//! whether the dialog took it), draw [`ConfirmUi::render_elements`] above everything, fold
+//! [`ConfirmUi::wants_keyboard`] into its keyboard focus, and call [`refresh`] when outputs,
 //! input devices or the focal point change; open the gate with `Gate::start` and hand it each
-//! changed config through [`policy`], applying its own sections only when
-//! [`PcpHandler::policy_settled`] says the policy applied. The reference
-//! compositor (`pcp-compositor`) does exactly that and nothing more; see `docs/embedding.md`.
+//! changed config through [`policy`]. The reference compositor (`pcp-compositor`) does exactly
+//! that and nothing more; see `docs/embedding.md`.
 
 #[cfg(feature = "a11y")]
 pub mod a11y;
 pub mod config;
 #[cfg(feature = "a11y")]
 pub mod desktop;
-pub mod drive;
+pub mod effects;
+pub mod engine;
 pub mod identity;
 pub mod input;
-pub mod intent;
 pub mod policy;
 pub mod render;
+mod timer;
 pub mod ui;
+pub mod wayland;
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use pcp_gate::{Gate, IntentId, ModalityEvent};
-use serde_json::Value;
 use wayland_server::{Client, DisplayHandle};
 
-pub use drive::{apply, on_wakeup, refresh};
-pub use intent::{BUILTIN_CAPABILITIES, IntentData, IntentManagerState};
+pub use effects::{Command, Decided, Effect, FrontEnd, FrontEndId, Refusal, Run, Ticket};
+pub use engine::{BUILTIN_CAPABILITIES, Engine, World};
 pub use render::PlacedOverlay;
 pub use ui::{ConfirmUi, Placement, UiOptions, UiTiming};
+pub use wayland::{IntentData, IntentManagerState};
 
 /// Crates the [`delegate_pcp!`](crate::delegate_pcp) macro expands to.
 pub mod reexports {
@@ -71,15 +76,18 @@ pub struct Surroundings {
     pub focus: pcp_overlay::Point,
 }
 
-/// Everything the plugin keeps in the host's state: the gate that decides (and owns the open
-/// prompts), the protocol's global and wire objects, the confirmation UI, and the plugin's one
-/// timer.
+/// Everything the plugin keeps in the host's state: the engine (which owns the gate and the
+/// confirmation UI), the Wayland front end, other front ends, the commands waiting to run, and
+/// the plugin's one timer.
 pub struct Pcp {
-    gate: Gate,
-    intents: IntentManagerState,
-    ui: ConfirmUi,
-    wakeup: drive::Wakeup,
-    policy: policy::PolicyTrack,
+    engine: Engine,
+    wayland: IntentManagerState,
+    fronts: Vec<Box<dyn FrontEnd>>,
+    /// Commands waiting to run: a command that arrives while effects are drained (from a host
+    /// callback or a front end) waits here for the drain to finish, so no run is ever nested.
+    inbox: VecDeque<Command>,
+    draining: bool,
+    wakeup: timer::Wakeup,
 }
 
 impl Pcp {
@@ -87,62 +95,105 @@ impl Pcp {
     /// Give it an event loop with [`Pcp::use_event_loop`] so its timer runs.
     pub fn new<D>(display: &DisplayHandle, gate: Gate, ui: ConfirmUi) -> Pcp
     where
-        D: intent::IntentDispatch,
+        D: wayland::IntentDispatch,
     {
         Pcp {
-            gate,
-            intents: IntentManagerState::new::<D>(display),
-            ui,
-            wakeup: drive::Wakeup::default(),
-            policy: policy::PolicyTrack::default(),
+            engine: Engine::new(gate, ui),
+            wayland: IntentManagerState::new::<D>(display),
+            fronts: Vec::new(),
+            inbox: VecDeque::new(),
+            draining: false,
+            wakeup: timer::Wakeup::default(),
         }
+    }
+
+    /// The capabilities the host performs itself after approval (each approval becomes an
+    /// [`Effect::Execute`]); [`BUILTIN_CAPABILITIES`] unless set here.
+    pub fn performs(&mut self, capabilities: &[&str]) {
+        self.engine
+            .set_performs(capabilities.iter().map(|c| c.to_string()).collect());
     }
 
     /// Runs the plugin's timer (the gate's deadlines, the dialog's guard and countdown, a
     /// press-and-hold, the voice listener, the device probe, the audit group commit) and its
     /// device reports on `handle`'s loop.
     pub fn use_event_loop<D: PcpHandler>(&mut self, handle: calloop::LoopHandle<'static, D>) {
-        self.wakeup = drive::Wakeup::on_loop(handle.clone());
-        self.intents.use_event_loop(handle.clone());
-        self.ui.use_event_loop(handle);
+        self.wakeup = timer::Wakeup::on_loop(handle.clone());
+        self.wayland.use_event_loop(handle.clone());
+        self.engine.ui_mut().use_event_loop(handle);
+    }
+
+    /// Adds a front end other than the Wayland protocol: it submits with tickets of the
+    /// returned id through [`run`] and hears their answers through [`FrontEnd::deliver`].
+    pub fn add_front_end(&mut self, front: Box<dyn FrontEnd>) -> FrontEndId {
+        self.fronts.push(front);
+        FrontEndId(self.fronts.len() as u32)
     }
 
     /// The gate: its config, its prompts (read them, never answer them here), its store.
     pub fn gate(&self) -> &Gate {
-        &self.gate
+        self.engine.gate()
     }
 
-    /// The gate, to `flush` its audit records at exit. A changed config goes through
-    /// [`policy::propose`] (never `Gate::reload`, which asks nobody). Prompts are answered only
-    /// through [`drive::apply`].
-    pub fn gate_mut(&mut self) -> &mut Gate {
-        &mut self.gate
+    /// Commits buffered audit records (at exit, or before reading the audit log).
+    pub fn flush(&mut self) -> Result<(), pcp_gate::StoreError> {
+        self.engine.flush()
+    }
+
+    /// Verifies a confirmation token for an executor (`Gate::verify_token`; it spends the
+    /// token's nonce).
+    pub fn verify_token(
+        &mut self,
+        token: &str,
+        capability: &str,
+        params: &serde_json::Value,
+        steps: &[pcp_gate::Step],
+        app: Option<&str>,
+        now_ms: i64,
+    ) -> Result<
+        Result<pcp_gate::token::TokenClaims, pcp_gate::token::TokenRejection>,
+        pcp_gate::StoreError,
+    > {
+        self.engine
+            .gate_for_tokens()
+            .verify_token(token, capability, params, steps, app, now_ms)
+    }
+
+    /// From now on every prompt is answered by a scripted user (the test harness only).
+    #[cfg(feature = "scripted-user")]
+    pub fn attach_scripted_user(&mut self) {
+        self.engine.gate_for_tokens().attach_scripted_user();
     }
 
     /// The confirmation UI, to read (what is shown, where, and the devices it knows).
     pub fn ui(&self) -> &ConfirmUi {
-        &self.ui
+        self.engine.ui()
     }
 
-    /// The confirmation UI, to change its devices or settings (then call [`drive::refresh`]).
+    /// The confirmation UI, to change its devices or settings (then call [`refresh`]).
     pub fn ui_mut(&mut self) -> &mut ConfirmUi {
-        &mut self.ui
+        self.engine.ui_mut()
     }
 
     /// The protocol's global and wire objects.
     pub fn intents(&self) -> &IntentManagerState {
-        &self.intents
+        &self.wayland
     }
 
     /// When the plugin next needs its timer, from `now_ms` on the host's clock (`None`: asleep
     /// until something happens).
     pub fn next_wakeup(&self, now_ms: i64) -> Option<Duration> {
-        drive::next_wakeup(self, now_ms)
+        self.engine.next_wakeup(now_ms)
+    }
+
+    pub(crate) fn queue_limits(&self) -> &pcp_gate::config::QueueConfig {
+        &self.engine.gate().config().file.queue
     }
 }
 
-/// What the host compositor provides to the plugin. None of these methods may call back into
-/// the plugin's [`drive`] functions: the plugin calls them from inside its one loop.
+/// What the host compositor provides to the plugin. Every method is a leaf: the plugin calls
+/// them after the engine has returned, while it drains effects; a command a callback starts
+/// (through [`run`]) waits until the drain is done.
 pub trait PcpHandler: Sized + 'static {
     /// The plugin inside the host's state.
     fn pcp(&mut self) -> &mut Pcp;
@@ -168,33 +219,118 @@ pub trait PcpHandler: Sized + 'static {
         None
     }
 
-    /// Whether the host performs `capability` itself after approval.
-    fn is_builtin(&self, capability: &str) -> bool {
-        BUILTIN_CAPABILITIES.contains(&capability)
+    /// Performs an approved capability the host performs ([`Pcp::performs`]). An error
+    /// becomes `denied(execution_failed)`, audited.
+    fn execute(&mut self, run: &Run) -> Result<(), String> {
+        Err(format!(
+            "this compositor does not perform {}",
+            run.capability
+        ))
     }
 
-    /// Performs an approved built-in capability. An error becomes `denied(execution_failed)`.
-    fn execute_builtin(&mut self, capability: &str, _params: &Value) -> Result<(), String> {
-        Err(format!("this compositor does not perform {capability}"))
+    /// One of the engine's effects for the host: [`Effect::DialogShown`], [`Effect::Damage`],
+    /// [`Effect::KeyboardFocus`], [`Effect::PolicySettled`], [`Effect::EndSession`].
+    fn effect(&mut self, _effect: Effect) {}
+}
+
+/// Runs `command` through the engine and drains its effects: see the
+/// [crate documentation](crate). Called while effects are drained, it queues the command,
+/// which runs once the drain is done.
+pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
+    let pcp = state.pcp();
+    pcp.inbox.push_back(command);
+    if pcp.draining {
+        return;
     }
+    pcp.draining = true;
+    while let Some(command) = state.pcp().inbox.pop_front() {
+        let world = World {
+            now_ms: state.now_ms(),
+            around: state.surroundings(),
+        };
+        tracing::trace!(command = command.kind(), "engine run");
+        let effects = state.pcp().engine.run(command, &world);
+        for effect in effects {
+            tracing::trace!(effect = effect.kind(), ticket = ?effect.ticket(), "drained");
+            drain(state, effect, world.now_ms);
+        }
+    }
+    let now = state.now_ms();
+    let pcp = state.pcp();
+    pcp.draining = false;
+    let wait = pcp.engine.next_wakeup(now);
+    pcp.wakeup.set(wait);
+}
 
-    /// The dialog appeared (`true`) or went away (`false`). It does not take the keyboard by
-    /// appearing (see [`PcpHandler::dialog_keyboard_focus`]); a host takes the pointer from a
-    /// window now under it ([`ConfirmUi::takes_pointer_at`]) and gives it back when it goes.
-    fn dialog_shown(&mut self, _shown: bool) {}
+fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
+    let next = match effect {
+        Effect::Execute(decided) => {
+            let result = state.execute(&decided.run);
+            Some(Command::Executed { decided, result })
+        }
+        Effect::Pending { ticket, .. } => deliver(state.pcp(), ticket, effect, now),
+        Effect::Decided(ref d) => {
+            let ticket = d.ticket;
+            deliver(state.pcp(), ticket, effect, now)
+        }
+        other => {
+            state.effect(other);
+            None
+        }
+    };
+    if let Some(command) = next {
+        state.pcp().inbox.push_back(command);
+    }
+}
 
-    /// The dialog took the keyboard (`true`: a click or tap on it, the focus shortcut, or a
-    /// modal prompt — take keyboard focus from clients and remember whose it was) or gave it
-    /// back (`false`: return it to the window that had it).
-    fn dialog_keyboard_focus(&mut self, _focused: bool) {}
+/// Hands a front end's effect to that front end.
+fn deliver(pcp: &mut Pcp, ticket: Ticket, effect: Effect, now: i64) -> Option<Command> {
+    if ticket.front == FrontEndId::WAYLAND {
+        let queue = &pcp.engine.gate().config().file.queue;
+        return pcp.wayland.deliver(effect, queue, now);
+    }
+    let index = (ticket.front.0 as usize).checked_sub(1)?;
+    match pcp.fronts.get_mut(index) {
+        Some(front) => front.deliver(effect),
+        None => {
+            tracing::error!(
+                "an answer for an unknown front end {:?} was dropped",
+                ticket.front
+            );
+            None
+        }
+    }
+}
 
-    /// The dialog's pixels changed or it moved: draw a frame.
-    fn dialog_damaged(&mut self) {}
+/// The voice `[speech]` asks for: the Vosk engine (its model loading in the background) when
+/// `enabled` and the plugin is built with its `voice` feature; `None` (voice off, never
+/// planned) otherwise.
+pub fn start_voice(config: pcp_speech::Config) -> Option<Box<dyn pcp_speech::Voice>> {
+    if !config.enabled {
+        return None;
+    }
+    #[cfg(feature = "voice")]
+    {
+        Some(Box::new(pcp_speech::SpeechEngine::start(config)))
+    }
+    #[cfg(not(feature = "voice"))]
+    {
+        tracing::warn!(
+            "[speech] enabled = true, but this build has no recognizer (pcp-plugin's feature \
+             `voice`): voice is off"
+        );
+        None
+    }
+}
 
-    /// A proposed policy ([`policy::propose`], [`policy::start`]) was settled. `applied`: it is
-    /// in force now — a raise at once, or a lowering the user approved — and the host applies
-    /// its own sections as `pcp().gate().config()` now has them (the text of the file it
-    /// approved). Otherwise the user denied it, it timed out, or nobody could answer: the policy
-    /// in force stays, host sections included; `reason` says which (it is audited).
-    fn policy_settled(&mut self, _applied: bool, _reason: &str) {}
+/// Settles with no new event: call it when the outputs, the seat's input devices or the focal
+/// point changed, or the UI's settings were changed.
+pub fn refresh<D: PcpHandler>(state: &mut D) {
+    run(state, Command::Refresh);
+}
+
+/// The plugin's timer fired or a device has news (the test harness calls it after moving its
+/// clock): time-driven and device events go to the engine.
+pub fn on_wakeup<D: PcpHandler>(state: &mut D) {
+    run(state, Command::Wakeup);
 }

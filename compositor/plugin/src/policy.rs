@@ -10,11 +10,11 @@
 //! orders it; a key named by an unrelated rule applies at once; any other key of these sections
 //! lowers protection when it changes (the gate's rule for keys it cannot order).
 
-use pcp_gate::{Decision, GateConfig, IntentId, KeyRule, Order, ProtectionFact, StartPolicy};
+use pcp_gate::{GateConfig, IntentId, KeyRule, Order, ProtectionFact, StartPolicy};
 use serde::Serialize;
 
 use crate::config::PluginConfig;
-use crate::{PcpHandler, drive};
+use crate::{Command, PcpHandler};
 
 /// How the values of one key of a host section order protection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,8 +206,8 @@ fn rank_of(value: &toml::Value, rank: Rank) -> Option<i64> {
 /// What became of a proposed policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Proposal {
-    /// Nothing in it lowers protection: it is in force now ([`PcpHandler::policy_settled`] was
-    /// called with `applied`).
+    /// Nothing in it lowers protection: it is in force now ([`Effect::PolicySettled`](crate::Effect::PolicySettled) says
+    /// `applied`).
     Applied,
     /// It lowers protection: the policy-change prompt `IntentId` waits for the user; the policy
     /// in force stays until then.
@@ -217,74 +217,31 @@ pub enum Proposal {
     Deferred(String),
 }
 
-/// The policy the plugin tracks for the host: the prompt waiting for the user, and a proposal
-/// that nobody could answer yet.
-#[derive(Default)]
-pub(crate) struct PolicyTrack {
-    pub prompt: Option<IntentId>,
-    pub deferred: Option<(GateConfig, Vec<ProtectionFact>)>,
-}
-
 /// Proposes the policy in the files at a start, as [`pcp_gate::Gate::start`] found it: call it
-/// once the host's outputs and input devices are known (after the first [`drive::refresh`]).
+/// once the host's outputs and input devices are known (after the first [`crate::refresh`]).
 /// `None` when the files are the policy in force.
 pub fn start<D: PcpHandler>(state: &mut D, found: StartPolicy) -> Option<Proposal> {
     match found {
         StartPolicy::InForce => None,
-        StartPolicy::Changed(config, facts) => Some(propose(state, *config, facts)),
+        StartPolicy::Changed(config, facts) => propose(state, *config, facts),
     }
 }
 
 /// Proposes `config` with the host's `facts` (a changed config file) in place of the policy in
-/// force, and settles the dialog: see [`Proposal`]. A proposal replaces any that waits.
+/// force: see [`Proposal`]. A proposal replaces any that waits. `None` when called while the
+/// plugin drains effects: the proposal then runs once the drain is done.
 pub fn propose<D: PcpHandler>(
     state: &mut D,
     config: GateConfig,
     facts: Vec<ProtectionFact>,
-) -> Proposal {
-    let proposal = offer(state, config, facts);
-    drive::refresh(state);
-    proposal
-}
-
-/// Hands the proposal to the gate and tells the host what became of it; does not settle.
-pub(crate) fn offer<D: PcpHandler>(
-    state: &mut D,
-    config: GateConfig,
-    facts: Vec<ProtectionFact>,
-) -> Proposal {
-    let now = state.now_ms();
-    let pcp = state.pcp();
-    pcp.policy.deferred = None;
-    // A proposal that waits is cancelled by a newer one, whatever becomes of it.
-    pcp.policy.prompt = None;
-    let kept = (config.clone(), facts.clone());
-    match pcp.gate.propose_policy(config, facts, now) {
-        Decision::Execute(outcome) => {
-            tracing::info!("policy applied: {}", outcome.reason);
-            state.policy_settled(true, &outcome.reason);
-            Proposal::Applied
-        }
-        Decision::Confirm { id, .. } => {
-            tracing::info!(
-                "the changed policy lowers protection: asking the user (prompt {})",
-                id.0
-            );
-            pcp.policy.prompt = Some(id);
-            Proposal::Asking(id)
-        }
-        Decision::Deny(outcome) => {
-            // The gate refuses a proposal only when nothing can show and answer its prompt.
-            tracing::warn!(
-                "policy change not asked ({:?}): {}",
-                outcome.resolution,
-                outcome.reason
-            );
-            pcp.policy.deferred = Some(kept);
-            state.policy_settled(false, &outcome.reason);
-            Proposal::Deferred(outcome.reason)
-        }
+) -> Option<Proposal> {
+    let nested = state.pcp().draining;
+    let config = Box::new(config);
+    crate::run(state, Command::ProposePolicy { config, facts });
+    if nested {
+        return None;
     }
+    state.pcp().engine.take_proposal()
 }
 
 #[cfg(test)]

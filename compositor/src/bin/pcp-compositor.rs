@@ -184,7 +184,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     // Routine audit records are committed in groups: write out the last group before leaving.
-    if let Err(e) = compositor.state.pcp().gate_mut().flush() {
+    if let Err(e) = compositor.state.pcp().flush() {
         tracing::error!("the last audit records could not be written: {e}");
     }
     if TERMINATE.load(Ordering::Relaxed) {

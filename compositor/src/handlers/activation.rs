@@ -68,7 +68,7 @@ impl XdgActivationHandler for State {
             return;
         }
         self.desktop.space.raise_element(&window, true);
-        if self.pcp.ui().has_keyboard_focus() {
+        if self.pcp.ui().wants_keyboard() {
             self.desktop.keyboard_return = Some(surface);
         } else if let Some(keyboard) = self.seat.get_keyboard() {
             keyboard.set_focus(self, Some(surface), SERIAL_COUNTER.next_serial());

@@ -62,7 +62,7 @@ impl CompositorHandler for State {
                 // Focus only after the first configure: a keyboard enter before it crashed
                 // foot (it handles input for a window it has not set up yet). While the dialog
                 // has the keyboard, the window gets it when the dialog gives it back.
-                if self.pcp.ui().has_keyboard_focus() {
+                if self.pcp.ui().wants_keyboard() {
                     self.desktop.keyboard_return = Some(surface.clone());
                 } else if let Some(keyboard) = self.seat.get_keyboard() {
                     keyboard.set_focus(self, Some(surface.clone()), SERIAL_COUNTER.next_serial());

@@ -1,11 +1,9 @@
 //! pcp-intent-v1 through the plugin: the [`PcpHandler`] the reference compositor implements —
 //! its clock, its outputs and focal point, the app ids of toplevels, the built-in capabilities
-//! it performs ([`builtins`](crate::builtins)), keyboard focus when the dialog takes it and
-//! gives it back, the pointer when the dialog comes, moves and goes, a frame when the dialog
+//! it performs ([`builtins`](crate::builtins)), keyboard focus as the dialog wants it, the pointer when the dialog comes, moves and goes, a frame when the dialog
 //! changes, and the sections of a policy when it applies (or a notice when it does not).
 
-use pcp_plugin::{Pcp, PcpHandler, Surroundings};
-use serde_json::Value;
+use pcp_plugin::{Effect, Pcp, PcpHandler, Run, Surroundings};
 use wayland_server::{Client, Resource};
 
 use crate::handlers::xdg::app_id;
@@ -42,38 +40,34 @@ impl PcpHandler for State {
             .as_ref()
     }
 
-    fn execute_builtin(&mut self, capability: &str, params: &Value) -> Result<(), String> {
-        crate::builtins::execute(self, capability, params)
+    fn execute(&mut self, run: &Run) -> Result<(), String> {
+        crate::builtins::execute(self, &run.capability, &run.params)
     }
 
-    fn dialog_shown(&mut self, _shown: bool) {
-        self.pointer_after_dialog();
-        self.frames.damage();
-    }
-
-    fn dialog_keyboard_focus(&mut self, focused: bool) {
-        if focused {
-            self.take_keyboard_focus();
-        } else {
-            self.restore_keyboard_focus();
+    fn effect(&mut self, effect: Effect) {
+        match effect {
+            // It appeared, moved or went: the pointer may be over it, or over a window again.
+            Effect::DialogShown(_) | Effect::Damage => {
+                self.pointer_after_dialog();
+                self.frames.damage();
+            }
+            Effect::KeyboardFocus => self.update_keyboard_focus(),
+            Effect::PolicySettled { applied, reason } => {
+                if applied {
+                    self.apply_policy_sections();
+                    self.settings.notice.set(None);
+                } else {
+                    let text = format!("{} {reason}", self.settings.config.policy_refused_notice);
+                    self.settings.notice.set(Some(text));
+                }
+                self.frames.damage();
+            }
+            // Whatever the process does next (an embedder may keep running to show a greeter),
+            // the session's approvals have ended with it.
+            Effect::EndSession => self.running = false,
+            // The front ends' effects never reach the host.
+            Effect::Pending { .. } | Effect::Decided(_) | Effect::Execute(_) => {}
         }
-    }
-
-    fn dialog_damaged(&mut self) {
-        // It may have moved under the pointer.
-        self.pointer_after_dialog();
-        self.frames.damage();
-    }
-
-    fn policy_settled(&mut self, applied: bool, reason: &str) {
-        if applied {
-            self.apply_policy_sections();
-            self.settings.notice.set(None);
-        } else {
-            let text = format!("{} {reason}", self.settings.config.policy_refused_notice);
-            self.settings.notice.set(Some(text));
-        }
-        self.frames.damage();
     }
 }
 

@@ -33,8 +33,24 @@ impl SeatHandler for State {
 delegate_seat!(State);
 
 impl State {
+    /// Keyboard focus as the dialog wants it ([`pcp_plugin::ConfirmUi::wants_keyboard`]): when
+    /// it starts wanting the keyboard, the window that had it gets a leave and is remembered;
+    /// when it stops, that window gets it back.
+    pub(crate) fn update_keyboard_focus(&mut self) {
+        let wants = self.pcp.ui().wants_keyboard();
+        if wants == self.desktop.dialog_has_keyboard {
+            return;
+        }
+        self.desktop.dialog_has_keyboard = wants;
+        if wants {
+            self.take_keyboard_focus();
+        } else {
+            self.restore_keyboard_focus();
+        }
+    }
+
     /// The dialog took the keyboard: the window that had it gets a leave and is remembered.
-    pub(crate) fn take_keyboard_focus(&mut self) {
+    fn take_keyboard_focus(&mut self) {
         // An open menu's grab would keep the keyboard (and the pointer) from the dialog.
         self.break_popup_grab();
         let Some(keyboard) = self.seat.get_keyboard() else {

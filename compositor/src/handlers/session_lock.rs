@@ -29,7 +29,7 @@ impl SessionLockHandler for State {
         self.break_popup_grab();
         self.desktop.lock();
         if let Some(keyboard) = self.seat.get_keyboard() {
-            if self.pcp.ui().has_keyboard_focus() {
+            if self.pcp.ui().wants_keyboard() {
                 self.desktop.keyboard_return = None;
             } else {
                 keyboard.set_focus(self, None, SERIAL_COUNTER.next_serial());
@@ -56,7 +56,7 @@ impl SessionLockHandler for State {
     fn unlock(&mut self) {
         self.desktop.unlock();
         tracing::info!("the session is unlocked");
-        if !self.pcp.ui().has_keyboard_focus() {
+        if !self.pcp.ui().wants_keyboard() {
             self.desktop.keyboard_return = None;
             self.restore_keyboard_focus();
         }
@@ -97,7 +97,7 @@ impl State {
     }
 
     fn give_lock_keyboard(&mut self, surface: WlSurface) {
-        if self.pcp.ui().has_keyboard_focus() {
+        if self.pcp.ui().wants_keyboard() {
             self.desktop.keyboard_return = Some(surface);
         } else if let Some(keyboard) = self.seat.get_keyboard() {
             keyboard.set_focus(self, Some(surface), SERIAL_COUNTER.next_serial());

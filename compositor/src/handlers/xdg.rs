@@ -102,7 +102,7 @@ impl XdgShellHandler for State {
         let kind = PopupKind::from(surface);
         // While the dialog holds the keyboard no client may take it with a grab: the popup is
         // dismissed at once (popup_done), as the protocol allows for any refused grab.
-        if self.pcp.ui().has_keyboard_focus() {
+        if self.pcp.ui().wants_keyboard() {
             tracing::info!("a popup grab was refused: the dialog holds the keyboard");
             dismiss(&kind);
             return;

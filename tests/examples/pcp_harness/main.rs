@@ -322,7 +322,7 @@ impl Harness {
             e => format!("the compositor did not start: {e}"),
         })?;
         fx.use_real_clock();
-        fx.gate_mut().attach_scripted_user();
+        fx.pcp_mut().attach_scripted_user();
         if voice {
             let loading = Instant::now();
             while fx.voice_availability().is_err() {
@@ -712,7 +712,7 @@ impl Harness {
 
     /// Prints the decisions audited since the last look, one JSON line each.
     fn emit_decisions(&mut self) {
-        if let Err(e) = self.fx.gate_mut().flush() {
+        if let Err(e) = self.fx.pcp_mut().flush() {
             eprintln!("pcp-harness: the audit log could not be committed: {e}");
         }
         let records = match self.fx.gate().store().audit_since(self.last_time_ms) {

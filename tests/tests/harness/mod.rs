@@ -268,9 +268,14 @@ impl Fixture {
         self.state().pcp().gate()
     }
 
-    /// The gate, to flush its audit log.
-    pub fn gate_mut(&mut self) -> &mut Gate {
-        self.state().pcp().gate_mut()
+    /// The plugin, to flush its audit log or verify a token.
+    pub fn pcp_mut(&mut self) -> &mut pcp_plugin::Pcp {
+        self.state().pcp()
+    }
+
+    /// Runs one command through the plugin's engine, as a front end does.
+    pub fn run_command(&mut self, command: pcp_plugin::Command) {
+        pcp_plugin::run(self.state(), command);
     }
 
     /// Whether the dialog is up.
@@ -310,7 +315,7 @@ impl Fixture {
 
     /// Whether the dialog has the keyboard.
     pub fn dialog_has_keyboard(&mut self) -> bool {
-        self.state().pcp().ui().has_keyboard_focus()
+        self.state().pcp().ui().wants_keyboard()
     }
 
     /// How many actions assistive software asked for on the dialog and was refused, and how

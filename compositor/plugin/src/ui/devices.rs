@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use calloop::ping::Ping;
-use pcp_speech::{SpeechEngine, Unavailable};
+use pcp_speech::{Unavailable, Voice};
 
 /// How soon the probe thread looks again while the speech model is still loading, so voice is
 /// offered shortly after the model is ready rather than a whole probe interval later.
@@ -31,12 +31,12 @@ struct Prober {
 }
 
 impl Prober {
-    fn start(engine: Arc<SpeechEngine>, interval: Duration, wake: Ping) -> Option<Prober> {
+    fn start(engine: Arc<dyn Voice>, interval: Duration, wake: Ping) -> Option<Prober> {
         let (requests, inbox) = mpsc::channel();
         let (outbox, results) = mpsc::channel();
         let spawned = std::thread::Builder::new()
             .name("pcp-device-probe".into())
-            .spawn(move || probe_loop(&engine, interval, &inbox, &outbox, &wake));
+            .spawn(move || probe_loop(&*engine, interval, &inbox, &outbox, &wake));
         match spawned {
             Ok(thread) => Some(Prober {
                 requests,
@@ -65,7 +65,7 @@ impl Drop for Prober {
 }
 
 fn probe_loop(
-    engine: &SpeechEngine,
+    engine: &dyn Voice,
     interval: Duration,
     inbox: &Receiver<Request>,
     outbox: &Sender<pcp_speech::Availability>,
@@ -104,7 +104,7 @@ pub(crate) struct Devices {
 }
 
 impl Devices {
-    pub fn new(engine: Option<&Arc<SpeechEngine>>, interval: Duration, wake: Ping) -> Devices {
+    pub fn new(engine: Option<&Arc<dyn Voice>>, interval: Duration, wake: Ping) -> Devices {
         let mut devices = Devices {
             input: true,
             output: true,
@@ -118,7 +118,7 @@ impl Devices {
     }
 
     /// Probes `engine` from now on (`None`: voice is off).
-    pub fn set_engine(&mut self, engine: Option<&Arc<SpeechEngine>>) {
+    pub fn set_engine(&mut self, engine: Option<&Arc<dyn Voice>>) {
         self.prober = None;
         self.voice = Err(Unavailable::Disabled);
         if let Some(engine) = engine {

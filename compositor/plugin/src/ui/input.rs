@@ -25,7 +25,7 @@ const ACTIVITY_INTERVAL_MS: i64 = 1000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Routed {
     /// The dialog (or the haptic double tap) took it: it must not reach any client. The events
-    /// are for the gate (apply them with [`crate::apply`]).
+    /// are for the gate (run them as [`Command::Events`](crate::Command::Events)).
     Taken(Vec<PromptEvent>),
     /// Not the dialog's: route it to the clients as usual.
     Clients,
@@ -124,7 +124,7 @@ impl ConfirmUi {
     }
 
     /// Gives the dialog the keyboard (`true`) or gives it back (`false`); the host hears it
-    /// through [`crate::PcpHandler::dialog_keyboard_focus`].
+    /// as [`Effect::KeyboardFocus`](crate::Effect::KeyboardFocus).
     pub(super) fn set_keyboard(&mut self, focused: bool) {
         if self.input.keyboard != focused {
             self.input.keyboard = focused;

@@ -3,11 +3,10 @@
 //! took from clients, the user's activity, and which devices can answer. Input and device events
 //! go in; [`PromptEvent`]s come out. It never holds or calls the gate: `ConfirmUi::sync` reads
 //! a [`GateView`] and *returns* what it needs the gate to hear (a step that cannot run), and the
-//! plugin's loop ([`drive`](crate::drive)) applies those. Approvals come only from input
-//! ([`ConfirmUi::pointer_button`], [`ConfirmUi::touch_up`], [`ConfirmUi::key`]), from the
-//! microphone and the touch surface (`ConfirmUi::device_events`, [`ConfirmUi::touch_down`]),
-//! and from a press-and-hold that has lasted long enough (`ConfirmUi::timers`, the hold
-//! timer) — never from `ConfirmUi::sync`, which only draws.
+//! [engine](crate::engine) applies those. Approvals come only from input ([`ConfirmUi::key`],
+//! [`ConfirmUi::pointer_button`], [`ConfirmUi::touch_up`]), from the
+//! microphone and touch surface (`ConfirmUi::device_events`, [`ConfirmUi::touch_down`]) and a
+//! long enough press-and-hold (`ConfirmUi::timers`) — never from `ConfirmUi::sync`, which draws.
 
 mod accessible;
 mod devices;
@@ -26,7 +25,7 @@ use pcp_gate::config::TimeoutConfig;
 use pcp_gate::{Availability, Gate, IntentId, Modality, ModalityEvent, Prompt};
 use pcp_haptics::Haptics;
 use pcp_overlay::{ConfirmDialog, OverlayError};
-use pcp_speech::{SpeechEngine, Unavailable};
+use pcp_speech::{Unavailable, Voice};
 use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
 use smithay::backend::renderer::{ImportMem, Renderer, Texture};
 use smithay::utils::{Logical, Point};
@@ -73,7 +72,7 @@ pub struct UiOptions {
     /// `[overlay]`: the dialog's strings, colours, fonts and delays.
     pub overlay: pcp_overlay::Config,
     /// The speech engine (`None`: voice is off and never planned).
-    pub speech: Option<SpeechEngine>,
+    pub speech: Option<Box<dyn Voice>>,
     /// The force-feedback backend (`pcp_haptics::EvdevHaptics::discover` on real hardware).
     pub haptics: Box<dyn Haptics>,
     /// `[haptics]`: the cue and the double tap.
@@ -154,7 +153,7 @@ impl ConfirmUi {
     /// probed on their own thread from now on.
     pub fn new(options: UiOptions) -> Result<ConfirmUi, OverlayError> {
         let sharing = Sharing::of(&options.overlay)?;
-        let engine = options.speech.map(Arc::new);
+        let engine: Option<Arc<dyn Voice>> = options.speech.map(Arc::from);
         let dialog = DialogView::new(voice::with_answer_words(
             options.overlay.clone(),
             engine.as_ref(),
@@ -196,7 +195,7 @@ impl ConfirmUi {
             return;
         };
         let inserted = handle.insert_source(source, |_, _, state: &mut D| {
-            crate::drive::on_wakeup(state);
+            crate::on_wakeup(state);
         });
         if let Err(e) = inserted {
             tracing::error!("device probe results will wait for the next timer: {e}");
@@ -213,8 +212,9 @@ impl ConfirmUi {
         self.dialog.shown()
     }
 
-    /// Whether the dialog has the keyboard: keys go to it, and no client has keyboard focus.
-    pub fn has_keyboard_focus(&self) -> bool {
+    /// Whether the dialog wants the keyboard (no client has it then): a host folds this into
+    /// its keyboard focus on [`Effect::KeyboardFocus`](crate::Effect::KeyboardFocus).
+    pub fn wants_keyboard(&self) -> bool {
         self.input.keyboard
     }
 
@@ -296,9 +296,9 @@ impl ConfirmUi {
     }
 
     /// Replaces the speech engine (`None`: voice off); it is probed from now on.
-    pub fn set_speech_engine(&mut self, engine: Option<SpeechEngine>) {
+    pub fn set_speech_engine(&mut self, engine: Option<Box<dyn Voice>>) {
         self.voice.stop();
-        let engine = engine.map(Arc::new);
+        let engine: Option<Arc<dyn Voice>> = engine.map(Arc::from);
         self.devices.set_engine(engine.as_ref());
         self.voice = VoiceStep::new(engine);
         // The dialog names the new pack's answer words.

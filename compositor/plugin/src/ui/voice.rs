@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 use pcp_gate::{Answer, IntentId, Modality, ModalityEvent, Prompt};
 use pcp_overlay::{ConfirmDialog, VoiceState};
-use pcp_speech::{Listener, SpeechEngine, SpeechEvent, SpokenAnswer};
+use pcp_speech::{Listening, SpeechEvent, SpokenAnswer, Voice};
 
 use crate::PromptEvent;
 
 /// The speech engine (none when voice is disabled) and the prompt being listened for.
 pub(crate) struct VoiceStep {
-    engine: Option<Arc<SpeechEngine>>,
-    listening: Option<(IntentId, Listener)>,
+    engine: Option<Arc<dyn Voice>>,
+    listening: Option<(IntentId, Box<dyn Listening>)>,
     /// The last prompt a question was asked for: a prompt is asked once, so a listener that
     /// ended is not started again (the gate's own deadline decides).
     asked: Option<IntentId>,
@@ -34,7 +34,7 @@ pub(crate) struct VoiceStep {
 /// engine or a pack: no voice row or challenge line is shown then).
 pub(crate) fn with_answer_words(
     config: pcp_overlay::Config,
-    engine: Option<&Arc<SpeechEngine>>,
+    engine: Option<&Arc<dyn Voice>>,
 ) -> pcp_overlay::Config {
     match engine.and_then(|e| e.answer_words()) {
         Some(words) => pcp_overlay::Config {
@@ -69,7 +69,7 @@ pub(crate) fn wants_voice(prompt: &Prompt) -> bool {
 }
 
 impl VoiceStep {
-    pub fn new(engine: Option<Arc<SpeechEngine>>) -> VoiceStep {
+    pub fn new(engine: Option<Arc<dyn Voice>>) -> VoiceStep {
         VoiceStep {
             engine,
             listening: None,
@@ -88,7 +88,7 @@ impl VoiceStep {
             .map(|(_, word)| word.as_str())
     }
 
-    pub fn engine(&self) -> Option<&Arc<SpeechEngine>> {
+    pub fn engine(&self) -> Option<&Arc<dyn Voice>> {
         self.engine.as_ref()
     }
 

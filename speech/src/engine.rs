@@ -3,7 +3,6 @@
 //! [`Listener`] whose worker thread speaks the question, listens, and reports [`SpeechEvent`]s
 //! through a channel the compositor polls without blocking.
 
-use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
@@ -18,61 +17,9 @@ use crate::error::SpeechError;
 use crate::keeper::{KeeperState, LeaseError, ModelKeeper};
 use crate::listen::{Ending, Microphone, RoundEvent, listen_round};
 use crate::model::{SpeechModel, find_model};
-use crate::phrases::{PhrasePack, SpokenAnswer};
+use crate::phrases::PhrasePack;
 use crate::prompt::{play_earcon, speak};
-
-/// What a listener reports. Exactly one of `Heard`, `Timeout` or `Unavailable` ends it;
-/// `Listening` and `Missed` come before.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SpeechEvent {
-    /// Listening, with the input level (0 = silence or below −60 dBFS, 1 = full scale).
-    Listening { level: f32 },
-    /// An answer was understood.
-    Heard {
-        answer: SpokenAnswer,
-        transcript: String,
-        /// Utterances heard before the decision, the deciding one included.
-        utterances: u32,
-    },
-    /// Something was said that decided nothing (other speech, doubt, decoder phases that
-    /// disagree): the dialog asks again for the answer words, and listening goes on to the
-    /// deadline. Not sent for silence.
-    Missed { transcript: String },
-    /// No answer within the timeout (seed 000: deny with `confirmation.timeout`).
-    Timeout,
-    /// Voice could not run; deny or fall back, and log the reason.
-    Unavailable { reason: String },
-}
-
-/// Why voice cannot run now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unavailable {
-    /// `[speech] enabled = false`.
-    Disabled,
-    /// The model is still loading.
-    ModelLoading,
-    /// No model, a broken one, or a phrase pack that does not fit it.
-    NoModel(String),
-    /// No input device (or no such named device).
-    NoInputDevice(String),
-    /// The input device exists but cannot be opened (busy, unplugged, no usable format).
-    DeviceBusy(String),
-}
-
-impl fmt::Display for Unavailable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unavailable::Disabled => f.write_str("voice confirmation is disabled in config"),
-            Unavailable::ModelLoading => f.write_str("the speech model is still loading"),
-            Unavailable::NoModel(r) => write!(f, "no usable speech model: {r}"),
-            Unavailable::NoInputDevice(r) => write!(f, "no microphone: {r}"),
-            Unavailable::DeviceBusy(r) => write!(f, "microphone unavailable: {r}"),
-        }
-    }
-}
-
-/// Whether voice can run now.
-pub type Availability = Result<(), Unavailable>;
+use crate::voice::{Availability, Listening, SpeechEvent, Unavailable, Voice};
 
 /// Voice confirmation for the compositor: config, phrase pack and the model's keeper.
 ///
@@ -358,6 +305,46 @@ impl SpeechEngine {
             }
         }
         self.keeper.shutdown();
+    }
+}
+
+impl Voice for SpeechEngine {
+    fn config(&self) -> &Config {
+        SpeechEngine::config(self)
+    }
+
+    fn answer_words(&self) -> Option<&crate::phrases::AnswerWords> {
+        SpeechEngine::answer_words(self)
+    }
+
+    fn available(&self) -> Availability {
+        SpeechEngine::available(self)
+    }
+
+    fn prepare(&self) {
+        SpeechEngine::prepare(self)
+    }
+
+    fn challenge_for(&self, risk_class: &str) -> Result<Option<String>, Unavailable> {
+        SpeechEngine::challenge_for(self, risk_class)
+    }
+
+    fn ask_with_challenge(&self, question: &str, challenge: Option<&str>) -> Box<dyn Listening> {
+        Box::new(SpeechEngine::ask_with_challenge(self, question, challenge))
+    }
+}
+
+impl Listening for Listener {
+    fn poll(&mut self) -> Option<SpeechEvent> {
+        Listener::poll(self)
+    }
+
+    fn is_done(&self) -> bool {
+        Listener::is_done(self)
+    }
+
+    fn cancel(&mut self) {
+        Listener::cancel(self)
     }
 }
 

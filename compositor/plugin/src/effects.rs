@@ -1,0 +1,206 @@
+//! What goes into the [engine](crate::engine) and what comes out of it: [`Command`]s from the
+//! front ends, the seat, the devices and the clock; [`Effect`]s for the front ends and the host,
+//! drained by [`run`](crate::run) after the engine has returned. Plain data: nothing here can
+//! call anything.
+
+use pcp_gate::{
+    ClientIdentity, GateConfig, Intent, IntentId, Modality, Outcome, ProcessChange, ProtectionFact,
+    Resolution, Threshold,
+};
+use serde_json::Value;
+
+use crate::PromptEvent;
+
+/// A front end: where intents come from and where their answers go. The Wayland protocol is
+/// [`FrontEndId::WAYLAND`]; others get theirs from [`Pcp::add_front_end`](crate::Pcp::add_front_end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FrontEndId(pub(crate) u32);
+
+impl FrontEndId {
+    /// The pcp-intent-v1 Wayland protocol.
+    pub const WAYLAND: FrontEndId = FrontEndId(0);
+}
+
+/// One submission of one front end: the front end and its own number for it. The engine
+/// answers by ticket, so a front end never needs the gate's ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ticket {
+    pub front: FrontEndId,
+    pub number: u64,
+}
+
+/// What an approved intent runs and who asked: kept from the submission, so nothing has to be
+/// read back from a prompt before it is answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub capability: String,
+    /// The params as the gate checked them (an object).
+    pub params: Value,
+    pub client: ClientIdentity,
+}
+
+impl Run {
+    /// What `intent` runs once approved.
+    pub fn of(intent: &Intent) -> Run {
+        let params = match &intent.params {
+            Value::Null => Value::Object(Default::default()),
+            other => other.clone(),
+        };
+        Run {
+            capability: intent.capability.clone(),
+            params,
+            client: intent.client.clone(),
+        }
+    }
+}
+
+/// The final answer to one ticket, with what it runs.
+#[derive(Debug, Clone)]
+pub struct Decided {
+    pub ticket: Ticket,
+    pub outcome: Outcome,
+    pub run: Run,
+}
+
+/// Why a front end refuses a submission before the gate weighs it (audited by the gate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its parameters could not be read (a bad memfd).
+    Unreadable(String),
+    /// The process that connected is not the one asking now.
+    IdentityChanged(ProcessChange),
+}
+
+/// An input to the engine.
+#[derive(Debug)]
+pub enum Command {
+    /// An intent from any front end; answered by `Pending` and then `Decided` (or at once by
+    /// `Decided`, or `Execute` for a capability the host performs).
+    Submit { ticket: Ticket, intent: Intent },
+    /// An intent the front end refuses before the gate weighs it: audited, answered `Decided`.
+    Refuse {
+        ticket: Ticket,
+        intent: Intent,
+        why: Refusal,
+    },
+    /// The front end withdrew the ticket (a cancel, a closed connection).
+    Cancel(Ticket),
+    /// What the seat, the microphone or the haptic device said about prompts.
+    Events(Vec<PromptEvent>),
+    /// The plugin's timer fired or a device has news: the UI's timers and device reports.
+    Wakeup,
+    /// The outputs, the input devices, the focal point or the UI's settings changed.
+    Refresh,
+    /// A changed config, proposed in place of the policy in force.
+    ProposePolicy {
+        config: Box<GateConfig>,
+        facts: Vec<ProtectionFact>,
+    },
+    /// The host's answer to an [`Effect::Execute`]: `Err` becomes `execution_failed`.
+    Executed {
+        decided: Box<Decided>,
+        result: Result<(), String>,
+    },
+    /// A front end could not deliver an approval (its token): audited as `execution_failed`
+    /// and answered `Decided` again with that denial.
+    Undeliverable {
+        decided: Box<Decided>,
+        reason: String,
+    },
+}
+
+/// An output of the engine, in the order it happened.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// The ticket's intent waits for the user (`id` names its prompt).
+    Pending {
+        ticket: Ticket,
+        id: IntentId,
+        threshold: Threshold,
+        modalities: Vec<Modality>,
+    },
+    /// The ticket's final answer.
+    Decided(Box<Decided>),
+    /// An approved intent the host performs itself; answer it with [`Command::Executed`]
+    /// (then the front end hears `Decided`).
+    Execute(Box<Decided>),
+    /// The dialog appeared (`true`) or went away (`false`).
+    DialogShown(bool),
+    /// The dialog's pixels changed or it moved: draw a frame (and look at what is under the
+    /// pointer again).
+    Damage,
+    /// Whether the dialog wants the keyboard changed: the host computes its keyboard focus
+    /// again, asking [`ConfirmUi::wants_keyboard`](crate::ConfirmUi::wants_keyboard).
+    KeyboardFocus,
+    /// A proposed policy was settled. `applied`: it is in force now, and the plugin's own
+    /// sections have been applied; the host applies its own from `Pcp::gate().config()`.
+    /// Otherwise the policy in force stays; `reason` says why.
+    PolicySettled { applied: bool, reason: String },
+    /// A `session.logout` was performed: the session's "allow until logout" approvals have
+    /// ended and its audit records are committed. The host ends the session.
+    EndSession,
+}
+
+impl Command {
+    /// What kind of command this is, for logs (never its contents: params and tokens stay out).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Command::Submit { .. } => "submit",
+            Command::Refuse { .. } => "refuse",
+            Command::Cancel(_) => "cancel",
+            Command::Events(_) => "events",
+            Command::Wakeup => "wakeup",
+            Command::Refresh => "refresh",
+            Command::ProposePolicy { .. } => "propose-policy",
+            Command::Executed { .. } => "executed",
+            Command::Undeliverable { .. } => "undeliverable",
+        }
+    }
+}
+
+impl Effect {
+    /// What kind of effect this is, for logs (never its contents).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Effect::Pending { .. } => "pending",
+            Effect::Decided(_) => "decided",
+            Effect::Execute(_) => "execute",
+            Effect::DialogShown(_) => "dialog-shown",
+            Effect::Damage => "damage",
+            Effect::KeyboardFocus => "keyboard-focus",
+            Effect::PolicySettled { .. } => "policy-settled",
+            Effect::EndSession => "end-session",
+        }
+    }
+
+    /// The front end this effect is for (`None`: it is the host's).
+    pub fn ticket(&self) -> Option<Ticket> {
+        match self {
+            Effect::Pending { ticket, .. } => Some(*ticket),
+            Effect::Decided(d) => Some(d.ticket),
+            _ => None,
+        }
+    }
+}
+
+/// A front end other than the Wayland protocol (a D-Bus agent, a test): it receives the
+/// answers to its tickets. It never holds the engine: a delivery that fails returns a command
+/// instead of calling back.
+pub trait FrontEnd {
+    /// `effect` is a [`Effect::Pending`] or [`Effect::Decided`] for one of this front end's
+    /// tickets. Returns a command to run next (`Undeliverable` for an approval it could not
+    /// pass on), or `None`.
+    fn deliver(&mut self, effect: Effect) -> Option<Command>;
+}
+
+/// An approval that could not be carried out, for its `Decided` effect.
+pub(crate) fn failed(outcome: &Outcome, reason: String, audit_seq: Option<u64>) -> Outcome {
+    Outcome {
+        approved: false,
+        resolution: Resolution::ExecutionFailed,
+        token: None,
+        audit_seq: audit_seq.or(outcome.audit_seq),
+        reason,
+        ..outcome.clone()
+    }
+}

@@ -1,0 +1,457 @@
+//! The decision engine: the only code that holds the gate mutably. [`Engine::run`] takes one
+//! [`Command`] and returns the [`Effect`]s it caused: it hands submissions to the gate
+//! (`Gate::submit`), modality events to `Gate::respond` and the passing of time to
+//! `Gate::tick`, brings the [`ConfirmUi`] in line with the gate (`ConfirmUi::sync`) and applies
+//! what that sync returns, until nothing is left. It calls no host code and no front end: it has
+//! no access to either, so nothing can re-enter it while it runs. [`crate::run`] drains the
+//! effects afterwards.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use pcp_gate::{Decision, FailedExecution, Gate, GateConfig, IntentId, Outcome, ProtectionFact};
+
+use crate::effects::{self, Command, Decided, Effect, Refusal, Run, Ticket};
+use crate::policy::Proposal;
+use crate::ui::GateView;
+use crate::{ConfirmUi, PromptEvent, Surroundings};
+
+/// A backstop: each round applies what the last sync returned, and a sync returns events only
+/// for a step that cannot run or a prompt that cannot be shown — each ends a modality or a
+/// prompt, so rounds are bounded by the prompts and their modalities. More rounds than this is
+/// a bug, logged as one.
+const MAX_ROUNDS: usize = 256;
+
+/// The capabilities a host performs itself unless it says otherwise
+/// ([`Pcp::performs`](crate::Pcp::performs)), only after approval.
+pub const BUILTIN_CAPABILITIES: [&str; 4] = [
+    "window.close",
+    "window.move",
+    "output.configure",
+    "session.logout",
+];
+
+/// The capability whose performing ends the session ([`Effect::EndSession`]).
+const LOGOUT: &str = "session.logout";
+
+/// What the engine reads of the world for one run: the host's clock and where the dialog may go.
+pub struct World {
+    pub now_ms: i64,
+    pub around: Surroundings,
+}
+
+/// An intent of a front end waiting for the user.
+struct Ask {
+    ticket: Ticket,
+    run: Run,
+}
+
+/// The engine; see the [module documentation](self).
+pub struct Engine {
+    gate: Gate,
+    ui: ConfirmUi,
+    /// The capabilities the host performs after approval ([`Effect::Execute`]).
+    performs: Vec<String>,
+    /// Open prompts by gate id, and the other way round.
+    asks: HashMap<IntentId, Ask>,
+    tickets: HashMap<Ticket, IntentId>,
+    /// The policy-change prompt waiting for the user.
+    policy_prompt: Option<IntentId>,
+    /// A proposal nobody could answer yet, offered again when that may have changed.
+    deferred: Option<(GateConfig, Vec<ProtectionFact>)>,
+    /// What became of the last proposal.
+    last_proposal: Option<Proposal>,
+    /// The plugin's own sections as last applied to the UI (`None`: not known yet).
+    sections: Option<Sections>,
+}
+
+/// `[overlay]`, `[speech]` and `[haptics]` as the UI runs them.
+#[derive(PartialEq)]
+struct Sections {
+    overlay: pcp_overlay::Config,
+    speech: pcp_speech::Config,
+    haptics: pcp_haptics::Config,
+}
+
+impl Sections {
+    /// The plugin's sections of the policy `gate` has in force.
+    fn of(gate: &Gate) -> Result<Sections, crate::config::ConfigError> {
+        let loaded = crate::config::sections(gate.config().clone())?;
+        Ok(Sections {
+            overlay: loaded.overlay,
+            speech: loaded.speech,
+            haptics: loaded.haptics,
+        })
+    }
+}
+
+impl Engine {
+    /// The engine of `gate` and `ui`, the UI made from the plugin's sections of the policy the
+    /// gate has in force.
+    pub(crate) fn new(gate: Gate, ui: ConfirmUi) -> Engine {
+        let sections = Sections::of(&gate).ok();
+        Engine {
+            gate,
+            ui,
+            performs: BUILTIN_CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+            asks: HashMap::new(),
+            tickets: HashMap::new(),
+            policy_prompt: None,
+            deferred: None,
+            last_proposal: None,
+            sections,
+        }
+    }
+
+    /// The gate, to read.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// The confirmation UI, to read.
+    pub fn ui(&self) -> &ConfirmUi {
+        &self.ui
+    }
+
+    /// The confirmation UI, to change its devices or settings (then run [`Command::Refresh`]).
+    pub(crate) fn ui_mut(&mut self) -> &mut ConfirmUi {
+        &mut self.ui
+    }
+
+    pub(crate) fn set_performs(&mut self, capabilities: Vec<String>) {
+        self.performs = capabilities;
+    }
+
+    pub(crate) fn take_proposal(&mut self) -> Option<Proposal> {
+        self.last_proposal.take()
+    }
+
+    /// Commits buffered audit records.
+    pub(crate) fn flush(&mut self) -> Result<(), pcp_gate::StoreError> {
+        self.gate.flush()
+    }
+
+    /// Verifies a token for an executor (`Gate::verify_token`: it spends the token's nonce).
+    pub(crate) fn gate_for_tokens(&mut self) -> &mut Gate {
+        &mut self.gate
+    }
+
+    /// Runs `command` and settles: see the [module documentation](self).
+    pub fn run(&mut self, command: Command, world: &World) -> Vec<Effect> {
+        let now = world.now_ms;
+        let mut out = Vec::new();
+        let events = match command {
+            Command::Submit { ticket, intent } => {
+                self.submit(ticket, intent, now, &mut out);
+                Vec::new()
+            }
+            Command::Refuse {
+                ticket,
+                intent,
+                why,
+            } => {
+                let run = Run::of(&intent);
+                let outcome = match &why {
+                    Refusal::Unreadable(r) => self.gate.refuse_unreadable(intent, r, now),
+                    Refusal::IdentityChanged(c) => {
+                        self.gate.refuse_changed_identity(intent, c, now)
+                    }
+                };
+                out.push(decided(ticket, outcome, run));
+                Vec::new()
+            }
+            Command::Cancel(ticket) => {
+                if let Some(id) = self.tickets.get(&ticket).copied()
+                    && let Some(outcome) = self.gate.cancel(id, now)
+                {
+                    self.finish(outcome, &mut out);
+                }
+                Vec::new()
+            }
+            Command::Events(events) => events,
+            Command::Wakeup => {
+                let mut events = self.ui.timers(now);
+                events.extend(self.ui.device_events());
+                events
+            }
+            Command::Refresh => Vec::new(),
+            Command::ProposePolicy { config, facts } => {
+                let proposal = self.offer(*config, facts, now, &mut out);
+                self.last_proposal = Some(proposal);
+                Vec::new()
+            }
+            Command::Executed { decided, result } => {
+                match result {
+                    Ok(()) => {
+                        if decided.run.capability == LOGOUT {
+                            self.end_session(&mut out);
+                        }
+                        out.push(Effect::Decided(decided));
+                    }
+                    Err(e) => {
+                        let reason =
+                            format!("approved, but the compositor could not perform it: {e}");
+                        out.push(self.not_carried_out(*decided, reason, now));
+                    }
+                }
+                Vec::new()
+            }
+            Command::Undeliverable { decided, reason } => {
+                out.push(self.not_carried_out(*decided, reason, now));
+                Vec::new()
+            }
+        };
+        self.settle(events, world, &mut out);
+        out
+    }
+
+    fn submit(
+        &mut self,
+        ticket: Ticket,
+        intent: pcp_gate::Intent,
+        now: i64,
+        out: &mut Vec<Effect>,
+    ) {
+        let run = Run::of(&intent);
+        if self.tickets.contains_key(&ticket) {
+            // A front end's bug: two open intents under one number could be answered crosswise.
+            tracing::error!("a front end reused the open ticket {ticket:?}: refused");
+            let outcome = self
+                .gate
+                .refuse_unreadable(intent, "its ticket is already open", now);
+            out.push(decided(ticket, outcome, run));
+            return;
+        }
+        // The availability the UI last learned (probes and hotplug): no device is touched here.
+        self.gate.set_available(self.ui.availability());
+        match self.gate.submit(intent, now) {
+            Decision::Execute(outcome) | Decision::Deny(outcome) => {
+                out.push(self.answer(ticket, outcome, run));
+            }
+            Decision::Confirm {
+                id,
+                threshold,
+                plan,
+            } => {
+                self.asks.insert(id, Ask { ticket, run });
+                self.tickets.insert(ticket, id);
+                out.push(Effect::Pending {
+                    ticket,
+                    id,
+                    threshold,
+                    modalities: plan.modalities,
+                });
+            }
+        }
+    }
+
+    /// A decided outcome for a front end: performed by the host first when it is an approval
+    /// of a capability the host performs.
+    fn answer(&self, ticket: Ticket, outcome: Outcome, run: Run) -> Effect {
+        let execute = outcome.approved && self.performs.contains(&run.capability);
+        let d = Box::new(Decided {
+            ticket,
+            outcome,
+            run,
+        });
+        if execute {
+            Effect::Execute(d)
+        } else {
+            Effect::Decided(d)
+        }
+    }
+
+    /// A decided prompt: the policy prompt's outcome settles the policy, a front end's goes to
+    /// its ticket.
+    fn finish(&mut self, outcome: Outcome, out: &mut Vec<Effect>) {
+        self.ui.decided(&outcome);
+        if self.policy_prompt == Some(outcome.id) {
+            self.policy_prompt = None;
+            self.policy_settled(outcome.approved, outcome.reason, out);
+            return;
+        }
+        let Some(ask) = self.asks.remove(&outcome.id) else {
+            return;
+        };
+        self.tickets.remove(&ask.ticket);
+        out.push(self.answer(ask.ticket, outcome, ask.run));
+    }
+
+    /// An approval that could not be carried out: audited as `execution_failed` (linked to
+    /// the approval's record) before the front end hears it, so the log says what it was told.
+    fn not_carried_out(&mut self, decided: Decided, reason: String, now: i64) -> Effect {
+        let run = &decided.run;
+        let failed = FailedExecution {
+            capability: &run.capability,
+            params: &run.params,
+            client: &run.client,
+            approval_seq: decided.outcome.audit_seq,
+            reason: &reason,
+        };
+        // An audit failure is logged by the gate; the front end is told the same either way.
+        let seq = self.gate.record_execution_failed(failed, now).ok();
+        let outcome = effects::failed(&decided.outcome, reason, seq);
+        Effect::Decided(Box::new(Decided { outcome, ..decided }))
+    }
+
+    fn end_session(&mut self, out: &mut Vec<Effect>) {
+        // The session ends here: its "Allow until logout" choices end with it.
+        if let Err(e) = self.gate.end_session() {
+            tracing::error!("the session's audit records could not be committed: {e}");
+        }
+        out.push(Effect::EndSession);
+    }
+
+    /// Applies `events` to the gate, lets its deadlines pass, and brings the UI in line, until
+    /// nothing is left.
+    fn settle(&mut self, mut events: Vec<PromptEvent>, world: &World, out: &mut Vec<Effect>) {
+        let now = world.now_ms;
+        for _ in 0..MAX_ROUNDS {
+            let mut outcomes = Vec::new();
+            for e in events.drain(..) {
+                match self.gate.respond(e.prompt, e.event, now) {
+                    Ok(Some(outcome)) => outcomes.push(outcome),
+                    Ok(None) => {}
+                    // The prompt ended (or moved back in the queue) before its event arrived.
+                    Err(err) => {
+                        tracing::debug!(
+                            "{:?} for prompt {} not applied: {err}",
+                            e.event,
+                            e.prompt.0
+                        )
+                    }
+                }
+            }
+            outcomes.extend(self.gate.tick(now));
+            for outcome in outcomes {
+                self.finish(outcome, out);
+            }
+            events = self.ui.sync(GateView::of(&self.gate), &world.around, now);
+            let available = self.ui.availability();
+            let before = self.gate.available();
+            self.gate.set_available(available);
+            // A policy nobody could answer is proposed again when that may have changed.
+            let mut again = false;
+            if before != available
+                && let Some((config, facts)) = self.deferred.take()
+            {
+                let proposal = self.offer(config, facts, now, out);
+                again = matches!(proposal, Proposal::Asking(_) | Proposal::Applied);
+            }
+            let changes = self.ui.take_changes();
+            if let Some(shown) = changes.shown {
+                out.push(Effect::DialogShown(shown));
+            }
+            if changes.keyboard.is_some() {
+                out.push(Effect::KeyboardFocus);
+            }
+            if changes.damaged {
+                out.push(Effect::Damage);
+            }
+            self.ui.publish_accessibility();
+            if events.is_empty() && !again {
+                return;
+            }
+        }
+        tracing::error!("the prompt loop did not settle after {MAX_ROUNDS} rounds: {events:?}");
+    }
+
+    /// Hands a proposed policy to the gate: see [`Proposal`].
+    fn offer(
+        &mut self,
+        config: GateConfig,
+        facts: Vec<ProtectionFact>,
+        now: i64,
+        out: &mut Vec<Effect>,
+    ) -> Proposal {
+        self.deferred = None;
+        // A proposal that waits is cancelled by a newer one, whatever becomes of it.
+        self.policy_prompt = None;
+        let kept = (config.clone(), facts.clone());
+        match self.gate.propose_policy(config, facts, now) {
+            Decision::Execute(outcome) => {
+                tracing::info!("policy applied: {}", outcome.reason);
+                self.policy_settled(true, outcome.reason, out);
+                Proposal::Applied
+            }
+            Decision::Confirm { id, .. } => {
+                tracing::info!(
+                    "the changed policy lowers protection: asking the user (prompt {})",
+                    id.0
+                );
+                self.policy_prompt = Some(id);
+                Proposal::Asking(id)
+            }
+            Decision::Deny(outcome) => {
+                // The gate refuses a proposal only when nothing can show and answer its prompt.
+                tracing::warn!(
+                    "policy change not asked ({:?}): {}",
+                    outcome.resolution,
+                    outcome.reason
+                );
+                self.deferred = Some(kept);
+                self.policy_settled(false, outcome.reason.clone(), out);
+                Proposal::Deferred(outcome.reason)
+            }
+        }
+    }
+
+    fn policy_settled(&mut self, applied: bool, reason: String, out: &mut Vec<Effect>) {
+        if applied {
+            self.apply_sections();
+        }
+        out.push(Effect::PolicySettled { applied, reason });
+    }
+
+    /// A new policy is in force: the plugin's own sections are read from the text the gate now
+    /// has (the file as it was approved, not as it may be now) and each changed one applies.
+    /// The dialog's settings wait for the dialog to go; voice and haptics restart now.
+    fn apply_sections(&mut self) {
+        let new = match Sections::of(&self.gate) {
+            Ok(s) => s,
+            Err(e) => {
+                // It loaded when it was proposed: a section that no longer checks keeps its
+                // settings in force.
+                tracing::error!("the approved config's plugin sections do not load: {e}");
+                return;
+            }
+        };
+        let old = self.sections.as_ref();
+        if old.is_none_or(|o| o.overlay != new.overlay) {
+            self.ui.set_overlay_config(new.overlay.clone());
+        }
+        if old.is_none_or(|o| o.speech != new.speech) {
+            let engine = crate::start_voice(new.speech.clone());
+            tracing::info!(
+                "[speech] changed: voice is {}",
+                if engine.is_some() { "on" } else { "off" }
+            );
+            self.ui.set_speech_engine(engine);
+        }
+        if old.is_none_or(|o| o.haptics != new.haptics) {
+            let backend = Box::new(pcp_haptics::EvdevHaptics::discover(&new.haptics));
+            self.ui.set_haptics_config(backend, new.haptics.clone());
+        }
+        self.sections = Some(new);
+    }
+
+    /// When the engine next has work, from `now` on the host's clock (`None`: nothing until
+    /// something happens).
+    pub fn next_wakeup(&self, now: i64) -> Option<Duration> {
+        let gate = [self.gate.next_deadline(), self.gate.store().flush_due_at()]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|at| Duration::from_millis((at - now).max(0) as u64));
+        let ui = self.ui.next_wakeup(GateView::of(&self.gate), now);
+        gate.into_iter().chain(ui).min()
+    }
+}
+
+fn decided(ticket: Ticket, outcome: Outcome, run: Run) -> Effect {
+    Effect::Decided(Box::new(Decided {
+        ticket,
+        outcome,
+        run,
+    }))
+}

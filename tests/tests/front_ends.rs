@@ -1,0 +1,159 @@
+//! A front end other than the Wayland protocol (as the polkit agent will be): in-process, it
+//! submits through the same engine and hears its answers by ticket, while a Wayland client's
+//! intents go on beside it. The dialog, the seat input and the audit log are the real ones.
+
+mod harness;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use pcp_gate::{ClientIdentity, Intent};
+use pcp_overlay::Control;
+use pcp_plugin::{Command, Effect, FrontEnd, Ticket};
+use serde_json::json;
+
+use harness::{Fixture, intent};
+
+const ONE: &[&str] = &["1920x1080@0,0"];
+
+/// A front end that keeps what it hears.
+#[derive(Clone, Default)]
+struct Recorder {
+    heard: Rc<RefCell<Vec<Effect>>>,
+}
+
+impl FrontEnd for Recorder {
+    fn deliver(&mut self, effect: Effect) -> Option<Command> {
+        self.heard.borrow_mut().push(effect);
+        None
+    }
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<Effect> {
+        std::mem::take(&mut self.heard.borrow_mut())
+    }
+}
+
+fn local_intent(capability: &str, params: serde_json::Value) -> Intent {
+    // A D-Bus front end names its subject from the bus's credentials the same way.
+    let client = ClientIdentity {
+        id: "local-1".into(),
+        pid: Some(std::process::id()),
+        ..ClientIdentity::default()
+    };
+    Intent::new(capability, params, client)
+}
+
+fn decided(effects: &[Effect], ticket: Ticket) -> &pcp_plugin::Decided {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Decided(d) if d.ticket == ticket => Some(&**d),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no decision for {ticket:?}: {effects:?}"))
+}
+
+#[test]
+fn a_second_front_end_is_answered_through_the_same_engine() {
+    let mut fx = Fixture::new(ONE);
+    let recorder = Recorder::default();
+    let front = fx.pcp_mut().add_front_end(Box::new(recorder.clone()));
+    let ticket = |number| Ticket { front, number };
+
+    // A routine intent is decided at once, with a token, and audited like any other.
+    let intent = local_intent("file.write", json!({"path": "/tmp/a"}));
+    fx.run_command(Command::Submit {
+        ticket: ticket(1),
+        intent,
+    });
+    let heard = recorder.take();
+    let d = decided(&heard, ticket(1));
+    assert!(d.outcome.approved, "{d:?}");
+    assert_eq!(d.outcome.resolution.as_str(), "policy_allow");
+    assert!(d.outcome.token.is_some());
+    assert_eq!(d.run.capability, "file.write");
+
+    // One that needs the user waits for the dialog, which a Wayland client's intent queues
+    // behind; the seat's click answers the front end's, then the client's is shown.
+    let intent = local_intent("settings.change", json!({"key": "dark", "value": "on"}));
+    fx.run_command(Command::Submit {
+        ticket: ticket(2),
+        intent,
+    });
+    let heard = recorder.take();
+    assert!(
+        matches!(heard.as_slice(), [Effect::Pending { ticket: t, .. }] if *t == ticket(2)),
+        "{heard:?}"
+    );
+    assert!(fx.dialog_open());
+    let c = fx.submit(intent_of_client());
+    fx.pending(&c);
+    fx.advance_clock(2000);
+    fx.click(Control::Approve);
+    let heard = recorder.take();
+    let d = decided(&heard, ticket(2));
+    assert!(d.outcome.approved, "{d:?}");
+    assert_eq!(d.outcome.resolution.as_str(), "user_approved");
+    assert!(
+        fx.dialog_open(),
+        "the Wayland client's prompt is shown next"
+    );
+    fx.advance_clock(2000);
+    fx.click(Control::Deny);
+    let wire = fx.decision(&c);
+    assert_eq!(wire.resolution, "user_denied");
+    assert!(
+        recorder.take().is_empty(),
+        "the client's answer is not the front end's"
+    );
+
+    fx.pcp_mut().flush().unwrap();
+    let audited: Vec<String> = fx
+        .gate()
+        .store()
+        .audit_since(0)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.client.id == "local-1")
+        .map(|r| r.resolution.as_str().to_string())
+        .collect();
+    assert_eq!(audited, ["policy_allow", "user_approved"]);
+}
+
+#[test]
+fn a_front_end_may_withdraw_its_ticket_and_a_reused_ticket_is_refused() {
+    let mut fx = Fixture::new(ONE);
+    let recorder = Recorder::default();
+    let front = fx.pcp_mut().add_front_end(Box::new(recorder.clone()));
+    let ticket = Ticket { front, number: 7 };
+    let intent = local_intent("settings.change", json!({"key": "a", "value": "b"}));
+    fx.run_command(Command::Submit {
+        ticket,
+        intent: intent.clone(),
+    });
+    assert!(fx.dialog_open());
+    recorder.take();
+
+    // The same number again while the first is open: refused, the first one stays.
+    fx.run_command(Command::Submit { ticket, intent });
+    let heard = recorder.take();
+    let d = decided(&heard, ticket);
+    assert!(!d.outcome.approved);
+    assert!(d.outcome.reason.contains("already open"), "{d:?}");
+    assert!(fx.dialog_open());
+
+    fx.run_command(Command::Cancel(ticket));
+    let heard = recorder.take();
+    assert_eq!(
+        decided(&heard, ticket).outcome.resolution.as_str(),
+        "cancelled"
+    );
+    assert!(!fx.dialog_open());
+}
+
+/// A Wayland client's intent that needs the user.
+fn intent_of_client() -> pcp_protocol::client::Submission {
+    intent("settings.change", json!({"key": "light", "value": "on"}))
+}
