@@ -181,6 +181,34 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
     }
 }
 
+/// The text and dot colour of a live row, from the scene's state.
+fn row_label<'a>(row: Row, scene: &Scene<'a>) -> (&'a str, crate::config::Rgba) {
+    let p = scene.palette;
+    let text = &scene.config.text;
+    let live = scene.live;
+    match row {
+        Row::Voice => match live.voice {
+            VoiceState::Listening => (text.listening.as_str(), p.meter),
+            VoiceState::Heard => (text.voice_heard.as_str(), p.routine),
+            VoiceState::Missed => (text.voice_missed.as_str(), p.meter),
+            VoiceState::Unavailable => (text.voice_unavailable.as_str(), p.muted),
+        },
+        Row::VoiceUnavailable => (
+            scene
+                .content
+                .voice_unavailable
+                .as_deref()
+                .unwrap_or_default(),
+            p.muted,
+        ),
+        Row::Haptic => match live.haptic {
+            HapticState::Waiting => (text.double_tap.as_str(), p.focus),
+            HapticState::FirstTap => (text.tap_again.as_str(), p.meter),
+        },
+        Row::Hold => (text.hold_hint.as_str(), p.risk(scene.content.risk)),
+    }
+}
+
 /// Repaints one live region and returns the damaged rectangle (physical pixels).
 pub fn draw_region(
     fonts: &mut Fonts,
@@ -200,27 +228,7 @@ pub fn draw_region(
                 return IRect::default();
             };
             fill_rect(pixmap, r, p.card);
-            let (label, dot) = match row {
-                Row::Voice => match live.voice {
-                    VoiceState::Listening => (text.listening.as_str(), p.meter),
-                    VoiceState::Heard => (text.voice_heard.as_str(), p.routine),
-                    VoiceState::Missed => (text.voice_missed.as_str(), p.meter),
-                    VoiceState::Unavailable => (text.voice_unavailable.as_str(), p.muted),
-                },
-                Row::VoiceUnavailable => (
-                    scene
-                        .content
-                        .voice_unavailable
-                        .as_deref()
-                        .unwrap_or_default(),
-                    p.muted,
-                ),
-                Row::Haptic => match live.haptic {
-                    HapticState::Waiting => (text.double_tap.as_str(), p.focus),
-                    HapticState::FirstTap => (text.tap_again.as_str(), p.meter),
-                },
-                Row::Hold => (text.hold_hint.as_str(), p.risk(scene.content.risk)),
-            };
+            let (label, dot) = row_label(row, scene);
             let d = px(8.0);
             if let Some(dr) = IRect::new(r.x + px(1.0), r.y + (r.h - d) / 2, d, d).to_skia() {
                 fill_path(pixmap, PathBuilder::from_oval(dr), dot);

@@ -14,6 +14,7 @@ pub mod draw;
 pub mod guard;
 pub mod layout;
 pub mod placement;
+pub mod strings;
 pub mod text;
 pub mod visible;
 

@@ -254,24 +254,7 @@ impl Config {
     /// Checks values serde cannot: ranges and non-empty strings.
     pub fn validate(&self) -> Result<(), SpeechError> {
         let bad = |m: String| Err(SpeechError::Config(m));
-        if !self.language.is_empty() && !is_language_code(&self.language) {
-            return bad(format!(
-                "`language` = {:?} is not a language code such as `ko` or `en` (empty: the locale's)",
-                self.language
-            ));
-        }
-        if !(200..=4000).contains(&self.earcon_hz) {
-            return bad(format!(
-                "`earcon_hz` = {} is outside 200..=4000",
-                self.earcon_hz
-            ));
-        }
-        if !(20..=1000).contains(&self.earcon_ms) {
-            return bad(format!(
-                "`earcon_ms` = {} is outside 20..=1000",
-                self.earcon_ms
-            ));
-        }
+        self.validate_language_and_cue()?;
         if self.timeout_ms == 0 {
             return bad("`timeout_ms` must be more than 0".into());
         }
@@ -360,6 +343,30 @@ impl Config {
                     "`decoder_options` entry `{option}` is not a `--key=value` option"
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// The language code and the missed-answer cue's tones.
+    fn validate_language_and_cue(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
+        if !self.language.is_empty() && !is_language_code(&self.language) {
+            return bad(format!(
+                "`language` = {:?} is not a language code such as `ko` or `en` (empty: the locale's)",
+                self.language
+            ));
+        }
+        if !(200..=4000).contains(&self.earcon_hz) {
+            return bad(format!(
+                "`earcon_hz` = {} is outside 200..=4000",
+                self.earcon_hz
+            ));
+        }
+        if !(20..=1000).contains(&self.earcon_ms) {
+            return bad(format!(
+                "`earcon_ms` = {} is outside 20..=1000",
+                self.earcon_ms
+            ));
         }
         Ok(())
     }

@@ -33,6 +33,7 @@ pub mod phrases;
 pub mod prompt;
 #[cfg(feature = "vosk")]
 pub mod recognize;
+pub mod sentences;
 pub mod voice;
 
 pub use config::Config;

@@ -96,6 +96,16 @@ pub enum Ending {
     Stopped,
 }
 
+/// The wall time of the last block's recognition when it decided the round (what a live
+/// decision adds to the audio's own arrival), else nothing.
+fn decision_compute(decided: bool, block: Instant) -> Duration {
+    if decided {
+        block.elapsed()
+    } else {
+        Duration::ZERO
+    }
+}
+
 /// What a round reports while it listens.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum RoundEvent {
@@ -335,7 +345,8 @@ pub(crate) fn level(block: &[f32]) -> f32 {
 
 /// Runs one round: feeds `source` to a fresh recognizer (for a prompt showing `challenge`, or
 /// none) until an answer, the timeout (audio or wall time), the end of the input, or `stop`.
-/// `on_level` gets a level every `level_interval_ms` of audio.
+/// `on_event` gets a level every `level_interval_ms` of audio, and each utterance that decided
+/// nothing.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn listen_round(
     model: &SpeechModel,
@@ -361,7 +372,6 @@ pub(crate) fn listen_round(
     let mut busy = Duration::ZERO;
     let mut first_sound = None;
     let quiet = 10f32.powf(config.quiet_dbfs / 20.0);
-    let mut missed = 0u32;
     let finish = |ending: Ending,
                   recognizer: &AnswerRecognizer,
                   frames: u64,
@@ -369,23 +379,16 @@ pub(crate) fn listen_round(
                   busy: Duration,
                   first_sound: Option<(u64, Duration)>| {
         let decided = matches!(ending, Ending::Heard(_));
+        let compute = decision_compute(decided, block);
         Round {
             decided_at_ms: decided.then(|| frames as f64 * 1000.0 / f64::from(rate.max(1))),
-            decision_compute: if decided {
-                block.elapsed()
-            } else {
-                Duration::ZERO
-            },
+            decision_compute: compute,
             ending,
             transcript: recognizer.last_transcript().to_string(),
             judged: recognizer.judged().to_vec(),
             audio_ms: audio_ms(frames),
             wall: started.elapsed(),
-            busy: if decided {
-                busy + block.elapsed()
-            } else {
-                busy
-            },
+            busy: busy + compute,
             first_sound,
         }
     };
@@ -460,11 +463,8 @@ pub(crate) fn listen_round(
                 first_sound,
             ));
         }
-        if recognizer.missed() > missed {
-            missed = recognizer.missed();
-            on_event(RoundEvent::Missed {
-                transcript: recognizer.last_transcript().to_string(),
-            });
+        if let Some(transcript) = recognizer.take_missed() {
+            on_event(RoundEvent::Missed { transcript });
         }
         busy += block_started.elapsed();
     }

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpeechError;
+pub use crate::sentences::{AnswerWords, PackSentences};
 
 /// What a spoken answer means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -82,35 +83,6 @@ struct PackFile {
     challenge_spoken: String,
 }
 
-/// The words the dialog and the spoken question name as the answers: the first phrase of each
-/// of the pack's lists, so every word named is one the recognizer listens for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AnswerWords {
-    pub approve: String,
-    pub deny: String,
-    pub cancel: String,
-}
-
-impl AnswerWords {
-    /// `template` with `{approve}`, `{deny}` and `{cancel}` replaced by the words.
-    pub fn fill(&self, template: &str) -> String {
-        template
-            .replace("{approve}", &self.approve)
-            .replace("{deny}", &self.deny)
-            .replace("{cancel}", &self.cancel)
-    }
-}
-
-/// What a pack says aloud, each with the answer words filled in (`{action}` and `{word}` are
-/// left for the prompt).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackSentences {
-    pub voice: String,
-    pub question: String,
-    pub challenge_hint: String,
-    pub challenge_spoken: String,
-}
-
 fn one() -> u32 {
     1
 }
@@ -181,7 +153,7 @@ impl PhrasePack {
             source_name: origin.into(),
             reason,
         };
-        let file: PackFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        let mut file: PackFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
         if file.approve.is_empty() || file.deny.is_empty() || file.cancel.is_empty() {
             return Err(err(
                 "`approve`, `deny` and `cancel` each need at least one phrase".into(),
@@ -256,28 +228,7 @@ impl PhrasePack {
             .map(|p| p.split(' ').count())
             .max()
             .unwrap_or(1);
-        let words = AnswerWords {
-            approve: normalize(&file.approve[0]),
-            deny: normalize(&file.deny[0]),
-            cancel: normalize(&file.cancel[0]),
-        };
-        let or = |text: String, default: &str| {
-            words.fill(if text.trim().is_empty() {
-                default
-            } else {
-                &text
-            })
-        };
-        let sentences = PackSentences {
-            voice: if file.voice.trim().is_empty() {
-                file.language.clone()
-            } else {
-                file.voice
-            },
-            question: or(file.question, "{action}. {approve} / {deny} / {cancel}?"),
-            challenge_hint: or(file.challenge_hint, "{approve} + ?"),
-            challenge_spoken: or(file.challenge_spoken, "{approve}, {word}."),
-        };
+        let (words, sentences) = spoken_parts(&mut file);
         Ok(PhrasePack {
             language: file.language,
             words,
@@ -438,6 +389,26 @@ fn os_random_u64() -> Option<u64> {
 }
 
 /// Lowercase with single spaces, the form Vosk prints.
+/// What a pack names and says: the first phrase of each answer list, and its sentences with
+/// them filled in (taken out of `file`).
+fn spoken_parts(file: &mut PackFile) -> (AnswerWords, PackSentences) {
+    let first = |list: &[String]| list.first().map(|p| normalize(p)).unwrap_or_default();
+    let words = AnswerWords {
+        approve: first(&file.approve),
+        deny: first(&file.deny),
+        cancel: first(&file.cancel),
+    };
+    let take = std::mem::take;
+    let written = [
+        take(&mut file.voice),
+        take(&mut file.question),
+        take(&mut file.challenge_hint),
+        take(&mut file.challenge_spoken),
+    ];
+    let sentences = PackSentences::of(&words, &file.language, written);
+    (words, sentences)
+}
+
 fn normalize(s: &str) -> String {
     s.split_whitespace()
         .map(str::to_lowercase)

@@ -111,6 +111,8 @@ pub struct AnswerRecognizer {
     /// Of those, the ones that decided nothing and left no approval waiting for its word: the
     /// user said something that was not understood as an answer.
     missed: u32,
+    /// How many of those [`Self::take_missed`] has reported.
+    missed_taken: u32,
     /// The silence before the first sound, held back (`[speech] lead_in_ms`).
     lead_in: LeadIn,
 }
@@ -239,6 +241,7 @@ impl AnswerRecognizer {
             judged: Vec::new(),
             heard: 0,
             missed: 0,
+            missed_taken: 0,
             lead_in: LeadIn::new(ms(config.lead_in_ms) as usize),
         })
     }
@@ -345,10 +348,14 @@ impl AnswerRecognizer {
         &self.last_text
     }
 
-    /// Utterances heard so far that decided nothing (other speech, doubt, phases that
-    /// disagree) and left no approval waiting for its challenge word.
-    pub fn missed(&self) -> u32 {
-        self.missed
+    /// The transcript of the last utterance heard that decided nothing (other speech, doubt,
+    /// phases that disagree) and left no approval waiting for its challenge word, once: `None`
+    /// when no such utterance was judged since the last call.
+    pub fn take_missed(&mut self) -> Option<String> {
+        (self.missed > self.missed_taken).then(|| {
+            self.missed_taken = self.missed;
+            self.last_text.clone()
+        })
     }
 
     /// Audio fed so far, in samples at the model's rate.

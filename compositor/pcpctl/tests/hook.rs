@@ -111,7 +111,7 @@ impl Setup {
     fn press(&mut self, keys: &[u32]) {
         let state = &mut self.compositor().state;
         state.advance_clock(1000);
-        if !state.pcp().ui().has_keyboard_focus() {
+        if !state.pcp().ui().wants_keyboard() {
             for (key, pressed) in [
                 (KEY_LEFTMETA, true),
                 (KEY_ENTER, true),

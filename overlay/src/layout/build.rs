@@ -381,12 +381,7 @@ pub(crate) fn build(
     let countdown_w = countdown_text.width.max(inner_w / 4) + px(8.0);
     let bar_w = inner_w - countdown_w - badge_size.0 - px(8.0);
     let badge_own_row = bar_w < px(24.0);
-    let live_rows = content
-        .modalities
-        .iter()
-        .filter(|m| **m != Modality::Visual)
-        .count()
-        + usize::from(content.needs_hold(config));
+    let live_rows = live_row_count(content, config);
     let ring_reach = px(super::RING_W + super::RING_GAP).max(2);
     let bgap = px(BUTTON_GAP).max(2 * ring_reach + 4);
     let button_w = (inner_w - bgap) / 2;
@@ -455,35 +450,8 @@ pub(crate) fn build(
     y += border + gap;
 
     // Live rows.
-    let mut rows = Vec::new();
-    let mut meter = None;
-    for m in &content.modalities {
-        let row = match m {
-            Modality::Voice => Row::Voice,
-            Modality::Haptic => Row::Haptic,
-            Modality::Visual => continue,
-        };
-        let r = IRect::new(left, y, inner_w, row_h);
-        if row == Row::Voice && !config.reduced_motion {
-            let mw = px(METER_W).min(inner_w / 3);
-            meter = Some(IRect::new(
-                r.right() - mw,
-                r.y + (row_h - px(8.0)) / 2,
-                mw,
-                px(8.0),
-            ));
-        }
-        rows.push((row, r));
-        y += row_h + px(2.0);
-    }
-    if content.voice_unavailable.is_some() && !content.modalities.contains(&Modality::Voice) {
-        rows.push((Row::VoiceUnavailable, IRect::new(left, y, inner_w, row_h)));
-        y += row_h + px(2.0);
-    }
-    if content.needs_hold(config) {
-        rows.push((Row::Hold, IRect::new(left, y, inner_w, row_h)));
-        y += row_h + px(2.0);
-    }
+    let (rows, meter, below_rows) = place_live_rows(content, config, (left, y, inner_w, row_h), ks);
+    y = below_rows;
 
     // Countdown, with the queue badge at its end (or under it when narrow).
     let bar_x = left + countdown_w;
@@ -569,4 +537,64 @@ pub(crate) fn queued_label(config: &Config, n: u32) -> String {
         n.to_string()
     };
     config.text.queued.replace("{n}", &count)
+}
+
+/// The live rows under the separator from `top` (left, y, width, row height in physical
+/// pixels): one per modality other than visual, why voice is missing, the hold hint; the level
+/// meter's place; and the y below them.
+fn place_live_rows(
+    content: &DialogContent,
+    config: &Config,
+    (left, mut y, inner_w, row_h): (i32, i32, i32, i32),
+    ks: f32,
+) -> (Vec<(Row, IRect)>, Option<IRect>, i32) {
+    let px = |v: f32| (v * ks).round() as i32;
+    let mut rows = Vec::new();
+    let mut meter = None;
+    let mut push = |row: Row, y: &mut i32| {
+        let r = IRect::new(left, *y, inner_w, row_h);
+        rows.push((row, r));
+        *y += row_h + px(2.0);
+        r
+    };
+    for m in &content.modalities {
+        let row = match m {
+            Modality::Voice => Row::Voice,
+            Modality::Haptic => Row::Haptic,
+            Modality::Visual => continue,
+        };
+        let r = push(row, &mut y);
+        if row == Row::Voice && !config.reduced_motion {
+            let mw = px(METER_W).min(inner_w / 3);
+            meter = Some(IRect::new(
+                r.right() - mw,
+                r.y + (row_h - px(8.0)) / 2,
+                mw,
+                px(8.0),
+            ));
+        }
+    }
+    if says_why_voice_is_missing(content) {
+        push(Row::VoiceUnavailable, &mut y);
+    }
+    if content.needs_hold(config) {
+        push(Row::Hold, &mut y);
+    }
+    (rows, meter, y)
+}
+
+/// Whether a row says why voice is not part of the prompt.
+fn says_why_voice_is_missing(content: &DialogContent) -> bool {
+    content.voice_unavailable.is_some() && !content.modalities.contains(&Modality::Voice)
+}
+
+/// How many live rows [`place_live_rows`] places.
+fn live_row_count(content: &DialogContent, config: &Config) -> usize {
+    content
+        .modalities
+        .iter()
+        .filter(|m| **m != Modality::Visual)
+        .count()
+        + usize::from(says_why_voice_is_missing(content))
+        + usize::from(content.needs_hold(config))
 }
