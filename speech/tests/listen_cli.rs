@@ -48,10 +48,16 @@ fn listen_hears_a_spoken_answer_in_a_wav_file_and_names_bad_input() {
     assert!(v.get("decided_after_ms").is_some());
 
     let missing = dir.path().join("missing.wav");
-    let o = pcp_listen(&["--wav", missing.to_str().unwrap()]);
+    let o = pcp_listen(&["--wav", missing.to_str().unwrap(), "--lang", "ko"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.wav"));
-    let o = pcp_listen(&["--wav", wav.to_str().unwrap(), "--timeout=0"]);
+    let o = pcp_listen(&[
+        "--wav",
+        wav.to_str().unwrap(),
+        "--lang",
+        "ko",
+        "--timeout=0",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--timeout"));
 

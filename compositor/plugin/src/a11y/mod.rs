@@ -398,7 +398,12 @@ mod tests {
     }
 
     fn shown(fixture: &str) -> ConfirmDialog {
-        let config = pcp_overlay::Config::default();
+        // As the plugin shows it with the English pack's answer words filled in.
+        let defaults = pcp_overlay::Config::default();
+        let config = pcp_overlay::Config {
+            text: defaults.text.with_answer_words("yes", "no", "cancel"),
+            ..defaults
+        };
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../overlay/tests/fixtures")
             .join(fixture);
