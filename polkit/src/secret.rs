@@ -6,7 +6,7 @@ use zeroize::Zeroizing;
 
 /// What the user typed for one PAM prompt (a password, usually). Its bytes are zeroed when it is
 /// dropped, and neither `Debug` nor any other formatting ever shows them: the only way out is
-/// the helper's stdin ([`crate::helper`]).
+/// the stdin of `polkit-agent-helper-1`.
 pub struct Secret(Zeroizing<String>);
 
 impl Secret {

@@ -33,7 +33,7 @@ impl Default for UiTiming {
     }
 }
 
-/// What a [`ConfirmUi`] is made of.
+/// What a [`ConfirmUi`](super::ConfirmUi) is made of.
 pub struct UiOptions {
     /// `[overlay]`: the dialog's strings, colours, fonts and delays.
     pub overlay: pcp_overlay::Config,
