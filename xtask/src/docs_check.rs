@@ -64,10 +64,7 @@ pub fn run(root: &Path, cache: &Path, xtask_usage: &str) -> Result<()> {
         ],
         cache,
     )?;
-    let bin_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-        .join("debug");
+    let bin_dir = crate::target_dir().join("debug");
     let mut helps = BinaryHelp::new(bin_dir, xtask_usage);
     let findings = check(root, &mut |program, path| helps.help(program, path))?;
     report(root, &findings)

@@ -109,7 +109,7 @@ pub fn fuzz(
     targets: &[String],
     keep: bool,
 ) -> Result<Vec<Run>> {
-    let target_dir = target_dir(root);
+    let target_dir = target_dir();
     let mut build = cargo_fuzz(root, cache);
     build.args(["build", "--fuzz-dir", FUZZ_DIR, "-s", "none"]);
     eprintln!("xtask: cargo +nightly fuzz build --fuzz-dir {FUZZ_DIR} -s none");
@@ -165,11 +165,8 @@ pub fn fuzz(
 }
 
 /// Where the fuzzer's own corpus and artifacts go (outside the checkout's tracked files).
-fn target_dir(root: &Path) -> std::path::PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-        .join("fuzz")
+fn target_dir() -> std::path::PathBuf {
+    crate::target_dir().join("fuzz")
 }
 
 fn cargo_fuzz(root: &Path, cache: &Path) -> Command {

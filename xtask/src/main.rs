@@ -113,10 +113,12 @@ pub fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// Where cargo puts build output (`CARGO_TARGET_DIR`, else `target/`).
+/// Where cargo puts build output (`CARGO_TARGET_DIR`, relative to the root when relative, else
+/// `target/`).
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
+        .map(|p| if p.is_absolute() { p } else { root().join(p) })
         .unwrap_or_else(|| root().join("target"))
 }
 
@@ -309,10 +311,7 @@ fn agent_example(cache: &Path) -> Result<()> {
         cache,
     )?;
     cargo(&["build", "--package", "pcpctl", "--bin", "pcpctl"], cache)?;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("debug");
+    let target = target_dir().join("debug");
     eprintln!("xtask: python3 -m unittest discover -s tests/python -v");
     let status = Command::new("python3")
         .args(["-m", "unittest", "discover", "-s", "tests/python", "-v"])
@@ -376,10 +375,7 @@ fn agent_hooks(cache: &Path) -> Result<()> {
             bail!("npm install of the agent CLIs failed ({status})");
         }
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("debug");
+    let target = target_dir().join("debug");
     eprintln!("xtask: tests/agent-harness/e2e.sh");
     let status = Command::new("bash")
         .arg(root().join("tests/agent-harness/e2e.sh"))

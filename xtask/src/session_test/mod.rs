@@ -15,12 +15,12 @@ mod qemu;
 mod vnc;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, root};
+use crate::{cargo, root, target_dir};
 
 /// The modules the guest loads from the kernel package (with their dependencies): virtio, 9p
 /// for the host's root, the virtio-serial control port, the GPUs, input (virtio, evdev,
@@ -67,14 +67,6 @@ fn parse(args: &[String]) -> Result<Options> {
         }
     }
     Ok(options)
-}
-
-/// Where cargo puts build output (`CARGO_TARGET_DIR`, else `target/`).
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .map(|p| if p.is_absolute() { p } else { root().join(p) })
-        .unwrap_or_else(|| root().join("target"))
 }
 
 pub fn run(args: &[String]) -> Result<()> {
