@@ -155,16 +155,7 @@ fn spoken_question_is_played_then_the_answer_is_heard() {
     );
     let expected = pcp_speech::prompt::synthesize(&question, engine.config()).unwrap();
     assert_eq!(engine.available(), Ok(()));
-    let mut listener = engine.ask(&question);
-    let mut events = Vec::new();
-    // A guard against a hang, not a timing assertion.
-    let guard = Instant::now() + Duration::from_secs(60);
-    while !listener.is_done() && Instant::now() < guard {
-        match listener.poll() {
-            Some(e) => events.push(e),
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
+    let events = events_to_the_end(engine.ask(&question));
     let last = events.last().cloned();
     assert!(
         matches!(
@@ -312,16 +303,7 @@ fn a_missed_utterance_is_reported_and_the_repeat_is_heard() {
     // SAFETY: `_g` holds the environment lock.
     unsafe { std::env::set_var("PCP_ALSA_CAPTURE_FILE", &raw) };
     let engine = SpeechEngine::with_model(cfg, model()).unwrap();
-    let mut listener = engine.ask("질문");
-    let mut events = Vec::new();
-    // A guard against a hang, not a timing assertion.
-    let guard = Instant::now() + Duration::from_secs(60);
-    while !listener.is_done() && Instant::now() < guard {
-        match listener.poll() {
-            Some(e) => events.push(e),
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
+    let events = events_to_the_end(engine.ask("질문"));
     let missed = events
         .iter()
         .position(|e| matches!(e, SpeechEvent::Missed { transcript } if !transcript.is_empty()));
@@ -348,4 +330,18 @@ fn a_missed_utterance_is_reported_and_the_repeat_is_heard() {
         "the cue was played: {} samples",
         samples.len()
     );
+}
+
+/// Every event `listener` reports until it ends (a guard of 60 s against a hang, not a timing
+/// assertion).
+fn events_to_the_end(mut listener: pcp_speech::Listener) -> Vec<SpeechEvent> {
+    let mut events = Vec::new();
+    let guard = Instant::now() + Duration::from_secs(60);
+    while !listener.is_done() && Instant::now() < guard {
+        match listener.poll() {
+            Some(e) => events.push(e),
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    events
 }
