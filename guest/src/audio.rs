@@ -85,3 +85,33 @@ impl Player {
         Ok(self.samples.len() as f64 / self.channels as f64 / f64::from(self.rate))
     }
 }
+
+/// Writes the loopback card's proc files (its cables and each substream's status) to `file`.
+pub fn write_loopback_state(file: &Path) {
+    let mut text = String::new();
+    let card = Path::new("/proc/asound/Loopback");
+    let mut paths = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(card) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                for sub in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+                    let status = sub.path().join("status");
+                    if status.exists() {
+                        paths.push(status);
+                    }
+                }
+            } else {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    for path in paths {
+        let body = std::fs::read_to_string(&path).unwrap_or_else(|e| format!("({e})\n"));
+        if body.trim() != "closed" {
+            text.push_str(&format!("== {}\n{body}", path.display()));
+        }
+    }
+    let _ = std::fs::write(file, text);
+}

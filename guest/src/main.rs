@@ -1,6 +1,7 @@
 //! `pcp-guest`: the scripted desktop session inside the VM of `cargo xtask session-test`. It
 //! starts udev, makes the scripted user's devices with uinput (a touch screen, a mouse, a
-//! force-feedback device), starts `pcp-compositor --backend udev` and real apps, and plays the
+//! force-feedback device), installs the package with `dpkg -i`, starts the session from its `.desktop` entry as an
+//! ordinary user through seatd (`pcp-session`, which runs `pcp-compositor --backend udev`), and real apps, and plays the
 //! steps through `pcpctl submit`: each prompt answered the way a person would (a touch on
 //! Approve, a spoken answer played into the ALSA loopback, a double tap), with the host taking
 //! a screendump of every head at every step, unplugging the second GPU and pressing keys on the
@@ -10,6 +11,7 @@
 mod audio;
 mod devices;
 mod host;
+mod install;
 mod kernel_state;
 mod procs;
 mod script;
@@ -25,12 +27,12 @@ pub struct Args {
     /// The output folder, shared writable with the host.
     pub out: PathBuf,
     pub config: PathBuf,
-    /// The folder with `pcp-compositor` and `pcpctl`.
-    pub bin: PathBuf,
+    /// The Debian package the session runs from, installed with `dpkg -i`.
+    pub deb: PathBuf,
     /// The spoken answer ("네"), a 16-bit WAV.
     pub answer: PathBuf,
-    /// The project cache (libvosk and the model).
-    pub cache: PathBuf,
+    /// The voice model, installed where the package looks for system models.
+    pub model: PathBuf,
 }
 
 fn parse() -> Result<Args> {
@@ -44,9 +46,9 @@ fn parse() -> Result<Args> {
     let args = Args {
         out: take("--out")?,
         config: take("--config")?,
-        bin: take("--bin")?,
+        deb: take("--deb")?,
         answer: take("--answer")?,
-        cache: take("--cache")?,
+        model: take("--model")?,
     };
     if let Some(key) = values.keys().next() {
         bail!("unknown argument {key}");

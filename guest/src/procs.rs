@@ -184,20 +184,15 @@ pub struct Decided {
 }
 
 impl Submitted {
-    pub fn start(
-        pcpctl: &Path,
-        env: &[(String, String)],
-        capability: &str,
-        params: &str,
-    ) -> Result<Submitted> {
-        let child = Command::new(pcpctl)
+    /// Runs `pcpctl` (as `cmd` is set up: its user, environment) to submit `capability`.
+    pub fn start(mut cmd: Command, capability: &str, params: &str) -> Result<Submitted> {
+        let child = cmd
             .args(["submit", capability, "--params", params])
-            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .with_context(|| format!("cannot start {}", pcpctl.display()))?;
+            .with_context(|| format!("cannot start {cmd:?}"))?;
         Ok(Submitted {
             child: Some(child),
             started: Instant::now(),

@@ -134,9 +134,10 @@ pub fn play(args: &Args, host: &mut Host) -> Result<Vec<String>> {
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "session-test in the VM (TCG): {:.0} s of guest driver, kernel up {:.0} s\n",
+        "session-test in the VM (TCG): {:.0} s of guest driver, kernel up {:.0} s\n{}\n",
         began.elapsed().as_secs_f64(),
-        uptime()
+        uptime(),
+        s.started_as
     );
     let _ = writeln!(
         table,
@@ -283,6 +284,9 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
         player.play()
     });
     std::thread::sleep(Duration::from_secs(1));
+    // The loopback's own view while the answer plays: which substreams are open, by whom,
+    // and whether each cable carries sound, for a person reading why an answer went unheard.
+    crate::audio::write_loopback_state(&s.out.join("loopback-during-answer.txt"));
     s.shot("voice-listening")?;
     let length = player
         .join()

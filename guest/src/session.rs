@@ -2,6 +2,7 @@
 //! the udev backend, the real apps; and the helpers every step uses (screendumps, waiting for the
 //! dialog, touching Approve, submitting an intent).
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use crate::Args;
 use crate::devices::{Mouse, Rumble, TouchScreen};
 use crate::host::Host;
+use crate::install::{self, System, User};
 use crate::procs::{self, Decided, Dialog, Log, Submitted};
 
 /// The first GPU's preferred mode (QEMU's `xres`/`yres`): the touch screen's size.
@@ -37,6 +39,14 @@ pub struct Session<'a> {
     pcpctl: PathBuf,
     /// The environment of clients: the Wayland socket and the runtime folder.
     pub env: Vec<(String, String)>,
+    /// Who the session, its apps and `pcpctl` run as.
+    user: User,
+    /// seatd, kept until the session ends.
+    system: System,
+    /// The user's session bus.
+    bus: Child,
+    /// How the session was installed and started, for the summary.
+    pub started_as: String,
     pub log: Log,
     compositor: Child,
     pub touch: TouchScreen,
@@ -162,50 +172,87 @@ impl<'a> Session<'a> {
             uptime()
         ));
 
-        let runtime = "/run/user/0";
-        std::fs::create_dir_all(runtime)?;
-        // SAFETY: chmod on a path we just made; a C string without interior NULs.
-        unsafe {
-            libc::chmod(c"/run/user/0".as_ptr(), 0o700);
-        }
-        let env: Vec<(String, String)> = [
-            ("XDG_RUNTIME_DIR", runtime),
-            ("WAYLAND_DISPLAY", "pcp-0"),
-            ("HOME", "/tmp/home"),
-            ("XDG_CACHE_HOME", "/tmp/cache"),
-            ("XDG_CONFIG_HOME", "/tmp/config"),
-            ("XDG_STATE_HOME", "/tmp/state"),
-            ("LANG", "C.UTF-8"),
-            ("NO_COLOR", "1"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        for dir in ["/tmp/home", "/tmp/cache", "/tmp/config", "/tmp/state"] {
+        let system = System::install(args, host)?;
+        let user = system.user.clone();
+        let runtime = user.runtime_dir();
+        for dir in [&runtime, &PathBuf::from(STATE_DIR)] {
             std::fs::create_dir_all(dir)?;
+            user.own(dir)?;
         }
+        std::fs::set_permissions(
+            &runtime,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )?;
+        let (bus, bus_address) =
+            install::start_session_bus(&user, &args.out.join("session-bus.log"))?;
+        let home = user.home.clone();
+        let at_home = |dir: &str| home.join(dir).display().to_string();
+        let env: Vec<(String, String)> = [
+            ("XDG_RUNTIME_DIR", runtime.display().to_string()),
+            ("WAYLAND_DISPLAY", "pcp-0".into()),
+            ("HOME", home.display().to_string()),
+            ("USER", install::USER.into()),
+            ("LOGNAME", install::USER.into()),
+            ("XDG_CACHE_HOME", at_home(".cache")),
+            ("XDG_CONFIG_HOME", at_home(".config")),
+            ("XDG_STATE_HOME", at_home(".local/state")),
+            ("DBUS_SESSION_BUS_ADDRESS", bus_address),
+            ("LANG", "C.UTF-8".into()),
+            ("NO_COLOR", "1".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        // The session's config where the compositor looks without `--config`: a display
+        // manager passes no arguments.
+        let config_dir = home.join(".config/pcp");
+        for dir in [".cache", ".config", ".config/pcp", ".local", ".local/state"] {
+            let dir = home.join(dir);
+            std::fs::create_dir_all(&dir)?;
+            user.own(&dir)?;
+        }
+        let config = config_dir.join("config.toml");
+        std::fs::copy(&args.config, &config)
+            .with_context(|| format!("cannot copy the session's config to {}", config.display()))?;
+        user.own(&config)?;
         // The microphone is ALSA's default capture device, so the compositor opens it directly:
         // naming a card makes cpal open every sound device to find it, which takes seconds of
         // the voice step's deadline on the emulated CPU.
-        std::fs::write("/tmp/home/.asoundrc", crate::audio::ASOUNDRC)?;
-        let mut cmd = Command::new(args.bin.join("pcp-compositor"));
-        cmd.args(["--backend", "udev", "--socket", "pcp-0", "--config"])
-            .arg(&args.config)
+        let asoundrc = home.join(".asoundrc");
+        std::fs::write(&asoundrc, crate::audio::ASOUNDRC)?;
+        user.own(&asoundrc)?;
+        let entry = std::fs::read_to_string(install::SESSION_ENTRY)
+            .with_context(|| format!("the package installed no {}", install::SESSION_ENTRY))?;
+        let exec = install::session_command(&entry)?;
+        let started_as = format!(
+            "the session: {} installed with dpkg -i, started as {} (uid {}) through seatd with \
+             the Exec line of {}: {exec:?}",
+            args.deb.file_name().unwrap_or_default().to_string_lossy(),
+            install::USER,
+            user.uid,
+            install::SESSION_ENTRY
+        );
+        host.log(&started_as);
+        let mut cmd = Command::new(&exec[0]);
+        cmd.args(&exec[1..])
+            .current_dir(&home)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
             .envs(env.iter().map(|(k, v)| (k, v)))
-            .env("LIBSEAT_BACKEND", "builtin")
-            .env("PCP_CACHE_DIR", &args.cache)
+            .env("LIBSEAT_BACKEND", "seatd")
             .env(
                 "RUST_LOG",
                 "info,pcp_speech=debug,pcp_compositor::voice=debug",
             );
+        user.apply(&mut cmd);
         // A crash leaves a core in the output folder, for gdb on the host.
         let _ = std::fs::write(
             "/proc/sys/kernel/core_pattern",
             format!("{}/core.%e.%p", args.out.display()),
         );
+        let _ = std::fs::write("/proc/sys/fs/suid_dumpable", "1");
         // SAFETY: setrlimit between fork and exec only changes the child's own limit.
         unsafe {
-            use std::os::unix::process::CommandExt;
             cmd.pre_exec(|| {
                 let unlimited = libc::rlimit {
                     rlim_cur: libc::RLIM_INFINITY,
@@ -220,8 +267,12 @@ impl<'a> Session<'a> {
         let mut session = Session {
             host,
             out: args.out.clone(),
-            pcpctl: args.bin.join("pcpctl"),
+            pcpctl: PathBuf::from("/usr/bin/pcpctl"),
             env,
+            user,
+            system,
+            bus,
+            started_as,
             log,
             compositor,
             touch,
@@ -274,14 +325,17 @@ impl<'a> Session<'a> {
     /// Starts a client app; its output goes to `NAME.log`.
     pub fn start_app(&mut self, name: &str, program: &str, args: &[&str]) -> Result<()> {
         let file = std::fs::File::create(self.out.join(format!("{name}.log")))?;
-        let child = Command::new(program)
-            .args(args)
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(&self.user.home)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("GDK_BACKEND", "wayland")
             .env("NO_AT_BRIDGE", "1")
             .stdin(Stdio::null())
             .stdout(file.try_clone()?)
-            .stderr(file)
+            .stderr(file);
+        self.user.apply(&mut cmd);
+        let child = cmd
             .spawn()
             .with_context(|| format!("cannot start {program}"))?;
         self.apps.push((name.to_string(), child));
@@ -308,18 +362,24 @@ impl<'a> Session<'a> {
     }
 
     pub fn submit(&self, capability: &str, params: &str) -> Result<Submitted> {
-        Submitted::start(&self.pcpctl, &self.env, capability, params)
+        let mut cmd = Command::new(&self.pcpctl);
+        cmd.current_dir(&self.user.home)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        self.user.apply(&mut cmd);
+        Submitted::start(cmd, capability, params)
     }
 
     /// What each modality said in the newest audit record of `capability` (`pcpctl audit`
     /// on the compositor's state store), as `modality result` pairs in order.
     pub fn audited_results(&self, capability: &str) -> Result<Vec<String>> {
-        let out = Command::new(&self.pcpctl)
-            .args(["audit", "--json", "--state"])
+        // As the session's user: pcpctl refuses a state folder another user owns.
+        let mut cmd = Command::new(&self.pcpctl);
+        cmd.args(["audit", "--json", "--state"])
             .arg(PathBuf::from(STATE_DIR).join("state.sqlite3"))
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .context("cannot run pcpctl audit")?;
+            .current_dir(&self.user.home)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        self.user.apply(&mut cmd);
+        let out = cmd.output().context("cannot run pcpctl audit")?;
         if !out.status.success() {
             bail!(
                 "pcpctl audit failed ({}): {}",
@@ -491,6 +551,9 @@ impl<'a> Session<'a> {
                 _ => std::thread::sleep(Duration::from_millis(50)),
             }
         }
+        let _ = self.bus.kill();
+        let _ = self.bus.wait();
+        self.system.stop();
         diagnostics(&self.out.join("dmesg.log"), "dmesg", &[]);
         for file in ["state.sqlite3", "state.sqlite3-wal", "token.key"] {
             let from = PathBuf::from(STATE_DIR).join(file);

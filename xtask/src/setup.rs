@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
 /// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
-/// busybox, udev, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
+/// busybox, udev, seatd, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
 /// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject. The headless real-app tests:
 /// PyGObject with GTK 3's introspection data, swaylock, swayidle. The polkit agent's test:
 /// polkitd, pkexec.
@@ -58,6 +58,8 @@ const APT_PACKAGES: &[&str] = &[
     "udev",
     "foot",
     "gtk-3-examples",
+    // The session in the VM runs as an ordinary user, who gets the seat from seatd.
+    "seatd",
     // The screen-reader test (tests/tests/a11y.rs): a private session bus, at-spi2-core's
     // accessibility bus launcher and registry on it, and a pyatspi client; the contrast test
     // (tests/tests/contrast.rs) serves the settings portal's interface with python3-gi.

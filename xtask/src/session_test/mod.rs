@@ -37,6 +37,7 @@ const MODULES: &[&str] = &[
     "evdev",
     "uinput",
     "snd-aloop",
+    "overlay",
 ];
 
 /// The whole run must fit CI: `cargo xtask test` runs it on two cores.
@@ -73,21 +74,13 @@ pub fn run(args: &[String]) -> Result<()> {
     let options = parse(args)?;
     let started = Instant::now();
     let cache = crate::setup::setup()?;
-    cargo(
-        &[
-            "build",
-            "--package",
-            "pcp-compositor",
-            "--features",
-            "udev",
-            "--bins",
-        ],
-        &cache,
-    )?;
-    cargo(
-        &["build", "--package", "pcpctl", "--package", "pcp-guest"],
-        &cache,
-    )?;
+    // The session runs what the package installs: the package is built from the dev profile,
+    // as CI's package check builds it (so `cargo xtask test` builds the binaries once).
+    let deb = crate::package::run(&crate::package::Options {
+        profile: "dev".into(),
+        check: false,
+    })?;
+    cargo(&["build", "--package", "pcp-guest"], &cache)?;
     let built = Instant::now();
     let bin = target_dir().join("debug");
     let out = root().join("target/session-test");
@@ -96,7 +89,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let kernel = kernel::fetch(&cache)?;
     let modules = kernel::load_order(&kernel.modules, MODULES)?;
     let config = out.join("config.toml");
-    std::fs::write(&config, session_config(&cache))
+    std::fs::write(&config, session_config())
         .with_context(|| format!("cannot write {}", config.display()))?;
     let answer = out.join("answer-yes.wav");
     answer::speak(&answer, "네")?;
@@ -107,12 +100,12 @@ pub fn run(args: &[String]) -> Result<()> {
         out.display().to_string(),
         "--config".into(),
         config.display().to_string(),
-        "--bin".into(),
-        bin.display().to_string(),
+        "--deb".into(),
+        deb.display().to_string(),
         "--answer".into(),
         answer.display().to_string(),
-        "--cache".into(),
-        cache.display().to_string(),
+        "--model".into(),
+        cache.join(crate::setup::MODEL_DIR).display().to_string(),
     ];
     let initrd = out.join("initramfs.cpio");
     initramfs::write(
@@ -194,7 +187,9 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))
 }
 
-/// The compositor's config in the guest: this checkout's manifests; the microphone is ALSA's
+/// The compositor's config in the guest (its user's `~/.config/pcp/config.toml`): the
+/// manifests are the package's defaults and the voice model is found where the package looks
+/// for system models, so neither names a path of this checkout. The microphone is ALSA's
 /// default device, which the guest's `~/.asoundrc` makes the loopback card's first device
 /// (`snd-aloop`; opened without enumerating the sound devices), and which hears what the guest
 /// plays into the loopback's second device; the spoken question would go to the default
@@ -205,14 +200,10 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
 /// phase, to keep up on the emulated CPU. Every deadline and threshold stays at its shipped
 /// default; the model is loaded at start and kept (`load_at_start`, `unload_after_s = 0`), as
 /// on a device where loading it takes longer than a voice step.
-fn session_config(cache: &Path) -> String {
-    let manifests = root().join("assets/capabilities.d");
-    let model = cache.join(crate::setup::MODEL_DIR);
-    format!(
-        "# Written by `cargo xtask session-test` for the session in the VM.\n\
-         [manifests]\ndirs = [{manifests:?}]\n\n\
+fn session_config() -> String {
+    "# Written by `cargo xtask session-test` for the session in the VM.\n\
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
-         [speech]\nlanguage = \"ko\"\nmodel = {model:?}\n\
+         [speech]\nlanguage = \"ko\"\n\
          input_device = \"\"\noutput_device = \"\"\n\
          # The model's own rate in mono: the emulated CPU neither mixes nor resamples, and the\n\
          # device's default format is not looked up when the microphone opens.\n\
@@ -237,14 +228,12 @@ fn session_config(cache: &Path) -> String {
          decoder_phases = 1\n\
          # The guest answers with a \"네\" recorded before the prompt: it cannot say a challenge\n\
          # word chosen when the prompt begins.\n\
-         challenge = []\n",
-        manifests = manifests.display().to_string(),
-        model = model.display().to_string(),
-    )
+         challenge = []\n"
+        .to_string()
 }
 
-/// The guest's `/init`: loads the modules, mounts the host's root (read-only) and the output
-/// folder (writable) over 9p, gives the root fresh `/proc`, `/sys`, `/dev`, `/tmp` and `/run`,
+/// The guest's `/init`: loads the modules, mounts the host's root (read-only, under a
+/// writable layer in memory) and the output folder (writable) over 9p, gives the root fresh `/proc`, `/sys`, `/dev`, `/tmp` and `/run`,
 /// and runs the guest driver in it; then powers off.
 fn init_script(out: &Path, guest: &str) -> String {
     format!(
@@ -257,8 +246,15 @@ mount -t devtmpfs devtmpfs /dev
 echo "pcp-vm: init at $(cut -d' ' -f1 /proc/uptime) s"
 for m in /modules/*.ko; do insmod "$m" || echo "pcp-vm: cannot load $m"; done
 fail() {{ echo "pcp-vm: $1"; sync; poweroff -f; }}
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostroot /host \
+# The guest's root is the host's, read-only over 9p, under a writable layer in memory: the
+# package is installed into it with dpkg, and nothing reaches the host's disk.
+mkdir -p /lower /layer
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 hostroot /lower \
     || fail "cannot mount the host's root"
+mount -t tmpfs -o size=1g tmpfs /layer || fail "cannot mount the writable layer"
+mkdir -p /layer/upper /layer/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/layer/upper,workdir=/layer/work /host \
+    || fail "cannot mount the overlay root"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 pcpout /host{out} \
     || fail "cannot mount the output folder"
 mount -t proc proc /host/proc
