@@ -62,18 +62,26 @@ fn bench(c: &mut Criterion) {
     group
         .sample_size(20)
         .measurement_time(Duration::from_secs(20));
-    group.bench_function(format!("decode_{audio_s:.2}s_of_audio"), |b| {
-        b.iter_batched(
-            || AnswerRecognizer::new(&model, pack.clone(), &undecided).unwrap(),
-            |mut rec| {
-                for block in audio.chunks(BLOCK) {
-                    black_box(rec.feed(block).unwrap());
-                }
-                black_box(rec.finish())
-            },
-            BatchSize::PerIteration,
-        )
-    });
+    // The shipped two phases, each on its own thread (the default) and one after the other: the
+    // wall time a second core saves.
+    for (how, parallel) in [("phases_in_parallel", true), ("phases_in_turn", false)] {
+        let undecided = Config {
+            parallel_phases: parallel,
+            ..undecided.clone()
+        };
+        group.bench_function(format!("decode_{audio_s:.2}s_of_audio_{how}"), |b| {
+            b.iter_batched(
+                || AnswerRecognizer::new(&model, pack.clone(), &undecided).unwrap(),
+                |mut rec| {
+                    for block in audio.chunks(BLOCK) {
+                        black_box(rec.feed(block).unwrap());
+                    }
+                    black_box(rec.finish())
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
     group.finish();
 
     // End of the answer (last sample above −40 dBFS) → decision.

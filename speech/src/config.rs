@@ -104,6 +104,10 @@ pub struct Config {
     /// output frame period, so a short word is heard wherever it falls in that period (see
     /// `recognize`). 1..=4; each costs one recognizer's CPU.
     pub decoder_phases: u32,
+    /// Each decoder phase decodes on a thread of its own, so phases cost wall time only where
+    /// there is no core to spare. Off: one after the other on one thread, in an order that
+    /// repeats exactly (Kaldi dithers with libc's process-wide `rand()`).
+    pub parallel_phases: bool,
     /// 0: the recognizer hears everything from the moment the microphone opens. Above 0: the
     /// silence before the first sound louder than `quiet_dbfs` is held back and only its last
     /// this many milliseconds reach the recognizer, with that sound; for a device whose
@@ -200,6 +204,7 @@ impl Default for Config {
             quiet_dbfs: DEFAULT_QUIET_DBFS,
             quiet_final_ms: 200,
             decoder_phases: DEFAULT_DECODER_PHASES,
+            parallel_phases: true,
             lead_in_ms: 0,
             decoder_options: DEFAULT_DECODER_OPTIONS
                 .iter()

@@ -25,6 +25,9 @@
 //! fails only as the first utterance" effect. So the audio goes to `decoder_phases` recognizers,
 //! each shifted by an equal part of the output frame period, and an answer decided by one phase
 //! stands only if every other phase has heard nothing in the current speech or the same answer.
+//! With `parallel_phases` (the default) each phase decodes on its own thread; their frames then
+//! draw their dither from `rand()` in an order the scheduler picks, so an evaluation that must
+//! repeat exactly (`eval-voice`, which seeds `rand()` per clip) runs them one after the other.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -82,9 +85,38 @@ struct Phase {
     ended: Option<Vec<Alternative>>,
 }
 
+/// What one phase made of the audio it was fed.
+enum PhaseStep {
+    Failed(String),
+    /// Vosk's endpoint rules ended the utterance: its final alternatives.
+    Finalized(Vec<Alternative>),
+    /// Still listening: the partial result.
+    Running(String),
+}
+
+impl Phase {
+    /// Feeds `audio` to this phase's recognizer and reads what it says.
+    fn step(&mut self, audio: &[i16]) -> PhaseStep {
+        match self.rec.accept_waveform(audio) {
+            Err(e) => PhaseStep::Failed(e.to_string()),
+            Ok(vosk::DecodingState::Failed) => {
+                PhaseStep::Failed("Vosk failed to decode the audio".into())
+            }
+            Ok(vosk::DecodingState::Finalized) => {
+                PhaseStep::Finalized(guarded(|| alternatives(self.rec.result())))
+            }
+            Ok(vosk::DecodingState::Running) => {
+                PhaseStep::Running(self.rec.partial_result().partial.to_string())
+            }
+        }
+    }
+}
+
 /// Vosk grammar recognizers (one per decoder phase) plus the decision rules.
 pub struct AnswerRecognizer {
     phases: Vec<Phase>,
+    /// Phases decode on threads of their own (`[speech] parallel_phases`).
+    parallel: bool,
     pack: Arc<PhrasePack>,
     rate: u64,
     challenge: Option<String>,
@@ -221,6 +253,7 @@ impl AnswerRecognizer {
         let ms = |v: u64| v.saturating_mul(u64::from(rate)) / 1000;
         Ok(AnswerRecognizer {
             phases,
+            parallel: config.parallel_phases,
             pack,
             rate: u64::from(rate),
             challenge: challenge.map(str::to_string),
@@ -274,29 +307,18 @@ impl AnswerRecognizer {
             return Ok(None);
         }
         let quiet_for = self.samples - self.last_voice;
+        let steps = self.decode(&audio);
         let mut endpoint = false;
-        for phase in &mut self.phases {
-            let state = phase
-                .rec
-                .accept_waveform(&audio)
-                .map_err(|e| SpeechError::Recognizer {
-                    reason: e.to_string(),
-                })?;
-            match state {
-                vosk::DecodingState::Failed => {
-                    return Err(SpeechError::Recognizer {
-                        reason: "Vosk failed to decode the audio".into(),
-                    });
-                }
-                vosk::DecodingState::Finalized => {
-                    let alternatives = guarded(|| alternatives(phase.rec.result()));
+        for (phase, step) in self.phases.iter_mut().zip(steps) {
+            match step {
+                PhaseStep::Failed(reason) => return Err(SpeechError::Recognizer { reason }),
+                PhaseStep::Finalized(alternatives) => {
                     // A phase that ended twice before the others: keep the first utterance's
                     // result (the judgement below comes in the same call anyway).
                     phase.ended.get_or_insert(alternatives);
                     endpoint = true;
                 }
-                vosk::DecodingState::Running => {
-                    let partial = phase.rec.partial_result().partial.to_string();
+                PhaseStep::Running(partial) => {
                     if partial != phase.hyp {
                         if !partial.is_empty() {
                             self.last_text.clone_from(&partial);
@@ -321,6 +343,29 @@ impl AnswerRecognizer {
             Some(trigger) => self.judge_utterance(trigger),
             None => Ok(None),
         }
+    }
+
+    /// Every phase's reading of `audio`, in phase order. With `parallel_phases` each phase
+    /// after the first decodes on a thread of its own while the first decodes here, so two
+    /// phases cost the wall time of about one on a machine with a core to spare.
+    fn decode(&mut self, audio: &[i16]) -> Vec<PhaseStep> {
+        if !self.parallel || self.phases.len() < 2 {
+            return self.phases.iter_mut().map(|p| p.step(audio)).collect();
+        }
+        let (first, rest) = self.phases.split_at_mut(1);
+        std::thread::scope(|scope| {
+            let others: Vec<_> = rest
+                .iter_mut()
+                .map(|phase| scope.spawn(move || phase.step(audio)))
+                .collect();
+            let mut steps = vec![first[0].step(audio)];
+            steps.extend(others.into_iter().map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    PhaseStep::Failed("a decoder phase's thread panicked".into())
+                })
+            }));
+            steps
+        })
     }
 
     /// Whether every phase's partial has stayed the same for `stable_samples`, one of them has

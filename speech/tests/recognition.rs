@@ -14,6 +14,15 @@ use pcp_speech::{Config, ListenInput, ListenOptions, ReportAnswer, SpeechError};
 /// parallel threads the draws interleave and a close call changes from run to run.
 static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The shipped defaults with the decoder phases one after the other: with `parallel_phases` the
+/// phases' draws interleave as the scheduler picks, and these tests must repeat exactly.
+fn repeatable() -> Config {
+    Config {
+        parallel_phases: false,
+        ..Config::for_language("ko")
+    }
+}
+
 fn seeded() -> std::sync::MutexGuard<'static, ()> {
     let guard = DECODING.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: srand has no preconditions; the guard keeps other decoding threads of this binary
@@ -29,7 +38,7 @@ fn listen_wav(path: std::path::PathBuf) -> pcp_speech::ListenReport {
         input: ListenInput::Wav(path),
         lang: Some("ko".into()),
         timeout: None,
-        config: Config::for_language("ko"),
+        config: repeatable(),
     };
     run_with_model(&model(), options).unwrap()
 }
@@ -240,7 +249,7 @@ fn answer_after_the_timeout_is_not_heard() {
         input: ListenInput::Wav(wav),
         lang: None,
         timeout: Some(Duration::from_secs(2)),
-        config: Config::for_language("ko"),
+        config: repeatable(),
     };
     let report = run_with_model(&model(), options).unwrap();
     assert_eq!(report.answer, ReportAnswer::None, "{report:?}");
@@ -257,7 +266,7 @@ fn bad_inputs_give_errors_naming_them() {
         input,
         lang: None,
         timeout: None,
-        config: Config::for_language("ko"),
+        config: repeatable(),
     };
     let err = run_with_model(&model(), options(ListenInput::Wav(junk.clone()))).unwrap_err();
     assert!(
@@ -312,7 +321,7 @@ fn missing_and_broken_models_are_named() {
 /// One round over `wav` for a prompt showing `challenge`, with the shipped defaults.
 fn round_with_challenge(wav: &std::path::Path, challenge: &str) -> ReportAnswer {
     let _decoding = seeded();
-    let config = Config::for_language("ko");
+    let config = repeatable();
     let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
     let round =
         pcp_speech::listen::round_from_wav(&model(), pack, &config, Some(challenge), wav).unwrap();
@@ -347,14 +356,9 @@ fn a_challenge_prompt_approves_only_with_the_shown_word() {
     assert_eq!(round_with_challenge(&ye_alone, "기차"), ReportAnswer::None);
     // A word that is not one of the pack's is refused, never listened for.
     let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
-    let err = pcp_speech::listen::round_from_wav(
-        &model(),
-        pack,
-        &Config::for_language("ko"),
-        Some("컴퓨터"),
-        &right,
-    )
-    .unwrap_err();
+    let err =
+        pcp_speech::listen::round_from_wav(&model(), pack, &repeatable(), Some("컴퓨터"), &right)
+            .unwrap_err();
     assert!(err.to_string().contains("컴퓨터"), "{err}");
 }
 
@@ -391,7 +395,7 @@ fn with_a_lead_in_the_silence_before_an_answer_is_skipped_and_the_answer_heard()
             config: Config {
                 lead_in_ms: 300,
                 decoder_phases: phases,
-                ..Config::for_language("ko")
+                ..repeatable()
             },
         };
         let report = run_with_model(&model(), options).unwrap();
@@ -400,6 +404,53 @@ fn with_a_lead_in_the_silence_before_an_answer_is_skipped_and_the_answer_heard()
         let in_time = want == ReportAnswer::None || (3000..4500).contains(&report.audio_ms);
         if report.answer != want || !in_time {
             wrong.push(format!("{text} ({phases} phases, {rate} Hz): {report:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// The shipped default, two phases each on a thread of its own, reads clear answers as the
+/// phases one after the other do, at the model's rate and resampled.
+#[test]
+fn phases_on_their_own_threads_read_clear_answers_as_phases_in_turn_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("네", ReportAnswer::Approve, (16_000, 1)),
+        ("아니요", ReportAnswer::Deny, (48_000, 2)),
+        ("취소", ReportAnswer::Cancel, (48_000, 2)),
+        ("안녕하세요", ReportAnswer::None, (16_000, 1)),
+    ];
+    let mut wrong = Vec::new();
+    for (i, (text, want, (rate, ch))) in cases.into_iter().enumerate() {
+        let wav = speech(
+            dir.path(),
+            &format!("{i}.wav"),
+            text,
+            rate,
+            ch,
+            Encoding::I16,
+            (0.5, 1.5),
+        );
+        for parallel in [true, false] {
+            let _decoding = seeded();
+            let config = Config {
+                parallel_phases: parallel,
+                ..Config::for_language("ko")
+            };
+            assert_eq!(config.decoder_phases, 2, "the shipped default");
+            let options = ListenOptions {
+                model: None,
+                input: ListenInput::Wav(wav.clone()),
+                lang: Some("ko".into()),
+                timeout: None,
+                config,
+            };
+            let report = run_with_model(&model(), options).unwrap();
+            if report.answer != want {
+                wrong.push(format!(
+                    "{text} (parallel {parallel}, {rate} Hz): {report:?}"
+                ));
+            }
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");

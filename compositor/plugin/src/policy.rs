@@ -82,6 +82,7 @@ pub const SPEECH_UNRELATED: &[&str] = &[
     "capture_rate",
     "capture_channels",
     "decoder_phases",
+    "parallel_phases",
     "block_ms",
     "queue_blocks",
     "capture_buffer_ms",
