@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::capability::{Capability, ExtraParams, Registry};
+pub use crate::fact::ProtectionFact;
 use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
 use crate::sources::PolicySources;
 use crate::threshold;
@@ -80,27 +81,6 @@ impl PolicyChange {
     }
 }
 
-/// A fact about protection that the host knows from its own config sections (e.g.
-/// `speech.enabled` = `on`, rank 1; `off`, rank 0): a lower rank is less protection. A key of
-/// the config named by a fact is compared through the fact only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProtectionFact {
-    pub name: String,
-    /// What the prompt shows for it.
-    pub value: String,
-    pub rank: i64,
-}
-
-impl ProtectionFact {
-    pub fn new(name: &str, value: &str, rank: i64) -> ProtectionFact {
-        ProtectionFact {
-            name: name.to_string(),
-            value: value.to_string(),
-            rank,
-        }
-    }
-}
-
 /// How the values of one config key order protection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Order {
@@ -143,7 +123,7 @@ impl KeyRule {
         }
     }
 
-    fn matches(&self, key: &str) -> bool {
+    pub(crate) fn matches(&self, key: &str) -> bool {
         let mut pattern = self.pattern.split('.');
         let mut key = key.split('.');
         loop {
@@ -169,6 +149,7 @@ pub fn gate_rules() -> Vec<KeyRule> {
     vec![
         KeyRule::new("safety.level", ranked),
         KeyRule::new("gate.session_approvals", TrueLowers),
+        KeyRule::new("gate.risk_label", AnyChangeLowers),
         KeyRule::new("timeouts.*", LargerLowers),
         KeyRule::new("friction.*.voice_drops_after", LargerRaises),
         KeyRule::new("friction.*.implicit_after", LargerRaises),
@@ -560,6 +541,7 @@ fn fact_changes(old: &[ProtectionFact], new: &[ProtectionFact], out: &mut Vec<Po
         let (a, b) = (find(old, name), find(new, name));
         let direction = match (&a, &b) {
             (Some(a), Some(b)) if a == b => continue,
+            _ if a.iter().chain(&b).any(|f| f.unrelated) => Direction::Neutral,
             (Some(a), Some(b)) if b.rank > a.rank => Direction::Raises,
             (None, Some(_)) => Direction::Raises,
             _ => Direction::Lowers,
@@ -1069,44 +1051,50 @@ description = \"Write {path}\"
     }
 
     #[test]
-    fn host_sections_lower_unless_a_rule_orders_them() {
+    fn host_sections_are_compared_through_their_facts_only() {
         use Direction::*;
-        let guard = |ms: u32| format!("[overlay]\nguard_delay_ms = {ms}\n");
+        let gate = config("");
+        let compare_facts = |old: &[ProtectionFact], new: &[ProtectionFact]| {
+            let view = |facts| PolicyView {
+                config: &gate,
+                facts,
+            };
+            let found = compare(view(old), view(new), &[]);
+            found.into_iter().map(|c| (c.subject, c.direction)).collect::<Vec<_>>()
+        };
+        let guard = |ms: i64| [ProtectionFact::new("overlay.guard_delay_ms", &ms.to_string(), ms)];
         assert_eq!(
-            changes(&guard(750), &guard(1000)),
-            one("[overlay] guard_delay_ms", Lowers),
-            "unknown to the gate: asked about"
-        );
-        let rules = [KeyRule::new("overlay.guard_delay_ms", Order::LargerRaises)];
-        assert_eq!(
-            changes_with(&guard(750), &guard(1000), &rules),
-            one("[overlay] guard_delay_ms", Raises)
+            compare_facts(&guard(750), &guard(1000)),
+            [("overlay.guard_delay_ms".to_string(), Raises)]
         );
         assert_eq!(
-            changes_with(&guard(750), &guard(0), &rules),
-            one("[overlay] guard_delay_ms", Lowers)
+            compare_facts(&guard(750), &guard(0)),
+            [("overlay.guard_delay_ms".to_string(), Lowers)]
         );
-        // A key that appears without a value to compare with is not known to raise.
-        assert_eq!(
-            changes_with("", &guard(1000), &rules),
-            one("[overlay] guard_delay_ms", Lowers)
-        );
-        let colour = |c: &str| format!("[compositor]\nbackground = \"{c}\"\n");
-        let unrelated = [KeyRule::new("compositor.background", Order::Unrelated)];
-        let found = changes_with(&colour("#000000"), &colour("#202020"), &unrelated);
-        assert_eq!(found, one("[compositor] background", Neutral));
+        let colour = |c: &str| [ProtectionFact::unrelated("compositor.background", c)];
+        let found = compare_facts(&colour("#000000"), &colour("#202020"));
+        assert_eq!(found, [("compositor.background".to_string(), Neutral)]);
         assert!(!lowers(&[PolicyChange {
             subject: "x".into(),
             old: None,
             new: None,
             direction: Neutral
         }]));
+        // The gate alone reads no host section: whoever embeds it declares them.
+        let options = LoadOptions {
+            system_dirs: Vec::new(),
+            ..LoadOptions::default()
+        };
+        let text = "[manifests]\ndirs = []\n[overlay]\nguard_delay_ms = 1\n";
+        let path = Path::new("/nonexistent/config.toml");
+        let e = GateConfig::from_str_with(path, text, &options).unwrap_err();
+        assert!(e.to_string().contains("unknown section `overlay`"), "{e}");
     }
 
     #[test]
     fn facts_are_ordered_by_rank_and_replace_their_keys() {
-        let a = config("[speech]\nenabled = true\n");
-        let b = config("[speech]\nenabled = false\n");
+        let a = config("");
+        let b = config("");
         let on = [ProtectionFact::new("speech.enabled", "on", 1)];
         let off = [ProtectionFact::new("speech.enabled", "off", 0)];
         let found = compare(
