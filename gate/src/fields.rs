@@ -1,19 +1,26 @@
 //! Every key of a config type, by its dotted path, found through the type's own `Deserialize`
 //! (the field names serde itself reads): for the tests that every key of a config section has a
-//! protection order, so that a field added without one fails them.
+//! protection order, so that a field added without one fails them. Values are read from the
+//! type's default where it has one, so types that check their values read valid ones.
 
 use std::cell::RefCell;
 
 use serde::de::value::StrDeserializer;
+use serde::Serialize;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 
 /// The dotted path of every key `T` reads: a struct's fields, those of the structs inside it
 /// (`tap.max_tap_ms`), and an `Option`'s inner type's. Lists, maps and enums are single keys.
 /// Panics naming the path when the type cannot be walked (it reads itself in a way this does not
-/// imitate): only tests call it.
-pub fn field_paths<T: DeserializeOwned>() -> Vec<String> {
+/// imitate).
+pub fn field_paths<T: DeserializeOwned + Serialize + Default>() -> Vec<String> {
     let out = RefCell::new(Vec::new());
-    let lister = Lister { path: "", out: &out };
+    let default = toml::Value::try_from(T::default()).ok();
+    let lister = Lister {
+        path: "",
+        default: default.as_ref(),
+        out: &out,
+    };
     if let Err(ListError(e)) = T::deserialize(lister) {
         panic!("{} cannot be listed: {e}", std::any::type_name::<T>());
     }
@@ -31,6 +38,12 @@ impl std::fmt::Display for ListError {
 
 impl std::error::Error for ListError {}
 
+impl ListError {
+    fn of(e: toml::de::Error) -> ListError {
+        ListError(e.to_string())
+    }
+}
+
 impl de::Error for ListError {
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
         ListError(msg.to_string())
@@ -40,6 +53,8 @@ impl de::Error for ListError {
 #[derive(Clone, Copy)]
 struct Lister<'a> {
     path: &'a str,
+    /// The value at this path in the type's default, if it writes one.
+    default: Option<&'a toml::Value>,
     out: &'a RefCell<Vec<String>>,
 }
 
@@ -53,7 +68,10 @@ macro_rules! leaf {
     ($($method:ident => $visit:ident($($value:expr)?)),* $(,)?) => {
         $(fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ListError> {
             self.leaf();
-            visitor.$visit($($value)?)
+            match self.default {
+                Some(value) => value.clone().deserialize_any(visitor).map_err(ListError::of),
+                None => visitor.$visit($($value)?),
+            }
         })*
     };
 }
@@ -110,6 +128,9 @@ impl<'de> de::Deserializer<'de> for Lister<'_> {
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ListError> {
         self.leaf();
+        if let Some(value) = self.default {
+            return value.clone().deserialize_any(visitor).map_err(ListError::of);
+        }
         visitor.visit_seq(de::value::SeqDeserializer::<
             std::iter::Empty<()>,
             ListError,
@@ -131,6 +152,9 @@ impl<'de> de::Deserializer<'de> for Lister<'_> {
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ListError> {
         self.leaf();
+        if let Some(value) = self.default {
+            return value.clone().deserialize_any(visitor).map_err(ListError::of);
+        }
         visitor.visit_map(de::value::MapDeserializer::<
             std::iter::Empty<((), ())>,
             ListError,
@@ -153,11 +177,15 @@ impl<'de> de::Deserializer<'de> for Lister<'_> {
 
     fn deserialize_enum<V: Visitor<'de>>(
         self,
-        _: &'static str,
+        name: &'static str,
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, ListError> {
         self.leaf();
+        if let Some(value) = self.default {
+            let read = value.clone().deserialize_enum(name, variants, visitor);
+            return read.map_err(ListError::of);
+        }
         let first = variants.first().copied().unwrap_or("");
         visitor.visit_enum(first.into_deserializer())
     }
@@ -192,8 +220,10 @@ impl<'de> de::MapAccess<'de> for Fields<'_> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, ListError> {
+        let field = self.path.rsplit('.').next().unwrap_or_default();
         seed.deserialize(Lister {
             path: &self.path,
+            default: self.lister.default.and_then(|d| d.get(field)),
             out: self.lister.out,
         })
     }
@@ -205,22 +235,23 @@ mod tests {
 
     use super::*;
 
-    #[derive(Deserialize)]
+    #[derive(Deserialize, Serialize, Default)]
     #[allow(dead_code)]
     struct Inner {
         a: u32,
         b: Option<String>,
     }
 
-    #[derive(Deserialize)]
+    #[derive(Deserialize, Serialize, Default)]
     #[allow(dead_code)]
     #[serde(rename_all = "lowercase")]
     enum Level {
+        #[default]
         Low,
         High,
     }
 
-    #[derive(Deserialize)]
+    #[derive(Deserialize, Serialize, Default)]
     #[allow(dead_code)]
     struct Outer {
         level: Level,

@@ -399,7 +399,16 @@ impl GateConfig {
         // The other sections were checked by their owners when the policy was approved.
         let file: ConfigFile =
             toml::from_str(text).map_err(|e| ConfigError::from_toml(path, text, &e))?;
-        check::check(path, text, &file)?;
+        GateConfig::from_sources_read(sources, file)
+    }
+
+    /// [`GateConfig::from_sources`] with the gate's sections of its text already read
+    /// ([`document::parse`]).
+    pub fn from_sources_read(
+        sources: PolicySources,
+        file: ConfigFile,
+    ) -> Result<GateConfig, ConfigError> {
+        check::check(&sources.config.path, &sources.config.text, &file)?;
         GateConfig::build(sources, file)
     }
 
