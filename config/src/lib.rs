@@ -112,9 +112,9 @@ impl<H: SectionGroup> Config<H> {
     }
 
     /// This config as a policy to propose in place of the one in force.
-    pub fn into_proposal(self) -> Proposal {
+    pub fn into_proposal(self) -> Proposed {
         let facts = self.facts();
-        Proposal {
+        Proposed {
             gate: self.gate,
             plugin: self.plugin,
             host: Box::new(self.host),
@@ -166,16 +166,16 @@ pub fn validate<H: SectionGroup>(path: Option<&Path>) -> Result<String, ConfigEr
 /// A config proposed in place of the policy in force: the gate's part, the plugin's sections
 /// (the plugin applies them when the policy does), the host's (handed back to the host then)
 /// and the facts the gate compares.
-pub struct Proposal {
+pub struct Proposed {
     pub gate: GateConfig,
     pub plugin: PluginSections,
     pub host: Box<dyn Any + Send>,
     pub facts: Vec<ProtectionFact>,
 }
 
-impl fmt::Debug for Proposal {
+impl fmt::Debug for Proposed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Proposal")
+        f.debug_struct("Proposed")
             .field("gate", &self.gate.path)
             .field("facts", &self.facts.len())
             .finish_non_exhaustive()
@@ -191,7 +191,7 @@ pub struct Started<H> {
     pub host: H,
     /// The files' policy when it differs from the one last approved: propose it once the
     /// dialog can be shown and answered (`pcp_plugin::policy::propose`).
-    pub proposal: Option<Proposal>,
+    pub proposal: Option<Proposed>,
 }
 
 /// Opens the gate with the policy last approved (`Gate::start`), `config` being the policy in
@@ -230,7 +230,7 @@ pub fn start<H: SectionGroup>(config: Config<H>, now_ms: i64) -> Result<Started<
         gate,
         plugin: in_force_plugin,
         host: in_force_host,
-        proposal: Some(Proposal {
+        proposal: Some(Proposed {
             gate: *files,
             plugin,
             host: Box::new(host),
