@@ -154,8 +154,96 @@ impl Section for pcp_haptics::Config {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use pcp_gate::ProtectionFact;
+
     use super::*;
-    use crate::SectionGroup;
+    use crate::{AnySection, Config, SectionGroup};
+
+    fn refused(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, format!("[manifests]\ndirs = []\n{text}")).unwrap();
+        match Config::<()>::load(Some(&path)) {
+            Ok(_) => panic!("accepted: {text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_bad_key_or_value_in_any_plugin_section_is_named_with_its_line_and_column() {
+        for (text, line, key) in [
+            ("[state]\n\n[overlay]\nmax_widht = 3\n", 6, "max_widht"),
+            ("[overlay]\ntext_scale = 1.0\n[speech]\nlanguag = \"ko\"\n", 6, "languag"),
+            ("[haptics]\n\ngian = 0.5\n", 5, "gian"),
+            ("[haptics]\ngain = 7.0\n", 4, "[haptics] gain"),
+            ("[overlay]\nmax_buffer_pixels = 0\n", 4, "max_buffer_pixels"),
+            ("[overlay]\nfont_size = 0.0\n", 4, "font_size"),
+            ("[overlay]\nfont_size = nan\n", 4, "font_size"),
+            ("[overlay]\nmin_target = 0\n", 4, "min_target"),
+            ("[overlay]\nfocus_shortcut = \"Hyper+a\"\n", 4, "focus_shortcut"),
+            ("[speech]\nenabled = false\n\nblock_ms = 0\n", 6, "block_ms"),
+        ] {
+            let e = refused(text);
+            assert!(e.contains(&format!("config.toml:{line}:")), "{text:?}: {e}");
+            assert!(e.contains(key), "{text:?} names the key: {e}");
+        }
+    }
+
+    #[test]
+    fn the_shipped_sections_load_as_written() {
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/config");
+        let mut text = String::from("[manifests]\ndirs = []\n");
+        for name in ["overlay.toml", "speech.toml", "haptics.toml"] {
+            text += &std::fs::read_to_string(assets.join(name)).unwrap();
+            text += "\n";
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, &text).unwrap();
+        let loaded = Config::<()>::load(Some(&path)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.plugin.overlay, pcp_overlay::Config::default());
+    }
+
+    fn fact(facts: &[ProtectionFact], name: &str) -> ProtectionFact {
+        let found = facts.iter().find(|f| f.name == name);
+        found.unwrap_or_else(|| panic!("no fact {name}: {facts:?}")).clone()
+    }
+
+    #[test]
+    fn facts_rank_the_effective_values_by_their_order() {
+        let mut overlay = pcp_overlay::Config::default();
+        let before = overlay.facts();
+        overlay.guard_delay_ms = 100;
+        let after = overlay.facts();
+        let (a, b) = (
+            fact(&before, "overlay.guard_delay_ms"),
+            fact(&after, "overlay.guard_delay_ms"),
+        );
+        assert!(b.rank < a.rank, "a shorter guard is less protection");
+        assert_eq!(b.value, "100");
+        let speech = pcp_speech::Config::default();
+        let off = pcp_speech::Config {
+            enabled: false,
+            ..speech.clone()
+        };
+        let on = speech.facts();
+        assert!(fact(&off.facts(), "speech.enabled").rank < fact(&on, "speech.enabled").rank);
+        let longer = pcp_speech::Config {
+            timeout_ms: speech.timeout_ms * 2,
+            ..speech
+        };
+        let longer = fact(&longer.facts(), "speech.timeout_ms");
+        assert!(longer.rank < fact(&on, "speech.timeout_ms").rank);
+        let haptics = pcp_haptics::Config::default().facts();
+        assert_eq!(fact(&haptics, "haptics.enabled").rank, 0, "haptics on");
+        assert!(fact(&haptics, "haptics.gain").unrelated);
+        assert!(fact(&haptics, "haptics.cue.pulses").unrelated);
+        // A wording the user reads: any change lowers (same rank, another value).
+        let text = fact(&before, "overlay.text.approve");
+        assert!(!text.unrelated && text.rank == 0);
+    }
 
     #[test]
     fn every_key_of_the_plugins_sections_has_a_protection_order() {
