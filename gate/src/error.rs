@@ -68,7 +68,13 @@ impl ConfigError {
     pub fn from_toml(file: &Path, text: &str, error: &toml::de::Error) -> Self {
         let offset = error.span().map_or(0, |span| span.start);
         // toml's message repeats the source excerpt when displayed whole; keep just the reason.
-        let message = error.message().trim().to_string();
+        let mut message = error.message().trim().to_string();
+        // A value of the wrong type is pointed at, but its message names no key: name it.
+        if let Some(key) = key_before(text, offset)
+            && !message.contains(&format!("`{key}`"))
+        {
+            message = format!("`{key}`: {message}");
+        }
         ConfigError::invalid(file, text, offset, message)
     }
 
@@ -79,6 +85,15 @@ impl ConfigError {
             ConfigError::Read { .. } | ConfigError::Untrusted(_) => None,
         }
     }
+}
+
+/// The key written before `=` on the line of byte `offset`, when `offset` is in its value.
+fn key_before(text: &str, offset: usize) -> Option<&str> {
+    let offset = offset.min(text.len());
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let (key, _) = text[start..offset].split_once('=')?;
+    let key = key.trim();
+    (!key.is_empty() && !key.starts_with('[') && !key.contains(['"', '{'])).then_some(key)
 }
 
 /// The byte offset in `text` where the key `dotted` is written: `key = …` under its table's
@@ -160,5 +175,7 @@ mod tests {
         assert_eq!(line("overlay.theme"), None);
         let e = ConfigError::at_key(Path::new("c.toml"), text, "haptics.cue.ms", "bad");
         assert_eq!(e.to_string(), "c.toml:6:3: bad");
+        assert_eq!(key_before(text, text.find("0.5").unwrap()), Some("gain"));
+        assert_eq!(key_before(text, 3), None);
     }
 }

@@ -271,7 +271,7 @@ struct Bad {
 
 const BAD: &[Bad] = &[
     // The gate's sections.
-    Bad { text: "[timeouts]\nvoice_seconds = \"ten\"\n", line: 2, names: &["voice_seconds", "integer"] },
+    Bad { text: "[timeouts]\nvoice_seconds = \"ten\"\n", line: 2, names: &["voice_seconds", "expected u32"] },
     Bad { text: "[timeouts]\nvoice_secs = 10\n", line: 2, names: &["voice_secs"] },
     Bad { text: "[timeouts]\n\nvisual_seconds = 0\n", line: 3, names: &["[timeouts] visual_seconds", "at least 1"] },
     Bad { text: "[queue]\nper_client = -1\n", line: 2, names: &["per_client"] },
@@ -306,17 +306,23 @@ fn bad_configs_for_every_section_are_refused_alike_at_their_line_naming_the_key(
     let dir = tempdir();
     let (_, compositor) = binaries();
     let runtime = tempdir();
+    let mut wrong = Vec::new();
     for (i, bad) in BAD.iter().enumerate() {
         let text = format!("[manifests]\ndirs = [{:?}]\n{}", caps(), bad.text);
         let name = format!("bad-{i}.toml");
         let Verdict::Refused(message) = agreed(dir.path(), &name, &text) else {
-            panic!("accepted:\n{text}");
+            wrong.push(format!("{:?}: accepted", bad.text));
+            continue;
         };
         let path = dir.path().join(&name);
         let at = format!("{}:{}:", path.display(), bad.line + 2);
-        assert!(message.starts_with(&at), "{:?}: refused at {at}? {message}", bad.text);
+        if !message.starts_with(&at) {
+            wrong.push(format!("{:?}: refused at {at}? {message}", bad.text));
+        }
         for word in bad.names {
-            assert!(message.contains(word), "{:?}: names {word}? {message}", bad.text);
+            if !message.contains(word) {
+                wrong.push(format!("{:?}: names {word}? {message}", bad.text));
+            }
         }
         // The compositor itself refuses to start with it, saying the same.
         let out = Command::new(compositor)
@@ -327,11 +333,9 @@ fn bad_configs_for_every_section_are_refused_alike_at_their_line_naming_the_key(
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{:?}: the compositor started", bad.text);
-        assert!(
-            stderr.contains(&format!("pcp-compositor: {message}")),
-            "{:?}: the compositor says {stderr}",
-            bad.text
-        );
+        if out.status.success() || !stderr.contains(&format!("pcp-compositor: {message}")) {
+            wrong.push(format!("{:?}: the compositor says {stderr}", bad.text));
+        }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
