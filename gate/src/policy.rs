@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::capability::{Capability, ExtraParams, Registry};
+pub use crate::config::gate_rules;
 pub use crate::fact::ProtectionFact;
 use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
 use crate::sources::PolicySources;
@@ -134,43 +135,6 @@ impl KeyRule {
             }
         }
     }
-}
-
-/// The order of every key of the gate's own sections. A key none of these (nor the host's
-/// rules) names counts as lowering when it changes: a new gate setting (deny rules, session
-/// approvals) gets its rule here.
-pub fn gate_rules() -> Vec<KeyRule> {
-    use Order::*;
-    let ranked = Ranked(
-        ["permissive", "moderate", "strict"]
-            .map(String::from)
-            .to_vec(),
-    );
-    vec![
-        KeyRule::new("safety.level", ranked),
-        KeyRule::new("gate.session_approvals", TrueLowers),
-        KeyRule::new("gate.risk_label", AnyChangeLowers),
-        KeyRule::new("timeouts.*", LargerLowers),
-        KeyRule::new("friction.*.voice_drops_after", LargerRaises),
-        KeyRule::new("friction.*.implicit_after", LargerRaises),
-        KeyRule::new("friction.*.reconfirm_every", LargerLowers),
-        KeyRule::new("friction.*.idle_reset_hours", LargerLowers),
-        // A longer window counts more refusals toward a disconnect: stricter.
-        KeyRule::new("queue.disconnect_window_seconds", LargerRaises),
-        KeyRule::new("queue.*", LargerLowers),
-        KeyRule::new("tokens.expiry_seconds", LargerLowers),
-        KeyRule::new("audit.redact_params", TrueLowers),
-        KeyRule::new("audit.group_commit_records", LargerLowers),
-        KeyRule::new("audit.group_commit_ms", LargerLowers),
-        KeyRule::new("audit.full_params", TrueRaises),
-        KeyRule::new("audit.params_excerpt_bytes", LargerRaises),
-        KeyRule::new("audit.writer_queue_batches", LargerLowers),
-        KeyRule::new("state.path", AnyChangeLowers),
-        KeyRule::new("session.profile", AnyChangeLowers),
-        KeyRule::new("session.parent_authorizer", TrueLowers),
-        KeyRule::new("manifests.dirs", MembersLower),
-        KeyRule::new("policy_change.*", AnyChangeLowers),
-    ]
 }
 
 /// A policy to compare: the gate's config and the host's facts.

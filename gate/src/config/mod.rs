@@ -330,6 +330,44 @@ pub struct ConfigFile {
     pub rules: Vec<RuleManifest>,
 }
 
+/// The order of every key of the gate's own sections, beside their types: how a change to each
+/// is compared when a new policy is proposed (see `crate::policy`). A key none of these names
+/// would count as lowering when it changes; a test fails for one (`document`'s tests).
+pub fn gate_rules() -> Vec<crate::policy::KeyRule> {
+    use crate::policy::Order::*;
+    use crate::policy::KeyRule;
+    let ranked = Ranked(
+        ["permissive", "moderate", "strict"]
+            .map(String::from)
+            .to_vec(),
+    );
+    vec![
+        KeyRule::new("safety.level", ranked),
+        KeyRule::new("gate.session_approvals", TrueLowers),
+        KeyRule::new("gate.risk_label", AnyChangeLowers),
+        KeyRule::new("timeouts.*", LargerLowers),
+        KeyRule::new("friction.*.voice_drops_after", LargerRaises),
+        KeyRule::new("friction.*.implicit_after", LargerRaises),
+        KeyRule::new("friction.*.reconfirm_every", LargerLowers),
+        KeyRule::new("friction.*.idle_reset_hours", LargerLowers),
+        // A longer window counts more refusals toward a disconnect: stricter.
+        KeyRule::new("queue.disconnect_window_seconds", LargerRaises),
+        KeyRule::new("queue.*", LargerLowers),
+        KeyRule::new("tokens.expiry_seconds", LargerLowers),
+        KeyRule::new("audit.redact_params", TrueLowers),
+        KeyRule::new("audit.group_commit_records", LargerLowers),
+        KeyRule::new("audit.group_commit_ms", LargerLowers),
+        KeyRule::new("audit.full_params", TrueRaises),
+        KeyRule::new("audit.params_excerpt_bytes", LargerRaises),
+        KeyRule::new("audit.writer_queue_batches", LargerLowers),
+        KeyRule::new("state.path", AnyChangeLowers),
+        KeyRule::new("session.profile", AnyChangeLowers),
+        KeyRule::new("session.parent_authorizer", TrueLowers),
+        KeyRule::new("manifests.dirs", MembersLower),
+        KeyRule::new("policy_change.*", AnyChangeLowers),
+    ]
+}
+
 /// A loaded config: the settings, the capability registry built from every manifest, and the
 /// text it was all built from.
 #[derive(Debug, Clone)]
