@@ -293,10 +293,10 @@ fn main() -> Result<()> {
     let started = pcp_config::start(config, now)?;
     let plugin = started.plugin;
     let ui = ConfirmUi::new(UiOptions {
-        overlay: plugin.overlay,
-        speech: pcp_plugin::start_voice(plugin.speech),
+        overlay: plugin.overlay.clone(),
+        speech: pcp_plugin::start_voice(plugin.speech.clone()),
         haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&plugin.haptics)),
-        haptics_config: plugin.haptics,
+        haptics_config: plugin.haptics.clone(),
         timing: UiTiming::default(),
     })?;
     let mut event_loop: EventLoop<App> = EventLoop::try_new()?;
@@ -333,7 +333,7 @@ fn main() -> Result<()> {
         compositor: CompositorState::new::<App>(&dh),
         xdg: XdgShellState::new::<App>(&dh),
         shm: ShmState::new::<App>(&dh, vec![]),
-        pcp: Pcp::new::<App>(&dh, started.gate, ui),
+        pcp: Pcp::new::<App>(&dh, started.gate, ui, plugin),
         own: started.host.embed,
         config_path: path.into(),
         seat_state,

@@ -66,11 +66,9 @@ pub fn options(
         gate: started.gate,
         policy: started.proposal,
         config: compositor,
-        overlay: started.plugin.overlay,
+        plugin: started.plugin,
         input_available,
         frame_timer: true,
         config_path,
-        speech: started.plugin.speech,
-        haptics: started.plugin.haptics,
     })
 }

@@ -123,7 +123,8 @@ pub struct Options {
     pub socket: Option<Socket>,
     pub gate: Gate,
     pub config: CompositorConfig,
-    pub overlay: pcp_overlay::Config,
+    /// `[overlay]`, `[speech]` (disabled: no model is loaded) and `[haptics]`.
+    pub plugin: pcp_config::PluginSections,
     /// Whether a seat input device can answer prompts (false: every ask is denied
     /// `confirmation_unavailable`, fail closed).
     pub input_available: bool,
@@ -131,10 +132,6 @@ pub struct Options {
     pub frame_timer: bool,
     /// The config file to watch for changes.
     pub config_path: Option<PathBuf>,
-    /// `[speech]`: voice confirmation (disabled: no model is loaded).
-    pub speech: pcp_speech::Config,
-    /// `[haptics]`: the force-feedback device and the double tap.
-    pub haptics: pcp_haptics::Config,
     /// The policy in the files, to propose once the compositor runs, when it differs from the
     /// one last approved (the sections above are then the approved ones).
     pub policy: Option<pcp_config::Proposed>,
@@ -415,12 +412,12 @@ impl Compositor {
         .map_err(|e| StartError::Backend(e.to_string()))?;
         let config = options.config;
         let (cursor_theme, cursor_size) = (config.cursor_theme.clone(), config.cursor_size);
-        let speech = pcp_plugin::start_voice(options.speech);
+        let plugin = options.plugin;
         let mut ui = ConfirmUi::new(UiOptions {
-            overlay: options.overlay,
-            speech,
-            haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&options.haptics)),
-            haptics_config: options.haptics,
+            overlay: plugin.overlay.clone(),
+            speech: pcp_plugin::start_voice(plugin.speech.clone()),
+            haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&plugin.haptics)),
+            haptics_config: plugin.haptics.clone(),
             timing: UiTiming {
                 voice_poll_ms: config.voice_poll_ms,
                 device_probe_ms: config.device_probe_ms,
@@ -477,7 +474,7 @@ impl Compositor {
                 idle_inhibit: IdleInhibitManagerState::new::<State>(&dh),
                 cursor_shape: CursorShapeManagerState::new::<State>(&dh),
             },
-            pcp: Pcp::new::<State>(&dh, options.gate, ui),
+            pcp: Pcp::new::<State>(&dh, options.gate, ui, plugin),
             seat,
             desktop: Desktop::new(space),
             backend,

@@ -68,14 +68,14 @@ pub struct Engine {
     applied_host: Option<Box<dyn Any + Send>>,
     /// What became of the last proposal.
     last_proposal: Option<Proposal>,
-    /// The plugin's own sections as last applied to the UI (`None`: as the UI was made).
-    sections: Option<PluginSections>,
+    /// The plugin's own sections as last applied to the UI.
+    sections: PluginSections,
 }
 
 impl Engine {
-    /// The engine of `gate` and `ui`, the UI made from the plugin's sections of the policy the
-    /// gate has in force.
-    pub(crate) fn new(gate: Gate, ui: ConfirmUi) -> Engine {
+    /// The engine of `gate` and `ui`, the UI made from `sections`, the plugin's sections of the
+    /// policy the gate has in force.
+    pub(crate) fn new(gate: Gate, ui: ConfirmUi, sections: PluginSections) -> Engine {
         Engine {
             gate,
             ui,
@@ -87,7 +87,7 @@ impl Engine {
             proposed: None,
             applied_host: None,
             last_proposal: None,
-            sections: None,
+            sections,
         }
     }
 
@@ -412,11 +412,11 @@ impl Engine {
     /// proposed and approved, not as the file may be now). The dialog's settings wait for the
     /// dialog to go; voice and haptics restart now.
     fn apply_sections(&mut self, new: PluginSections) {
-        let old = self.sections.as_ref();
-        if old.is_none_or(|o| o.overlay != new.overlay) {
+        let old = &self.sections;
+        if old.overlay != new.overlay {
             self.ui.set_overlay_config(new.overlay.clone());
         }
-        if old.is_none_or(|o| o.speech != new.speech) {
+        if old.speech != new.speech {
             let engine = crate::start_voice(new.speech.clone());
             tracing::info!(
                 "[speech] changed: voice is {}",
@@ -424,11 +424,11 @@ impl Engine {
             );
             self.ui.set_speech_engine(engine);
         }
-        if old.is_none_or(|o| o.haptics != new.haptics) {
+        if old.haptics != new.haptics {
             let backend = Box::new(pcp_haptics::EvdevHaptics::discover(&new.haptics));
             self.ui.set_haptics_config(backend, new.haptics.clone());
         }
-        self.sections = Some(new);
+        self.sections = new;
     }
 
     /// When the engine next has work, from `now` on the host's clock (`None`: nothing until

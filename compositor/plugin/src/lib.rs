@@ -93,14 +93,21 @@ pub struct Pcp {
 }
 
 impl Pcp {
-    /// Advertises `pcp_intent_manager_v1` on `display` and takes charge of `gate` and `ui`.
-    /// Give it an event loop with [`Pcp::use_event_loop`] so its timer runs.
-    pub fn new<D>(display: &DisplayHandle, gate: Gate, ui: ConfirmUi) -> Pcp
+    /// Advertises `pcp_intent_manager_v1` on `display` and takes charge of `gate` and `ui`, the
+    /// UI made from `sections`, the plugin's sections of the policy in force (so that a new
+    /// policy restarts only what it changes). Give it an event loop with [`Pcp::use_event_loop`]
+    /// so its timer runs.
+    pub fn new<D>(
+        display: &DisplayHandle,
+        gate: Gate,
+        ui: ConfirmUi,
+        sections: pcp_config::PluginSections,
+    ) -> Pcp
     where
         D: wayland::IntentDispatch,
     {
         Pcp {
-            engine: Engine::new(gate, ui),
+            engine: Engine::new(gate, ui, sections),
             wayland: IntentManagerState::new::<D>(display),
             fronts: Vec::new(),
             inbox: VecDeque::new(),
