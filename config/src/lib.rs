@@ -86,7 +86,11 @@ impl<H: SectionGroup> Config<H> {
 
     /// The config of `text` as if read from `path` (for messages), with the manifest folders it
     /// names read from disk.
-    pub fn from_text(path: &Path, text: &str, options: &LoadOptions) -> Result<Config<H>, ConfigError> {
+    pub fn from_text(
+        path: &Path,
+        text: &str,
+        options: &LoadOptions,
+    ) -> Result<Config<H>, ConfigError> {
         let document = document::parse::<(PluginSections, H)>(path, text)?;
         let (plugin, host) = document.sections;
         check(path, text, &plugin, &host)?;

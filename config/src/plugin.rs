@@ -51,7 +51,10 @@ impl Section for pcp_overlay::Config {
     ];
 
     fn validate(&self) -> Result<(), Invalid> {
-        let strip = |key: String| key.strip_prefix("overlay.").map_or(key.clone(), str::to_string);
+        let strip = |key: String| {
+            key.strip_prefix("overlay.")
+                .map_or(key.clone(), str::to_string)
+        };
         self.validate()
             .map_err(|(key, reason)| Invalid::new(strip(key), reason))?;
         Shortcut::parse(&self.focus_shortcut)
@@ -146,7 +149,10 @@ impl Section for pcp_haptics::Config {
     ];
 
     fn validate(&self) -> Result<(), Invalid> {
-        let strip = |key: String| key.strip_prefix("haptics.").map_or(key.clone(), str::to_string);
+        let strip = |key: String| {
+            key.strip_prefix("haptics.")
+                .map_or(key.clone(), str::to_string)
+        };
         self.validate()
             .map_err(|(key, reason)| Invalid::new(strip(key), reason))
     }
@@ -175,14 +181,22 @@ mod tests {
     fn a_bad_key_or_value_in_any_plugin_section_is_named_with_its_line_and_column() {
         for (text, line, key) in [
             ("[state]\n\n[overlay]\nmax_widht = 3\n", 6, "max_widht"),
-            ("[overlay]\ntext_scale = 1.0\n[speech]\nlanguag = \"ko\"\n", 6, "languag"),
+            (
+                "[overlay]\ntext_scale = 1.0\n[speech]\nlanguag = \"ko\"\n",
+                6,
+                "languag",
+            ),
             ("[haptics]\n\ngian = 0.5\n", 5, "gian"),
             ("[haptics]\ngain = 7.0\n", 4, "[haptics] gain"),
             ("[overlay]\nmax_buffer_pixels = 0\n", 4, "max_buffer_pixels"),
             ("[overlay]\nfont_size = 0.0\n", 4, "font_size"),
             ("[overlay]\nfont_size = nan\n", 4, "font_size"),
             ("[overlay]\nmin_target = 0\n", 4, "min_target"),
-            ("[overlay]\nfocus_shortcut = \"Hyper+a\"\n", 4, "focus_shortcut"),
+            (
+                "[overlay]\nfocus_shortcut = \"Hyper+a\"\n",
+                4,
+                "focus_shortcut",
+            ),
             ("[speech]\nenabled = false\n\nblock_ms = 0\n", 6, "block_ms"),
         ] {
             let e = refused(text);
@@ -208,7 +222,9 @@ mod tests {
 
     fn fact(facts: &[ProtectionFact], name: &str) -> ProtectionFact {
         let found = facts.iter().find(|f| f.name == name);
-        found.unwrap_or_else(|| panic!("no fact {name}: {facts:?}")).clone()
+        found
+            .unwrap_or_else(|| panic!("no fact {name}: {facts:?}"))
+            .clone()
     }
 
     #[test]

@@ -205,12 +205,23 @@ impl Section for CompositorConfig {
             if (low..=high).contains(&value) {
                 Ok(())
             } else {
-                Err(Invalid::new(key, format!("must be {low} to {high}, not {value}")))
+                Err(Invalid::new(
+                    key,
+                    format!("must be {low} to {high}, not {value}"),
+                ))
             }
         };
         within("cursor_size", self.cursor_size.into(), (8.0, 256.0))?;
-        within("frame_interval_ms", self.frame_interval_ms.into(), (1.0, f64::from(u32::MAX)))?;
-        within("device_probe_ms", self.device_probe_ms.into(), (100.0, 60_000.0))?;
+        within(
+            "frame_interval_ms",
+            self.frame_interval_ms.into(),
+            (1.0, f64::from(u32::MAX)),
+        )?;
+        within(
+            "device_probe_ms",
+            self.device_probe_ms.into(),
+            (100.0, 60_000.0),
+        )?;
         within("voice_poll_ms", self.voice_poll_ms.into(), (1.0, 1000.0))?;
         within("touch_dpi", self.touch_dpi, (30.0, 2000.0))
     }

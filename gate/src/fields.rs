@@ -5,8 +5,8 @@
 
 use std::cell::RefCell;
 
-use serde::de::value::StrDeserializer;
 use serde::Serialize;
+use serde::de::value::StrDeserializer;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 
 /// The dotted path of every key `T` reads: a struct's fields, those of the structs inside it
@@ -129,15 +129,21 @@ impl<'de> de::Deserializer<'de> for Lister<'_> {
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ListError> {
         self.leaf();
         if let Some(value) = self.default {
-            return value.clone().deserialize_any(visitor).map_err(ListError::of);
+            return value
+                .clone()
+                .deserialize_any(visitor)
+                .map_err(ListError::of);
         }
-        visitor.visit_seq(de::value::SeqDeserializer::<
-            std::iter::Empty<()>,
-            ListError,
-        >::new(std::iter::empty()))
+        visitor.visit_seq(
+            de::value::SeqDeserializer::<std::iter::Empty<()>, ListError>::new(std::iter::empty()),
+        )
     }
 
-    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value, ListError> {
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _: usize,
+        visitor: V,
+    ) -> Result<V::Value, ListError> {
         self.deserialize_seq(visitor)
     }
 
@@ -153,7 +159,10 @@ impl<'de> de::Deserializer<'de> for Lister<'_> {
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ListError> {
         self.leaf();
         if let Some(value) = self.default {
-            return value.clone().deserialize_any(visitor).map_err(ListError::of);
+            return value
+                .clone()
+                .deserialize_any(visitor)
+                .map_err(ListError::of);
         }
         visitor.visit_map(de::value::MapDeserializer::<
             std::iter::Empty<((), ())>,
@@ -266,7 +275,9 @@ mod tests {
     fn every_key_is_listed_by_the_name_serde_reads() {
         assert_eq!(
             field_paths::<Outer>(),
-            ["level", "inner.a", "inner.b", "maybe.a", "maybe.b", "list", "renamed"]
+            [
+                "level", "inner.a", "inner.b", "maybe.a", "maybe.b", "list", "renamed"
+            ]
         );
     }
 }

@@ -29,8 +29,8 @@ use sha2::{Digest, Sha256};
 
 use crate::capability::{Capability, ExtraParams, Registry};
 pub use crate::config::gate_rules;
-pub use crate::fact::ProtectionFact;
 use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
+pub use crate::fact::ProtectionFact;
 use crate::sources::PolicySources;
 use crate::threshold;
 use crate::types::{SideEffects, Threshold};
@@ -507,7 +507,8 @@ fn fact_changes(old: &[ProtectionFact], new: &[ProtectionFact], out: &mut Vec<Po
             (Some(a), Some(b)) if a == b => continue,
             _ if a.iter().chain(&b).any(|f| f.unrelated) => Direction::Neutral,
             (Some(a), Some(b)) if b.rank > a.rank => Direction::Raises,
-            (None, Some(_)) => Direction::Raises,
+            // A fact with nothing to compare it with (a key new to the host) is not known to
+            // raise anything.
             _ => Direction::Lowers,
         };
         out.push(PolicyChange {
@@ -1024,9 +1025,18 @@ description = \"Write {path}\"
                 facts,
             };
             let found = compare(view(old), view(new), &[]);
-            found.into_iter().map(|c| (c.subject, c.direction)).collect::<Vec<_>>()
+            found
+                .into_iter()
+                .map(|c| (c.subject, c.direction))
+                .collect::<Vec<_>>()
         };
-        let guard = |ms: i64| [ProtectionFact::new("overlay.guard_delay_ms", &ms.to_string(), ms)];
+        let guard = |ms: i64| {
+            [ProtectionFact::new(
+                "overlay.guard_delay_ms",
+                &ms.to_string(),
+                ms,
+            )]
+        };
         assert_eq!(
             compare_facts(&guard(750), &guard(1000)),
             [("overlay.guard_delay_ms".to_string(), Raises)]
@@ -1035,6 +1045,9 @@ description = \"Write {path}\"
             compare_facts(&guard(750), &guard(0)),
             [("overlay.guard_delay_ms".to_string(), Lowers)]
         );
+        // A key new to the host has nothing to be compared with: asked about.
+        let new = compare_facts(&[], &guard(1000));
+        assert_eq!(new, [("overlay.guard_delay_ms".to_string(), Lowers)]);
         let colour = |c: &str| [ProtectionFact::unrelated("compositor.background", c)];
         let found = compare_facts(&colour("#000000"), &colour("#202020"));
         assert_eq!(found, [("compositor.background".to_string(), Neutral)]);

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use pcp_gate::replay::{ReplayResult, parse_trace, replay};
 use pcp_gate::Gate;
+use pcp_gate::replay::{ReplayResult, parse_trace, replay};
 
 #[derive(clap::Args)]
 pub struct Args {

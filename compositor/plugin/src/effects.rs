@@ -4,8 +4,7 @@
 //! call anything.
 
 use pcp_gate::{
-    ClientIdentity, Intent, IntentId, Modality, Outcome, ProcessChange,
-    Resolution, Threshold,
+    ClientIdentity, Intent, IntentId, Modality, Outcome, ProcessChange, Resolution, Threshold,
 };
 use serde_json::Value;
 

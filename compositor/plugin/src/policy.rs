@@ -46,4 +46,3 @@ pub fn propose<D: PcpHandler>(state: &mut D, proposed: Proposed) -> Option<Propo
     }
     state.pcp().engine.take_proposal()
 }
-

@@ -15,15 +15,16 @@ pub(super) fn check(path: &Path, text: &str, file: &ConfigFile) -> Result<(), Co
 }
 
 /// The policy-change prompt's templates parse and use only their own placeholders.
-fn check_wording(
-    path: &Path,
-    text: &str,
-    wording: &PolicyChangeConfig,
-) -> Result<(), ConfigError> {
+fn check_wording(path: &Path, text: &str, wording: &PolicyChangeConfig) -> Result<(), ConfigError> {
     for (key, template, allowed) in wording.templates() {
         let dotted = format!("policy_change.{key}");
         let parsed = Template::parse(template).map_err(|(_, message)| {
-            ConfigError::at_key(path, text, &dotted, format!("[policy_change] {key}: {message}"))
+            ConfigError::at_key(
+                path,
+                text,
+                &dotted,
+                format!("[policy_change] {key}: {message}"),
+            )
         })?;
         if let Some(bad) = parsed.params().find(|p| !allowed.contains(p)) {
             let known = if allowed.is_empty() {
@@ -52,7 +53,10 @@ fn check_wording(
 fn check_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
     let (timeouts, queue, audit) = (&file.timeouts, &file.queue, &file.audit);
     let mut counts: Vec<(String, u64)> = [
-        ("policy_change.max_lines", file.policy_change.max_lines.into()),
+        (
+            "policy_change.max_lines",
+            file.policy_change.max_lines.into(),
+        ),
         ("timeouts.voice_seconds", timeouts.voice_seconds.into()),
         ("timeouts.visual_seconds", timeouts.visual_seconds.into()),
         ("timeouts.haptic_seconds", timeouts.haptic_seconds.into()),
@@ -66,9 +70,18 @@ fn check_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), Confi
         ),
         ("queue.intents_per_round", queue.intents_per_round.into()),
         ("tokens.expiry_seconds", file.tokens.expiry_seconds.into()),
-        ("audit.group_commit_records", audit.group_commit_records as u64),
-        ("audit.params_excerpt_bytes", audit.params_excerpt_bytes as u64),
-        ("audit.writer_queue_batches", audit.writer_queue_batches as u64),
+        (
+            "audit.group_commit_records",
+            audit.group_commit_records as u64,
+        ),
+        (
+            "audit.params_excerpt_bytes",
+            audit.params_excerpt_bytes as u64,
+        ),
+        (
+            "audit.writer_queue_batches",
+            audit.writer_queue_batches as u64,
+        ),
     ]
     .map(|(key, value)| (key.to_string(), value))
     .into();

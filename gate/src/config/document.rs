@@ -7,8 +7,8 @@
 use std::marker::PhantomData;
 use std::path::Path;
 
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
 use super::ConfigFile;
 use crate::error::ConfigError;
@@ -159,7 +159,10 @@ mod tests {
     #[test]
     fn the_gate_reads_every_section_its_file_type_has() {
         let fields = crate::fields::field_paths::<ConfigFile>();
-        let mut top: Vec<&str> = fields.iter().map(|f| f.split('.').next().unwrap()).collect();
+        let mut top: Vec<&str> = fields
+            .iter()
+            .map(|f| f.split('.').next().unwrap())
+            .collect();
         top.dedup();
         let mut listed = GATE_SECTIONS.to_vec();
         listed.sort();
@@ -187,7 +190,9 @@ mod tests {
     #[test]
     fn an_undeclared_section_is_refused_at_its_header() {
         let text = "[timeouts]\nvoice_seconds = 5\n\n[overlya]\nx = 1\n";
-        let e = parse::<()>(Path::new("c.toml"), text).unwrap_err().to_string();
+        let e = parse::<()>(Path::new("c.toml"), text)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("c.toml:4:"), "{e}");
         assert!(e.contains("unknown section `overlya`"), "{e}");
         let doc = parse::<()>(Path::new("c.toml"), "[timeouts]\nvoice_seconds = 5\n").unwrap();
@@ -197,7 +202,9 @@ mod tests {
     #[test]
     fn an_error_inside_a_section_names_its_own_line() {
         let text = "[queue]\nmax_pending = 2\nper_clinet = 1\n";
-        let e = parse::<()>(Path::new("c.toml"), text).unwrap_err().to_string();
+        let e = parse::<()>(Path::new("c.toml"), text)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("c.toml:3:"), "{e}");
         assert!(e.contains("per_clinet"), "{e}");
     }

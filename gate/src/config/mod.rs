@@ -334,8 +334,8 @@ pub struct ConfigFile {
 /// is compared when a new policy is proposed (see `crate::policy`). A key none of these names
 /// would count as lowering when it changes; a test fails for one (`document`'s tests).
 pub fn gate_rules() -> Vec<crate::policy::KeyRule> {
-    use crate::policy::Order::*;
     use crate::policy::KeyRule;
+    use crate::policy::Order::*;
     let ranked = Ranked(
         ["permissive", "moderate", "strict"]
             .map(String::from)
