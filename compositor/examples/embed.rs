@@ -1,7 +1,8 @@
 //! A minimal Smithay compositor that embeds pcp-confirm: one headless output drawn by pixman,
 //! xdg-shell windows, a seat. Standard input stands in for the seat's devices (a real
 //! compositor feeds libinput or its host window the same way); the config's `[speech]` and
-//! `[haptics]` sections drive the voice and haptic steps.
+//! `[haptics]` sections drive the voice and haptic steps, and `[embed]` is this compositor's own
+//! section. `reload` on standard input reads the file again as a new policy.
 
 use std::io::BufRead;
 use std::sync::Arc;
@@ -12,10 +13,11 @@ use calloop::EventLoop;
 use calloop::channel::{Event, channel};
 use calloop::generic::Generic;
 use calloop::{Interest, Mode, PostAction};
-use pcp_gate::Gate;
+use pcp_config::{Config, Invalid, Protection, Section};
 use pcp_overlay::Control;
 use pcp_plugin::identity::ConnectionIdentity;
 use pcp_plugin::{ConfirmUi, Effect, Pcp, PcpHandler, Run, Surroundings, UiOptions, UiTiming};
+use serde::{Deserialize, Serialize};
 use smithay::backend::allocator::Fourcc;
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::pixman::PixmanRenderer;
@@ -51,11 +53,61 @@ struct App {
     space: Space<Window>,
     output: Output,
     pcp: Pcp,
+    /// This compositor's own section of the config, as the policy in force has it.
+    own: EmbedSection,
+    /// The config file, read again on `reload`.
+    config_path: std::path::PathBuf,
     pointer: Point<f64, Logical>,
     /// While the dialog has the keyboard: the window that had it when the dialog took it.
     keyboard_return: Option<Option<WlSurface>>,
     dirty: bool,
     running: bool,
+}
+
+// ---- Its own config section, beside the plugin's. ----
+
+/// `[embed]`: this compositor's own section of the config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct EmbedSection {
+    /// The grey behind the windows, 0 (black) to 1 (white).
+    background: f32,
+    /// Printed when a policy with this section takes effect.
+    greeting: String,
+}
+
+impl Default for EmbedSection {
+    fn default() -> Self {
+        EmbedSection {
+            background: 0.1,
+            greeting: "embed: config in force".into(),
+        }
+    }
+}
+
+impl Section for EmbedSection {
+    const NAME: &'static str = "embed";
+    // Every key needs an order (a key without one counts as lowering protection when it
+    // changes); neither of these can mislead the user about a prompt.
+    const PROTECTION: &'static [(&'static str, Protection)] = &[
+        ("background", Protection::Unrelated),
+        ("greeting", Protection::Unrelated),
+    ];
+
+    fn validate(&self) -> Result<(), Invalid> {
+        if (0.0..=1.0).contains(&self.background) {
+            Ok(())
+        } else {
+            Err(Invalid::new("background", "must be 0 to 1"))
+        }
+    }
+}
+
+pcp_config::sections! {
+    /// Every section of the config file that is this compositor's own.
+    struct EmbedSections {
+        embed: EmbedSection,
+    }
 }
 
 // ---- The glue: what the plugin needs from its host. ----
@@ -107,7 +159,12 @@ impl PcpHandler for App {
         match effect {
             Effect::PolicySettled { applied, reason } => {
                 // Applied: the plugin has applied its own sections (the dialog's, voice's and
-                // haptics') as the user approved them; this compositor has none of its own.
+                // haptics') as the user approved them; ours come back as we proposed them.
+                if let Some(own) = self.pcp.take_applied_sections::<EmbedSections>() {
+                    self.own = own.embed;
+                    println!("{}", self.own.greeting);
+                    self.dirty = true;
+                }
                 println!(
                     "policy {}: {reason}",
                     if applied { "applied" } else { "not applied" }
@@ -179,8 +236,14 @@ fn seat_input(app: &mut App, line: &str) -> Result<()> {
                 }
             }
         }
+        Some("reload") => {
+            // The file as a new policy: a change that lowers protection waits for the user.
+            let config = Config::<EmbedSections>::load(Some(&app.config_path))?;
+            let proposal = pcp_plugin::policy::propose(app, config.into_proposal());
+            println!("the reloaded config's policy: {proposal:?}");
+        }
         Some("quit") => app.running = false,
-        _ => bail!("unknown input `{line}` (click X Y, tap X Y, where, quit)"),
+        _ => bail!("unknown input `{line}` (click X Y, tap X Y, where, reload, quit)"),
     }
     Ok(())
 }
@@ -207,7 +270,10 @@ fn render(
         [&app.space],
         &dialog,
         damage,
-        [0.1, 0.1, 0.12, 1.0],
+        {
+            let grey = app.own.background;
+            [grey, grey, grey, 1.0]
+        },
     )
     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
     Ok(())
@@ -217,21 +283,20 @@ fn main() -> Result<()> {
     let path = std::env::args()
         .nth(1)
         .context("usage: embed CONFIG.toml")?;
-    let config = pcp_plugin::config::load(Some(path.as_ref()))?;
+    // The whole file, read once: the gate's sections, the plugin's and ours.
+    let config = Config::<EmbedSections>::load(Some(path.as_ref()))?;
     // The gate opens with the policy last approved. When the file differs from it, the file is
     // proposed below once the dialog can be shown, and until then the approved sections apply.
-    let facts = pcp_plugin::policy::plugin_facts(&config);
-    let rules = pcp_plugin::policy::plugin_rules();
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    let (gate, found) = Gate::start(config.gate, facts, rules, now)?;
-    let config = pcp_plugin::config::sections(gate.config().clone())?;
+    let started = pcp_config::start(config, now)?;
+    let plugin = started.plugin;
     let ui = ConfirmUi::new(UiOptions {
-        overlay: config.overlay,
-        speech: pcp_plugin::start_voice(config.speech),
-        haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&config.haptics)),
-        haptics_config: config.haptics,
+        overlay: plugin.overlay.clone(),
+        speech: pcp_plugin::start_voice(plugin.speech.clone()),
+        haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&plugin.haptics)),
+        haptics_config: plugin.haptics.clone(),
         timing: UiTiming::default(),
     })?;
     let mut event_loop: EventLoop<App> = EventLoop::try_new()?;
@@ -268,7 +333,9 @@ fn main() -> Result<()> {
         compositor: CompositorState::new::<App>(&dh),
         xdg: XdgShellState::new::<App>(&dh),
         shm: ShmState::new::<App>(&dh, vec![]),
-        pcp: Pcp::new::<App>(&dh, gate, ui),
+        pcp: Pcp::new::<App>(&dh, started.gate, ui, plugin),
+        own: started.host.embed,
+        config_path: path.into(),
         seat_state,
         seat,
         space,
@@ -281,7 +348,7 @@ fn main() -> Result<()> {
     };
     app.pcp.use_event_loop(event_loop.handle());
     pcp_plugin::refresh(&mut app);
-    if let Some(proposal) = pcp_plugin::policy::start(&mut app, found) {
+    if let Some(proposal) = pcp_plugin::policy::start(&mut app, started.proposal) {
         println!("the config's policy: {proposal:?}");
     }
 

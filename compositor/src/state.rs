@@ -36,7 +36,7 @@ use smithay::wayland::xdg_activation::XdgActivationState;
 use wayland_server::{Display, DisplayHandle, ListeningSocket};
 
 use crate::backend::{Backend, BackendKind};
-use crate::config::{CompositorConfig, OutputSpec};
+use crate::config::{CompositorConfig, OutputSpec, ReferenceSections};
 use crate::desktop::Desktop;
 use crate::frames::Frames;
 use crate::handlers::ClientState;
@@ -123,7 +123,8 @@ pub struct Options {
     pub socket: Option<Socket>,
     pub gate: Gate,
     pub config: CompositorConfig,
-    pub overlay: pcp_overlay::Config,
+    /// `[overlay]`, `[speech]` (disabled: no model is loaded) and `[haptics]`.
+    pub plugin: pcp_config::PluginSections,
     /// Whether a seat input device can answer prompts (false: every ask is denied
     /// `confirmation_unavailable`, fail closed).
     pub input_available: bool,
@@ -131,13 +132,9 @@ pub struct Options {
     pub frame_timer: bool,
     /// The config file to watch for changes.
     pub config_path: Option<PathBuf>,
-    /// `[speech]`: voice confirmation (disabled: no model is loaded).
-    pub speech: pcp_speech::Config,
-    /// `[haptics]`: the force-feedback device and the double tap.
-    pub haptics: pcp_haptics::Config,
-    /// What `Gate::start` found: a policy in the files to propose once the compositor runs
-    /// (the sections above are then the ones last approved).
-    pub policy: pcp_gate::StartPolicy,
+    /// The policy in the files, to propose once the compositor runs, when it differs from the
+    /// one last approved (the sections above are then the approved ones).
+    pub policy: Option<pcp_config::Proposed>,
 }
 
 /// The event loop and the state it drives.
@@ -182,10 +179,6 @@ pub struct Settings {
     pub config: CompositorConfig,
     pub path: Option<PathBuf>,
     pub notice: Notice,
-    /// The plugin's sections in force, to tell which changed when a new policy applies.
-    pub overlay: pcp_overlay::Config,
-    pub speech: pcp_speech::Config,
-    pub haptics: pcp_haptics::Config,
     /// The config file as last looked at, to tell a change from nothing.
     seen: Option<ConfigStamp>,
 }
@@ -419,17 +412,12 @@ impl Compositor {
         .map_err(|e| StartError::Backend(e.to_string()))?;
         let config = options.config;
         let (cursor_theme, cursor_size) = (config.cursor_theme.clone(), config.cursor_size);
-        let in_force = (
-            options.overlay.clone(),
-            options.speech.clone(),
-            options.haptics.clone(),
-        );
-        let speech = pcp_plugin::start_voice(options.speech);
+        let plugin = options.plugin;
         let mut ui = ConfirmUi::new(UiOptions {
-            overlay: options.overlay,
-            speech,
-            haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&options.haptics)),
-            haptics_config: options.haptics,
+            overlay: plugin.overlay.clone(),
+            speech: pcp_plugin::start_voice(plugin.speech.clone()),
+            haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&plugin.haptics)),
+            haptics_config: plugin.haptics.clone(),
             timing: UiTiming {
                 voice_poll_ms: config.voice_poll_ms,
                 device_probe_ms: config.device_probe_ms,
@@ -486,7 +474,7 @@ impl Compositor {
                 idle_inhibit: IdleInhibitManagerState::new::<State>(&dh),
                 cursor_shape: CursorShapeManagerState::new::<State>(&dh),
             },
-            pcp: Pcp::new::<State>(&dh, options.gate, ui),
+            pcp: Pcp::new::<State>(&dh, options.gate, ui, plugin),
             seat,
             desktop: Desktop::new(space),
             backend,
@@ -494,9 +482,6 @@ impl Compositor {
                 config,
                 path: options.config_path,
                 notice: Notice::new().map_err(|e| StartError::Overlay(e.to_string()))?,
-                overlay: in_force.0,
-                speech: in_force.1,
-                haptics: in_force.2,
                 seen: None,
             },
             clock: Clock::default(),
@@ -670,8 +655,7 @@ impl State {
         match crate::startup::load(Some(&path)) {
             Ok(loaded) => {
                 self.settings.notice.set(None);
-                let facts = loaded.host_facts();
-                let proposal = pcp_plugin::policy::propose(self, loaded.gate, facts);
+                let proposal = pcp_plugin::policy::propose(self, loaded.into_proposal());
                 tracing::info!("reloaded {}: {proposal:?}", path.display());
             }
             Err(e) => {
@@ -684,23 +668,13 @@ impl State {
         pcp_plugin::refresh(self);
     }
 
-    /// A new policy is in force: the compositor's own section is read from the text the gate
-    /// now has (the file as it was approved, not as it may be now). The plugin has applied its
-    /// own sections (the dialog's, voice's and haptics') already.
+    /// A new policy is in force: the compositor's own sections as they were proposed and
+    /// approved (not as the file may be now). The plugin has applied its own already.
     pub(crate) fn apply_policy_sections(&mut self) {
-        let sections = match crate::startup::sections(self.pcp.gate().config().clone()) {
-            Ok(loaded) => crate::startup::HostSections::of(loaded),
-            Err(e) => {
-                // It loaded when it was proposed; a section that no longer checks keeps its
-                // settings in force.
-                tracing::error!("the approved config's sections do not load: {e}");
-                return;
-            }
+        let Some(sections) = self.pcp.take_applied_sections::<ReferenceSections>() else {
+            return;
         };
         self.settings.config = sections.compositor;
-        self.settings.overlay = sections.overlay;
-        self.settings.speech = sections.speech;
-        self.settings.haptics = sections.haptics;
         self.frames.damage();
     }
 

@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::capability::{Capability, ExtraParams, Registry};
+pub use crate::config::gate_rules;
 use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
+pub use crate::fact::ProtectionFact;
 use crate::sources::PolicySources;
 use crate::threshold;
 use crate::types::{SideEffects, Threshold};
@@ -80,27 +82,6 @@ impl PolicyChange {
     }
 }
 
-/// A fact about protection that the host knows from its own config sections (e.g.
-/// `speech.enabled` = `on`, rank 1; `off`, rank 0): a lower rank is less protection. A key of
-/// the config named by a fact is compared through the fact only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProtectionFact {
-    pub name: String,
-    /// What the prompt shows for it.
-    pub value: String,
-    pub rank: i64,
-}
-
-impl ProtectionFact {
-    pub fn new(name: &str, value: &str, rank: i64) -> ProtectionFact {
-        ProtectionFact {
-            name: name.to_string(),
-            value: value.to_string(),
-            rank,
-        }
-    }
-}
-
 /// How the values of one config key order protection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Order {
@@ -143,7 +124,7 @@ impl KeyRule {
         }
     }
 
-    fn matches(&self, key: &str) -> bool {
+    pub(crate) fn matches(&self, key: &str) -> bool {
         let mut pattern = self.pattern.split('.');
         let mut key = key.split('.');
         loop {
@@ -154,42 +135,6 @@ impl KeyRule {
             }
         }
     }
-}
-
-/// The order of every key of the gate's own sections. A key none of these (nor the host's
-/// rules) names counts as lowering when it changes: a new gate setting (deny rules, session
-/// approvals) gets its rule here.
-pub fn gate_rules() -> Vec<KeyRule> {
-    use Order::*;
-    let ranked = Ranked(
-        ["permissive", "moderate", "strict"]
-            .map(String::from)
-            .to_vec(),
-    );
-    vec![
-        KeyRule::new("safety.level", ranked),
-        KeyRule::new("gate.session_approvals", TrueLowers),
-        KeyRule::new("timeouts.*", LargerLowers),
-        KeyRule::new("friction.*.voice_drops_after", LargerRaises),
-        KeyRule::new("friction.*.implicit_after", LargerRaises),
-        KeyRule::new("friction.*.reconfirm_every", LargerLowers),
-        KeyRule::new("friction.*.idle_reset_hours", LargerLowers),
-        // A longer window counts more refusals toward a disconnect: stricter.
-        KeyRule::new("queue.disconnect_window_seconds", LargerRaises),
-        KeyRule::new("queue.*", LargerLowers),
-        KeyRule::new("tokens.expiry_seconds", LargerLowers),
-        KeyRule::new("audit.redact_params", TrueLowers),
-        KeyRule::new("audit.group_commit_records", LargerLowers),
-        KeyRule::new("audit.group_commit_ms", LargerLowers),
-        KeyRule::new("audit.full_params", TrueRaises),
-        KeyRule::new("audit.params_excerpt_bytes", LargerRaises),
-        KeyRule::new("audit.writer_queue_batches", LargerLowers),
-        KeyRule::new("state.path", AnyChangeLowers),
-        KeyRule::new("session.profile", AnyChangeLowers),
-        KeyRule::new("session.parent_authorizer", TrueLowers),
-        KeyRule::new("manifests.dirs", MembersLower),
-        KeyRule::new("policy_change.*", AnyChangeLowers),
-    ]
 }
 
 /// A policy to compare: the gate's config and the host's facts.
@@ -560,8 +505,10 @@ fn fact_changes(old: &[ProtectionFact], new: &[ProtectionFact], out: &mut Vec<Po
         let (a, b) = (find(old, name), find(new, name));
         let direction = match (&a, &b) {
             (Some(a), Some(b)) if a == b => continue,
+            _ if a.iter().chain(&b).any(|f| f.unrelated) => Direction::Neutral,
             (Some(a), Some(b)) if b.rank > a.rank => Direction::Raises,
-            (None, Some(_)) => Direction::Raises,
+            // A fact with nothing to compare it with (a key new to the host) is not known to
+            // raise anything.
             _ => Direction::Lowers,
         };
         out.push(PolicyChange {
@@ -1069,44 +1016,62 @@ description = \"Write {path}\"
     }
 
     #[test]
-    fn host_sections_lower_unless_a_rule_orders_them() {
+    fn host_sections_are_compared_through_their_facts_only() {
         use Direction::*;
-        let guard = |ms: u32| format!("[overlay]\nguard_delay_ms = {ms}\n");
+        let gate = config("");
+        let compare_facts = |old: &[ProtectionFact], new: &[ProtectionFact]| {
+            let view = |facts| PolicyView {
+                config: &gate,
+                facts,
+            };
+            let found = compare(view(old), view(new), &[]);
+            found
+                .into_iter()
+                .map(|c| (c.subject, c.direction))
+                .collect::<Vec<_>>()
+        };
+        let guard = |ms: i64| {
+            [ProtectionFact::new(
+                "overlay.guard_delay_ms",
+                &ms.to_string(),
+                ms,
+            )]
+        };
         assert_eq!(
-            changes(&guard(750), &guard(1000)),
-            one("[overlay] guard_delay_ms", Lowers),
-            "unknown to the gate: asked about"
-        );
-        let rules = [KeyRule::new("overlay.guard_delay_ms", Order::LargerRaises)];
-        assert_eq!(
-            changes_with(&guard(750), &guard(1000), &rules),
-            one("[overlay] guard_delay_ms", Raises)
+            compare_facts(&guard(750), &guard(1000)),
+            [("overlay.guard_delay_ms".to_string(), Raises)]
         );
         assert_eq!(
-            changes_with(&guard(750), &guard(0), &rules),
-            one("[overlay] guard_delay_ms", Lowers)
+            compare_facts(&guard(750), &guard(0)),
+            [("overlay.guard_delay_ms".to_string(), Lowers)]
         );
-        // A key that appears without a value to compare with is not known to raise.
-        assert_eq!(
-            changes_with("", &guard(1000), &rules),
-            one("[overlay] guard_delay_ms", Lowers)
-        );
-        let colour = |c: &str| format!("[compositor]\nbackground = \"{c}\"\n");
-        let unrelated = [KeyRule::new("compositor.background", Order::Unrelated)];
-        let found = changes_with(&colour("#000000"), &colour("#202020"), &unrelated);
-        assert_eq!(found, one("[compositor] background", Neutral));
+        // A key new to the host has nothing to be compared with: asked about.
+        let new = compare_facts(&[], &guard(1000));
+        assert_eq!(new, [("overlay.guard_delay_ms".to_string(), Lowers)]);
+        let colour = |c: &str| [ProtectionFact::unrelated("compositor.background", c)];
+        let found = compare_facts(&colour("#000000"), &colour("#202020"));
+        assert_eq!(found, [("compositor.background".to_string(), Neutral)]);
         assert!(!lowers(&[PolicyChange {
             subject: "x".into(),
             old: None,
             new: None,
             direction: Neutral
         }]));
+        // The gate alone reads no host section: whoever embeds it declares them.
+        let options = LoadOptions {
+            system_dirs: Vec::new(),
+            ..LoadOptions::default()
+        };
+        let text = "[manifests]\ndirs = []\n[overlay]\nguard_delay_ms = 1\n";
+        let path = Path::new("/nonexistent/config.toml");
+        let e = GateConfig::from_str_with(path, text, &options).unwrap_err();
+        assert!(e.to_string().contains("unknown section `overlay`"), "{e}");
     }
 
     #[test]
     fn facts_are_ordered_by_rank_and_replace_their_keys() {
-        let a = config("[speech]\nenabled = true\n");
-        let b = config("[speech]\nenabled = false\n");
+        let a = config("");
+        let b = config("");
         let on = [ProtectionFact::new("speech.enabled", "on", 1)];
         let off = [ProtectionFact::new("speech.enabled", "off", 0)];
         let found = compare(

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::audit::Resolution;
 use crate::capability::{Capability, ExtraParams, Origin, Template};
 use crate::config::GateConfig;
-use crate::error::{Location, StoreError};
+use crate::error::{ConfigError, Location, StoreError};
 use crate::friction::FrictionReason;
 use crate::gate::Gate;
 use crate::identity::ClientIdentity;
@@ -84,6 +84,18 @@ impl Gate {
         host_rules: Vec<KeyRule>,
         now_ms: i64,
     ) -> Result<(Gate, StartPolicy), StoreError> {
+        Gate::start_with(config, facts, host_rules, now_ms, GateConfig::from_sources)
+    }
+
+    /// [`Gate::start`], the approved policy built again by `rebuild` when the files differ from
+    /// it (the owner of the whole document reads its other sections in the same pass).
+    pub fn start_with(
+        config: GateConfig,
+        facts: Vec<ProtectionFact>,
+        host_rules: Vec<KeyRule>,
+        now_ms: i64,
+        rebuild: impl FnOnce(PolicySources) -> Result<GateConfig, ConfigError>,
+    ) -> Result<(Gate, StartPolicy), StoreError> {
         let path = config.state_path();
         let group = GroupCommit {
             max_records: config.file.audit.group_commit_records,
@@ -110,7 +122,7 @@ impl Gate {
             gate.policy.facts = facts;
             return Ok((gate, StartPolicy::InForce));
         }
-        let in_force = match GateConfig::from_sources(approved.sources.clone()) {
+        let in_force = match rebuild(approved.sources.clone()) {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(

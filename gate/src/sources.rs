@@ -140,7 +140,7 @@ fn read_folder(
 }
 
 /// Reads a file after checking that it, and every folder above it, is trusted.
-pub(crate) fn read_trusted(path: &Path, trust: &TrustRules) -> Result<SourceFile, ConfigError> {
+pub fn read_trusted(path: &Path, trust: &TrustRules) -> Result<SourceFile, ConfigError> {
     let real = trust.check_file(path)?;
     let text = std::fs::read_to_string(&real).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),

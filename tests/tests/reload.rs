@@ -53,6 +53,29 @@ fn a_bad_config_is_refused_on_screen_and_a_good_one_applies() {
     assert_eq!(fx.decision(&c).resolution, "confirmation.timeout");
 }
 
+/// A change only to keys that cannot weaken anything (the background colour) applies at once,
+/// with no prompt: the compositor gets its own section back from the plugin as it proposed it,
+/// and the next frame shows it.
+#[test]
+fn an_unrelated_change_to_the_compositors_own_section_applies_at_once() {
+    let mut fx = Fixture::new(&["800x600@0,0"]);
+    let text = fx
+        .config_text()
+        .replace("background = \"#202028\"", "background = \"#104080\"");
+    assert_ne!(text, fx.config_text());
+    std::fs::write(fx.config_path(), text).unwrap();
+    fx.reload_config();
+    assert!(!fx.dialog_open(), "nothing to ask about");
+    assert!(fx.notice_text().is_none());
+    let c = fx.capture(0);
+    let px = c.pixel(c.width / 2, c.height - 2);
+    let want = [0x10u8, 0x40, 0x80];
+    assert!(
+        px[..3].iter().zip(want).all(|(a, b)| a.abs_diff(b) <= 2),
+        "the new background: {px:?}"
+    );
+}
+
 /// The compositor as the binary runs it (frame timer and config watch on the real loop), its
 /// config in a folder of its own.
 fn watched_compositor(

@@ -14,6 +14,7 @@ const MAX_FN_LINES: usize = 100;
 /// the fuzz checks are not).
 const PRODUCT: &[&str] = &[
     "gate/src",
+    "config/src",
     "overlay/src",
     "speech/src",
     "haptics/src",
@@ -28,10 +29,9 @@ const PRODUCT: &[&str] = &[
 /// risk label, the protection fact of a dropped classifier), written beside this check: they
 /// shrink with the gate's split into concerns that own their fields.
 const LONG_FILES: &[(&str, usize)] = &[
-    ("compositor/src/state.rs", 866),
+    ("compositor/src/state.rs", 840),
     ("gate/src/capability.rs", 643),
-    ("gate/src/config.rs", 650),
-    ("gate/src/policy.rs", 1214),
+    ("gate/src/policy.rs", 1179),
     ("gate/src/store.rs", 615),
 ];
 
@@ -40,7 +40,6 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("compositor/pcpctl/src/run.rs", "run", 105),
     ("compositor/src/bin/pcp-compositor.rs", "run", 105),
     ("compositor/src/state.rs", "with_backend", 175),
-    ("gate/src/config.rs", "validate_numbers", 120),
     ("gate/src/decide.rs", "evaluate_inner", 113),
     ("gate/src/policy.rs", "capability_changes", 155),
     ("gate/src/queue.rs", "respond", 145),

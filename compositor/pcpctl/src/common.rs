@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
+use pcp_config::Config;
+use pcp_config::reference::ReferenceSections;
 use pcp_gate::GateConfig;
-use pcp_gate::config::{default_config_path, default_state_path};
+use pcp_gate::config::default_state_path;
 use serde_json::Value;
 
 /// Now, in Unix milliseconds.
@@ -17,20 +19,10 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The config at `path`, else the default file when it exists, else the built-in defaults.
+/// The gate's part of the config at `path`, else of the default file when it exists, else of
+/// the built-in defaults: the whole file checked as the compositor checks it.
 pub fn load_config(path: Option<&Path>) -> Result<GateConfig> {
-    match path {
-        Some(p) => Ok(GateConfig::load(p)?),
-        None => {
-            let p = default_config_path();
-            if p.exists() {
-                Ok(GateConfig::load(&p)?)
-            } else {
-                let defaults = Path::new("<built-in defaults>");
-                Ok(GateConfig::from_str_at(defaults, "")?)
-            }
-        }
-    }
+    Ok(Config::<ReferenceSections>::load(path)?.gate)
 }
 
 /// The state file: `--state`, else the config's, else the default.
@@ -39,7 +31,7 @@ pub fn state_path(state: Option<PathBuf>, config: Option<&Path>) -> Result<PathB
         return Ok(s);
     }
     match config {
-        Some(c) => Ok(GateConfig::load(c)?.state_path()),
+        Some(c) => Ok(load_config(Some(c))?.state_path()),
         None => Ok(load_config(None)
             .map(|c| c.state_path())
             .unwrap_or_else(|_| default_state_path())),

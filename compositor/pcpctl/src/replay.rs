@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use pcp_gate::Gate;
 use pcp_gate::replay::{ReplayResult, parse_trace, replay};
-use pcp_gate::{Gate, GateConfig};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,7 +26,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.trace)
         .with_context(|| format!("cannot read {}", args.trace.display()))?;
     let lines = parse_trace(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.trace.display()))?;
-    let mut config = GateConfig::load(&args.config)?;
+    let mut config = crate::common::load_config(Some(&args.config))?;
     // A fresh state per replay unless one is given; removed when the replay ends.
     let fresh = tempfile::tempdir().context("cannot create a temporary state folder")?;
     let state = args

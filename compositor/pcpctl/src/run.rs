@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, anyhow, bail};
-use pcp_gate::GateConfig;
 use pcp_gate::config::{default_config_path, default_state_path};
 use pcp_gate::sources::SYSTEM_MANIFEST_DIRS;
 use wayland_client::globals::{GlobalListContents, registry_queue_init};
@@ -163,7 +162,7 @@ impl Masks {
     fn of(config: Option<&Path>) -> Masks {
         let config_path = config.map_or_else(default_config_path, Path::to_path_buf);
         let loaded = if config_path.exists() {
-            GateConfig::load(&config_path)
+            crate::common::load_config(Some(&config_path))
                 .map_err(|e| eprintln!("pcpctl: {e}; masking the default paths as well"))
                 .ok()
         } else {

@@ -1,25 +1,26 @@
-//! `pcpctl validate`: check a config file and every capability manifest it reaches (the gate's
-//! part; `pcp-compositor validate` checks the compositor's sections too).
+//! `pcpctl validate`: check a config file — every section (the gate's, the plugin's, the
+//! reference compositor's) and every capability manifest it reaches — with the same function
+//! `pcp-compositor validate` and the compositor's loader call, so the three accept and refuse
+//! the same files with the same messages.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use pcp_gate::GateConfig;
-use pcp_gate::config::default_config_path;
+use pcp_config::reference::ReferenceSections;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The config file (default: $XDG_CONFIG_HOME/pcp/config.toml, else the built-in defaults).
     #[arg(long)]
     config: Option<PathBuf>,
 }
 
 /// Exit 0 with the number of capabilities, 1 with the error naming file:line:column.
 pub fn run(args: Args) -> Result<ExitCode> {
-    let path = args.config.unwrap_or_else(default_config_path);
-    match GateConfig::load(&path) {
-        Ok(c) => {
-            println!("{}: ok ({} capabilities)", path.display(), c.registry.len());
+    match pcp_config::validate::<ReferenceSections>(args.config.as_deref()) {
+        Ok(ok) => {
+            println!("{ok}");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

@@ -4,8 +4,7 @@
 //! call anything.
 
 use pcp_gate::{
-    ClientIdentity, GateConfig, Intent, IntentId, Modality, Outcome, ProcessChange, ProtectionFact,
-    Resolution, Threshold,
+    ClientIdentity, Intent, IntentId, Modality, Outcome, ProcessChange, Resolution, Threshold,
 };
 use serde_json::Value;
 
@@ -92,10 +91,7 @@ pub enum Command {
     /// The outputs, the input devices, the focal point or the UI's settings changed.
     Refresh,
     /// A changed config, proposed in place of the policy in force.
-    ProposePolicy {
-        config: Box<GateConfig>,
-        facts: Vec<ProtectionFact>,
-    },
+    ProposePolicy { proposed: Box<pcp_config::Proposed> },
     /// The host's answer to an [`Effect::Execute`]: `Err` becomes `execution_failed`.
     Executed {
         decided: Box<Decided>,
@@ -133,7 +129,7 @@ pub enum Effect {
     /// again, asking [`ConfirmUi::wants_keyboard`](crate::ConfirmUi::wants_keyboard).
     KeyboardFocus,
     /// A proposed policy was settled. `applied`: it is in force now, and the plugin's own
-    /// sections have been applied; the host applies its own from `Pcp::gate().config()`.
+    /// sections have been applied; the host takes its own with `Pcp::take_applied_sections`.
     /// Otherwise the policy in force stays; `reason` says why.
     PolicySettled { applied: bool, reason: String },
     /// A `session.logout` was performed: the session's "allow until logout" approvals have

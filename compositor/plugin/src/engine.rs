@@ -6,9 +6,11 @@
 //! no access to either, so nothing can re-enter it while it runs. [`crate::run`] drains the
 //! effects afterwards.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use pcp_config::{PluginSections, Proposed};
 use pcp_gate::{Decision, FailedExecution, Gate, GateConfig, IntentId, Outcome, ProtectionFact};
 
 use crate::effects::{self, Command, Decided, Effect, Refusal, Run, Ticket};
@@ -59,37 +61,21 @@ pub struct Engine {
     policy_prompt: Option<IntentId>,
     /// A proposal nobody could answer yet, offered again when that may have changed.
     deferred: Option<(GateConfig, Vec<ProtectionFact>)>,
+    /// The sections of the proposal that waits (asked about, or deferred): the plugin's, and
+    /// the host's, which the engine only carries.
+    proposed: Option<(PluginSections, Box<dyn Any + Send>)>,
+    /// The host's sections of the policy that last took effect, until the host takes them.
+    applied_host: Option<Box<dyn Any + Send>>,
     /// What became of the last proposal.
     last_proposal: Option<Proposal>,
-    /// The plugin's own sections as last applied to the UI (`None`: not known yet).
-    sections: Option<Sections>,
-}
-
-/// `[overlay]`, `[speech]` and `[haptics]` as the UI runs them.
-#[derive(PartialEq)]
-struct Sections {
-    overlay: pcp_overlay::Config,
-    speech: pcp_speech::Config,
-    haptics: pcp_haptics::Config,
-}
-
-impl Sections {
-    /// The plugin's sections of the policy `gate` has in force.
-    fn of(gate: &Gate) -> Result<Sections, crate::config::ConfigError> {
-        let loaded = crate::config::sections(gate.config().clone())?;
-        Ok(Sections {
-            overlay: loaded.overlay,
-            speech: loaded.speech,
-            haptics: loaded.haptics,
-        })
-    }
+    /// The plugin's own sections as last applied to the UI.
+    sections: PluginSections,
 }
 
 impl Engine {
-    /// The engine of `gate` and `ui`, the UI made from the plugin's sections of the policy the
-    /// gate has in force.
-    pub(crate) fn new(gate: Gate, ui: ConfirmUi) -> Engine {
-        let sections = Sections::of(&gate).ok();
+    /// The engine of `gate` and `ui`, the UI made from `sections`, the plugin's sections of the
+    /// policy the gate has in force.
+    pub(crate) fn new(gate: Gate, ui: ConfirmUi, sections: PluginSections) -> Engine {
         Engine {
             gate,
             ui,
@@ -98,6 +84,8 @@ impl Engine {
             tickets: HashMap::new(),
             policy_prompt: None,
             deferred: None,
+            proposed: None,
+            applied_host: None,
             last_proposal: None,
             sections,
         }
@@ -124,6 +112,10 @@ impl Engine {
 
     pub(crate) fn take_proposal(&mut self) -> Option<Proposal> {
         self.last_proposal.take()
+    }
+
+    pub(crate) fn take_applied_host(&mut self) -> Option<Box<dyn Any + Send>> {
+        self.applied_host.take()
     }
 
     /// Commits buffered audit records.
@@ -175,8 +167,15 @@ impl Engine {
                 events
             }
             Command::Refresh => Vec::new(),
-            Command::ProposePolicy { config, facts } => {
-                let proposal = self.offer(*config, facts, now, &mut out);
+            Command::ProposePolicy { proposed } => {
+                let Proposed {
+                    gate,
+                    plugin,
+                    host,
+                    facts,
+                } = *proposed;
+                self.proposed = Some((plugin, host));
+                let proposal = self.offer(gate, facts, now, &mut out);
                 self.last_proposal = Some(proposal);
                 Vec::new()
             }
@@ -398,29 +397,26 @@ impl Engine {
 
     fn policy_settled(&mut self, applied: bool, reason: String, out: &mut Vec<Effect>) {
         if applied {
-            self.apply_sections();
+            if let Some((plugin, host)) = self.proposed.take() {
+                self.apply_sections(plugin);
+                self.applied_host = Some(host);
+            }
+        } else if self.deferred.is_none() {
+            // Refused (not deferred): its sections will never apply.
+            self.proposed = None;
         }
         out.push(Effect::PolicySettled { applied, reason });
     }
 
-    /// A new policy is in force: the plugin's own sections are read from the text the gate now
-    /// has (the file as it was approved, not as it may be now) and each changed one applies.
-    /// The dialog's settings wait for the dialog to go; voice and haptics restart now.
-    fn apply_sections(&mut self) {
-        let new = match Sections::of(&self.gate) {
-            Ok(s) => s,
-            Err(e) => {
-                // It loaded when it was proposed: a section that no longer checks keeps its
-                // settings in force.
-                tracing::error!("the approved config's plugin sections do not load: {e}");
-                return;
-            }
-        };
-        let old = self.sections.as_ref();
-        if old.is_none_or(|o| o.overlay != new.overlay) {
+    /// A new policy is in force: each of the plugin's own sections that changed applies (as
+    /// proposed and approved, not as the file may be now). The dialog's settings wait for the
+    /// dialog to go; voice and haptics restart now.
+    fn apply_sections(&mut self, new: PluginSections) {
+        let old = &self.sections;
+        if old.overlay != new.overlay {
             self.ui.set_overlay_config(new.overlay.clone());
         }
-        if old.is_none_or(|o| o.speech != new.speech) {
+        if old.speech != new.speech {
             let engine = crate::start_voice(new.speech.clone());
             tracing::info!(
                 "[speech] changed: voice is {}",
@@ -428,11 +424,11 @@ impl Engine {
             );
             self.ui.set_speech_engine(engine);
         }
-        if old.is_none_or(|o| o.haptics != new.haptics) {
+        if old.haptics != new.haptics {
             let backend = Box::new(pcp_haptics::EvdevHaptics::discover(&new.haptics));
             self.ui.set_haptics_config(backend, new.haptics.clone());
         }
-        self.sections = Some(new);
+        self.sections = new;
     }
 
     /// When the engine next has work, from `now` on the host's clock (`None`: nothing until

@@ -8,6 +8,7 @@ use smithay::input::keyboard::{FilterResult, KeysymHandle, ModifiersState, keysy
 use smithay::utils::{Logical, Point};
 
 pub use crate::ui::Routed;
+use crate::ui::ShortcutKeys;
 use crate::{Command, PcpHandler, PromptEvent};
 
 fn point(p: Point<f64, Logical>) -> pcp_overlay::Point {

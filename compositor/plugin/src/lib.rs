@@ -28,7 +28,9 @@
 
 #[cfg(feature = "a11y")]
 pub mod a11y;
-pub mod config;
+/// The config file as one typed document (the `pcp-config` crate): `Config<H>`, the plugin's
+/// sections, and `start`.
+pub use pcp_config as config;
 #[cfg(feature = "a11y")]
 pub mod desktop;
 pub mod effects;
@@ -91,14 +93,21 @@ pub struct Pcp {
 }
 
 impl Pcp {
-    /// Advertises `pcp_intent_manager_v1` on `display` and takes charge of `gate` and `ui`.
-    /// Give it an event loop with [`Pcp::use_event_loop`] so its timer runs.
-    pub fn new<D>(display: &DisplayHandle, gate: Gate, ui: ConfirmUi) -> Pcp
+    /// Advertises `pcp_intent_manager_v1` on `display` and takes charge of `gate` and `ui`, the
+    /// UI made from `sections`, the plugin's sections of the policy in force (so that a new
+    /// policy restarts only what it changes). Give it an event loop with [`Pcp::use_event_loop`]
+    /// so its timer runs.
+    pub fn new<D>(
+        display: &DisplayHandle,
+        gate: Gate,
+        ui: ConfirmUi,
+        sections: pcp_config::PluginSections,
+    ) -> Pcp
     where
         D: wayland::IntentDispatch,
     {
         Pcp {
-            engine: Engine::new(gate, ui),
+            engine: Engine::new(gate, ui, sections),
             wayland: IntentManagerState::new::<D>(display),
             fronts: Vec::new(),
             inbox: VecDeque::new(),
@@ -112,6 +121,22 @@ impl Pcp {
     pub fn performs(&mut self, capabilities: &[&str]) {
         self.engine
             .set_performs(capabilities.iter().map(|c| c.to_string()).collect());
+    }
+
+    /// The host's own sections of the policy that last took effect, as the host proposed them
+    /// (after an [`Effect::PolicySettled`] that says `applied`): `None` once taken, or when they
+    /// are not an `H`.
+    pub fn take_applied_sections<H: 'static>(&mut self) -> Option<H> {
+        match self.engine.take_applied_host()?.downcast::<H>() {
+            Ok(host) => Some(*host),
+            Err(_) => {
+                tracing::error!(
+                    "the applied host sections are not a {}",
+                    std::any::type_name::<H>()
+                );
+                None
+            }
+        }
     }
 
     /// Runs the plugin's timer (the gate's deadlines, the dialog's guard and countdown, a

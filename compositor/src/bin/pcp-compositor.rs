@@ -17,7 +17,7 @@ use calloop::{Interest, Mode, PostAction};
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use pcp_compositor::auto::Surroundings;
 use pcp_compositor::backend::{BackendError, BackendKind, UDEV_BUILT, WINIT_BUILT};
-use pcp_compositor::config::OutputSpec;
+use pcp_compositor::config::{OutputSpec, ReferenceSections};
 use pcp_compositor::startup;
 use pcp_compositor::state::{Compositor, Socket};
 use pcp_plugin::PcpHandler;
@@ -61,7 +61,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check a config file: the gate's sections, every manifest, `[compositor]` and `[overlay]`.
+    /// Check a config file: every section, every manifest (the same check as `pcpctl validate`).
     Validate {
         /// The config file to check (default: $XDG_CONFIG_HOME/pcp/config.toml).
         #[arg(long)]
@@ -91,20 +91,19 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(Command::Validate { config }) = cli.command {
-        return Ok(match startup::load(config.as_deref()) {
-            Ok(c) => {
-                let shown = c
-                    .gate
-                    .path
-                    .map_or_else(|| "<built-in defaults>".into(), |p| p.display().to_string());
-                println!("{shown}: ok ({} capabilities)", c.gate.registry.len());
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::from(1)
-            }
-        });
+        // The same check as `pcpctl validate` and as this compositor's loader.
+        return Ok(
+            match pcp_config::validate::<ReferenceSections>(config.as_deref()) {
+                Ok(ok) => {
+                    println!("{ok}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::from(1)
+                }
+            },
+        );
     }
     let kind = match cli.backend {
         Backend::Auto => {

@@ -1,18 +1,16 @@
-//! Config and manifest loading (`pcp_gate::GateConfig::from_sources`, which reads no file): the
-//! input is a config file's text and the texts of manifests in a system folder and a user folder,
-//! separated by lines `#== system` and `#== user`. Properties: no panic; an error names a file it
-//! was given; a loaded policy has every capability declared in the texts it was given, with a
-//! description that renders for any parameters, and the same sources give the same digest.
-//!
-//! The same config text is also read as the plugin reads its own sections from it (`[overlay]`,
-//! `[speech]`, `[haptics]`, each section's type from its crate, then the crates' own checks):
-//! no panic, and an accepted `[overlay]` shows any client string within its caps.
+//! Config and manifest loading as the compositor loads them (`pcp_config::Config::from_sources`
+//! with the reference compositor's sections, which reads no file): the input is a config file's
+//! text and the texts of manifests in a system folder and a user folder, separated by lines
+//! `#== system` and `#== user`. Properties: no panic; an error names a file it was given; a
+//! loaded policy has every capability declared in the texts it was given, with a description that
+//! renders for any parameters, and the same sources give the same digest; an accepted
+//! `[overlay]` shows any client string within its caps.
 
 use std::path::PathBuf;
 
-use pcp_gate::GateConfig;
+use pcp_config::Config;
+use pcp_config::reference::ReferenceSections;
 use pcp_gate::sources::{ManifestFolder, PolicySources, SourceFile};
-use serde::Deserialize;
 use serde_json::json;
 
 const CONFIG: &str = "/fuzz/config.toml";
@@ -70,25 +68,8 @@ fn push(files: &mut [SourceFile], line: &str) {
     }
 }
 
-/// The plugin's sections of the config file, typed as the plugin reads them.
-#[derive(Deserialize)]
-struct PluginSections {
-    #[serde(default)]
-    overlay: pcp_overlay::Config,
-    #[serde(default)]
-    speech: pcp_speech::Config,
-    #[serde(default)]
-    haptics: pcp_haptics::Config,
-}
-
-/// Reads the plugin's sections of `text` and runs each crate's checks on what parses.
-fn plugin_sections(text: &str) {
-    let Ok(sections) = toml::from_str::<PluginSections>(text) else {
-        return;
-    };
-    let _ = sections.speech.validate();
-    let _ = sections.haptics.validate();
-    let overlay = &sections.overlay;
+/// An accepted `[overlay]` shows any client string within its caps.
+fn overlay_caps(overlay: &pcp_overlay::Config) {
     let sample = "a\u{202e}b\u{200b}c\u{a0}".repeat(64);
     for (text, cap) in [
         (overlay.visible_text(&sample), overlay.max_text_chars),
@@ -106,10 +87,9 @@ fn plugin_sections(text: &str) {
 pub fn check(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let sources = sources(&text);
-    plugin_sections(&sources.config.text);
     let digest = sources.digest();
     assert_eq!(digest, sources.clone().digest(), "the digest is stable");
-    match GateConfig::from_sources(sources.clone()) {
+    match Config::<ReferenceSections>::from_sources(sources.clone()) {
         Err(e) => {
             let message = e.to_string();
             assert!(
@@ -117,7 +97,9 @@ pub fn check(data: &[u8]) {
                 "the error names no file it was given: {message}"
             );
         }
-        Ok(config) => {
+        Ok(loaded) => {
+            overlay_caps(&loaded.plugin.overlay);
+            let config = loaded.gate;
             let names: String = std::iter::once(&sources.config.text)
                 .chain(
                     sources

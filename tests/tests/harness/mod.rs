@@ -211,7 +211,7 @@ impl Fixture {
         options.frame_timer = false;
         // Every harness compositor loading its own Vosk model would take seconds and gigabytes:
         // the harness config turns voice off (a test puts in a shared engine instead).
-        if options.speech.enabled {
+        if options.plugin.speech.enabled {
             return Err(StartFailure::Config(
                 "[speech] enabled = true: the harness puts in a shared speech engine instead"
                     .into(),

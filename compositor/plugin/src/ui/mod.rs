@@ -34,7 +34,7 @@ use self::devices::Devices;
 pub use self::dialog::Placement;
 use self::dialog::{DialogSync, DialogView, losses_to_end, next_countdown_change, risk_of};
 use self::focus::Sharing;
-pub use self::focus::Shortcut;
+pub use self::focus::{Shortcut, ShortcutKeys};
 use self::haptic::HapticStep;
 pub use self::input::Routed;
 pub use self::options::{GateView, UiOptions, UiTiming};

@@ -1,13 +1,18 @@
 //! The gate's part of the compositor config file (`[gate]`, `[safety]`, `[timeouts]`,
 //! `[friction]`, `[queue]`, `[tokens]`, `[audit]`, `[state]`, `[session]`, `[manifests]`,
 //! `[policy_change]`, `[[capability]]`, `[[rule]]`), its loading from trusted files with errors
-//! that name file:line:column, and the default paths.
+//! that name file:line:column, and the default paths. The file is one document
+//! ([`document`]): the other sections belong to whoever embeds the gate and are read in the same
+//! pass; the gate alone reads none but its own.
+
+mod check;
+pub mod document;
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::{CapabilityManifest, Origin, Registry, Template};
+use crate::capability::{CapabilityManifest, Origin, Registry};
 use crate::error::ConfigError;
 use crate::rules::RuleManifest;
 pub use crate::sources::{
@@ -299,10 +304,12 @@ impl PolicyChangeConfig {
     }
 }
 
-/// The whole config file as the gate reads it. Sections owned by other crates are checked to be
-/// tables here and validated by their crates.
+/// The gate's sections of the config file. Other sections belong to whoever embeds the gate:
+/// [`document::parse`] reads them in the same pass and refuses a section nobody declares; this
+/// type alone (rebuilding a policy approved earlier, [`GateConfig::from_sources`]) passes over
+/// them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct ConfigFile {
     pub gate: GateSectionConfig,
     pub safety: SafetyConfig,
@@ -321,14 +328,44 @@ pub struct ConfigFile {
     /// Deny rules; moved into the registry at load, like capabilities.
     #[serde(rename = "rule", skip_serializing)]
     pub rules: Vec<RuleManifest>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub overlay: Option<toml::Table>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub speech: Option<toml::Table>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub haptics: Option<toml::Table>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compositor: Option<toml::Table>,
+}
+
+/// The order of every key of the gate's own sections, beside their types: how a change to each
+/// is compared when a new policy is proposed (see `crate::policy`). A key none of these names
+/// would count as lowering when it changes; a test fails for one (`document`'s tests).
+pub fn gate_rules() -> Vec<crate::policy::KeyRule> {
+    use crate::policy::KeyRule;
+    use crate::policy::Order::*;
+    let ranked = Ranked(
+        ["permissive", "moderate", "strict"]
+            .map(String::from)
+            .to_vec(),
+    );
+    vec![
+        KeyRule::new("safety.level", ranked),
+        KeyRule::new("gate.session_approvals", TrueLowers),
+        KeyRule::new("gate.risk_label", AnyChangeLowers),
+        KeyRule::new("timeouts.*", LargerLowers),
+        KeyRule::new("friction.*.voice_drops_after", LargerRaises),
+        KeyRule::new("friction.*.implicit_after", LargerRaises),
+        KeyRule::new("friction.*.reconfirm_every", LargerLowers),
+        KeyRule::new("friction.*.idle_reset_hours", LargerLowers),
+        // A longer window counts more refusals toward a disconnect: stricter.
+        KeyRule::new("queue.disconnect_window_seconds", LargerRaises),
+        KeyRule::new("queue.*", LargerLowers),
+        KeyRule::new("tokens.expiry_seconds", LargerLowers),
+        KeyRule::new("audit.redact_params", TrueLowers),
+        KeyRule::new("audit.group_commit_records", LargerLowers),
+        KeyRule::new("audit.group_commit_ms", LargerLowers),
+        KeyRule::new("audit.full_params", TrueRaises),
+        KeyRule::new("audit.params_excerpt_bytes", LargerRaises),
+        KeyRule::new("audit.writer_queue_batches", LargerLowers),
+        KeyRule::new("state.path", AnyChangeLowers),
+        KeyRule::new("session.profile", AnyChangeLowers),
+        KeyRule::new("session.parent_authorizer", TrueLowers),
+        KeyRule::new("manifests.dirs", MembersLower),
+        KeyRule::new("policy_change.*", AnyChangeLowers),
+    ]
 }
 
 /// A loaded config: the settings, the capability registry built from every manifest, and the
@@ -356,7 +393,20 @@ impl GateConfig {
         text: &str,
         options: &LoadOptions,
     ) -> Result<GateConfig, ConfigError> {
-        let file = parse_file(path, text)?;
+        let document = document::parse::<()>(path, text)?;
+        GateConfig::from_document(path, text, document.gate, options)
+    }
+
+    /// The config of `file`, the gate's sections of the `text` of `path` as
+    /// [`document::parse`] read them, checked, with the manifest folders it names (and the
+    /// system folders) read from disk.
+    pub fn from_document(
+        path: &Path,
+        text: &str,
+        file: ConfigFile,
+        options: &LoadOptions,
+    ) -> Result<GateConfig, ConfigError> {
+        check::check(path, text, &file)?;
         let folders = read_folders(path, &file.manifests.dirs, options)?;
         let sources = PolicySources {
             config: SourceFile {
@@ -383,7 +433,20 @@ impl GateConfig {
     /// Builds a config again from sources read earlier (the last approved policy, kept in the
     /// state store), reading no file.
     pub fn from_sources(sources: PolicySources) -> Result<GateConfig, ConfigError> {
-        let file = parse_file(&sources.config.path, &sources.config.text)?;
+        let (path, text) = (&sources.config.path, &sources.config.text);
+        // The other sections were checked by their owners when the policy was approved.
+        let file: ConfigFile =
+            toml::from_str(text).map_err(|e| ConfigError::from_toml(path, text, &e))?;
+        GateConfig::from_sources_read(sources, file)
+    }
+
+    /// [`GateConfig::from_sources`] with the gate's sections of its text already read
+    /// ([`document::parse`]).
+    pub fn from_sources_read(
+        sources: PolicySources,
+        file: ConfigFile,
+    ) -> Result<GateConfig, ConfigError> {
+        check::check(&sources.config.path, &sources.config.text, &file)?;
         GateConfig::build(sources, file)
     }
 
@@ -440,192 +503,6 @@ impl GateConfig {
             .clone()
             .unwrap_or_else(default_state_path)
     }
-}
-
-/// Parses and checks the gate's sections of a config file's text.
-fn parse_file(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
-    let file: ConfigFile =
-        toml::from_str(text).map_err(|e| ConfigError::from_toml(path, text, &e))?;
-    validate_numbers(path, text, &file)?;
-    validate_wording(path, text, &file.policy_change)?;
-    Ok(file)
-}
-
-/// The policy-change prompt's templates parse and use only their own placeholders.
-fn validate_wording(
-    path: &Path,
-    text: &str,
-    wording: &PolicyChangeConfig,
-) -> Result<(), ConfigError> {
-    for (key, template, allowed) in wording.templates() {
-        let offset = || find_key(text, "policy_change", key).unwrap_or(0);
-        let parsed = Template::parse(template).map_err(|(_, message)| {
-            ConfigError::invalid(
-                path,
-                text,
-                offset(),
-                format!("[policy_change] {key}: {message}"),
-            )
-        })?;
-        if let Some(bad) = parsed.params().find(|p| !allowed.contains(p)) {
-            let known = if allowed.is_empty() {
-                "none".to_string()
-            } else {
-                allowed
-                    .iter()
-                    .map(|a| format!("{{{a}}}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            return Err(ConfigError::invalid(
-                path,
-                text,
-                offset(),
-                format!(
-                    "[policy_change] {key}: `{{{bad}}}` is not one of its placeholders ({known})"
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Zero counts and timeouts would make the gate useless or silently permissive: refuse them.
-fn validate_numbers(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
-    let checks: [(&str, &str, u64); 17] = [
-        (
-            "policy_change",
-            "max_lines",
-            file.policy_change.max_lines.into(),
-        ),
-        (
-            "timeouts",
-            "voice_seconds",
-            file.timeouts.voice_seconds.into(),
-        ),
-        (
-            "timeouts",
-            "visual_seconds",
-            file.timeouts.visual_seconds.into(),
-        ),
-        (
-            "timeouts",
-            "haptic_seconds",
-            file.timeouts.haptic_seconds.into(),
-        ),
-        (
-            "timeouts",
-            "parent_seconds",
-            file.timeouts.parent_seconds.into(),
-        ),
-        ("queue", "max_pending", file.queue.max_pending as u64),
-        ("queue", "per_client", file.queue.per_client as u64),
-        (
-            "queue",
-            "disconnect_after",
-            file.queue.disconnect_after.into(),
-        ),
-        (
-            "queue",
-            "disconnect_window_seconds",
-            file.queue.disconnect_window_seconds.into(),
-        ),
-        (
-            "queue",
-            "intents_per_round",
-            file.queue.intents_per_round.into(),
-        ),
-        (
-            "tokens",
-            "expiry_seconds",
-            file.tokens.expiry_seconds.into(),
-        ),
-        (
-            "audit",
-            "group_commit_records",
-            file.audit.group_commit_records as u64,
-        ),
-        (
-            "audit",
-            "params_excerpt_bytes",
-            file.audit.params_excerpt_bytes as u64,
-        ),
-        (
-            "audit",
-            "writer_queue_batches",
-            file.audit.writer_queue_batches as u64,
-        ),
-        (
-            "friction",
-            "implicit_after",
-            file.friction.moderate.implicit_after.into(),
-        ),
-        (
-            "friction",
-            "voice_drops_after",
-            file.friction.moderate.voice_drops_after.into(),
-        ),
-        (
-            "friction",
-            "reconfirm_every",
-            file.friction.moderate.reconfirm_every.into(),
-        ),
-    ];
-    let permissive = &file.friction.permissive;
-    let extra = [
-        (
-            "friction",
-            "implicit_after",
-            u64::from(permissive.implicit_after),
-        ),
-        (
-            "friction",
-            "voice_drops_after",
-            permissive.voice_drops_after.into(),
-        ),
-        (
-            "friction",
-            "reconfirm_every",
-            permissive.reconfirm_every.into(),
-        ),
-    ];
-    for (section, key, value) in checks.into_iter().chain(extra) {
-        if value == 0 {
-            let offset = find_key(text, section, key).unwrap_or(0);
-            return Err(ConfigError::invalid(
-                path,
-                text,
-                offset,
-                format!("[{section}] {key} must be at least 1"),
-            ));
-        }
-    }
-    if file.session.profile.trim().is_empty() {
-        let offset = find_key(text, "session", "profile").unwrap_or(0);
-        return Err(ConfigError::invalid(
-            path,
-            text,
-            offset,
-            "[session] profile must not be empty",
-        ));
-    }
-    Ok(())
-}
-
-/// The byte offset of `key = …` after the `[section` header, for pointing at a bad value.
-fn find_key(text: &str, section: &str, key: &str) -> Option<usize> {
-    let header = text.find(&format!("[{section}"))?;
-    let mut offset = header;
-    for line in text[header..].split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix(key)
-            && rest.trim_start().starts_with('=')
-        {
-            return Some(offset + (line.len() - trimmed.len()));
-        }
-        offset += line.len();
-    }
-    None
 }
 
 fn xdg_dir(var: &str, home_fallback: &str) -> Option<PathBuf> {
