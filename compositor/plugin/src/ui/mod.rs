@@ -11,6 +11,7 @@
 mod accessible;
 mod devices;
 mod dialog;
+mod entry;
 mod focus;
 mod haptic;
 mod input;
@@ -33,6 +34,7 @@ use smithay::utils::{Logical, Point};
 use self::devices::Devices;
 pub use self::dialog::Placement;
 use self::dialog::{DialogSync, DialogView, losses_to_end, next_countdown_change, risk_of};
+pub use self::entry::{EntryKey, EntryState, EntryView};
 use self::focus::Sharing;
 pub use self::focus::Shortcut;
 use self::haptic::HapticStep;
@@ -62,6 +64,8 @@ pub struct ConfirmUi {
     haptic: HapticStep,
     devices: Devices,
     input: input::ModalInput,
+    /// The text entries front ends attached to their prompts (a password).
+    entries: entry::Entries,
     timing: UiTiming,
     changes: Changes,
     /// The prompt waiting for a spoken answer, as last synced.
@@ -112,6 +116,7 @@ impl ConfirmUi {
             haptic: HapticStep::new(options.haptics, options.haptics_config),
             devices,
             input: input::ModalInput::default(),
+            entries: entry::Entries::default(),
             timing: options.timing,
             changes: Changes::default(),
             waiting_voice: None,
@@ -422,7 +427,10 @@ impl ConfirmUi {
         let synced = self.dialog.sync(
             prompt,
             self.voice.challenge_of(prompt.id),
-            voice_note.as_deref(),
+            (
+                voice_note.as_deref(),
+                self.entries.view(prompt.id).is_some(),
+            ),
             gate.queued,
             gate.timeouts,
             &around.outputs,
@@ -454,6 +462,7 @@ impl ConfirmUi {
                 }
                 let keyboard = self.input.keyboard;
                 self.dialog.dialog_mut().set_keyboard_focus(keyboard);
+                self.lock_approve(prompt.id);
                 self.changes.damaged |= damaged || first;
                 if self.rechecked != Some(prompt.id) {
                     self.rechecked = Some(prompt.id);
