@@ -26,6 +26,11 @@ pub enum ConfigLoadError {
     },
     #[error("cannot open the state store: {0}")]
     Store(#[from] pcp_gate::StoreError),
+    #[error("{path}: {source}")]
+    Polkit {
+        path: String,
+        source: crate::polkit::config::PolkitConfigError,
+    },
 }
 
 /// The host's sections of a config: what the compositor, the dialog, voice and haptics run
@@ -76,6 +81,13 @@ fn from_plugin(plugin: pcp_plugin::config::PluginConfig) -> Result<LoadedConfig,
         || pcp_plugin::config::BUILT_IN.to_string(),
         |p| p.display().to_string(),
     );
+    // `[polkit]` is read when the agent starts; checked here so a bad one is refused at load.
+    crate::polkit::PolkitConfig::from_table(plugin.gate.file.polkit.as_ref()).map_err(
+        |source| ConfigLoadError::Polkit {
+            path: shown.clone(),
+            source,
+        },
+    )?;
     let compositor =
         CompositorConfig::from_table(plugin.gate.file.compositor.as_ref()).map_err(|source| {
             ConfigLoadError::Compositor {

@@ -329,6 +329,8 @@ pub struct ConfigFile {
     pub haptics: Option<toml::Table>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compositor: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub polkit: Option<toml::Table>,
 }
 
 /// A loaded config: the settings, the capability registry built from every manifest, and the

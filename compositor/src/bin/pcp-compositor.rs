@@ -145,6 +145,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
     if let Some(name) = &compositor.socket_name {
         tracing::info!("listening on WAYLAND_DISPLAY={name}");
     }
+    // A session's polkit agent (headless: only when `[polkit] enabled = true`); without one
+    // the session carries on, and says why in the log.
+    pcp_compositor::polkit::start(&mut compositor, kind != BackendKind::Headless);
     if let Some(dir) = &cli.capture_dir {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the capture folder {}", dir.display()))?;
