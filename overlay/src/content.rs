@@ -557,6 +557,7 @@ mod tests {
             press_and_hold: false,
             voice_unavailable: None,
             offer_session: false,
+            entry: false,
         };
         let e = c.validate(&Config::default()).unwrap_err().to_string();
         assert!(e.contains("shows in full"), "{e}");

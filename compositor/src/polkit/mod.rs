@@ -73,8 +73,8 @@ fn start_with(compositor: &mut Compositor, config: &PolkitConfig) -> Result<(), 
     // The sink runs on the agent's threads: it only hands the event to the event loop.
     let tx = Mutex::new(tx);
     let sink: EventSink = Box::new(move |event| {
-        let sent = tx.lock().map(|tx| tx.send(event));
-        if !matches!(sent, Ok(Ok(()))) {
+        let sent = tx.lock().is_ok_and(|tx| tx.send(event).is_ok());
+        if !sent {
             tracing::debug!("a polkit event arrived after the compositor stopped listening");
         }
     });
