@@ -299,8 +299,7 @@ impl PolicyChangeConfig {
     }
 }
 
-/// The whole config file as the gate reads it. Sections owned by other crates are checked to be
-/// tables here and validated by their crates.
+/// The whole config file as the gate reads it; other crates' sections are tables they check.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConfigFile {
@@ -333,8 +332,7 @@ pub struct ConfigFile {
     pub polkit: Option<toml::Table>,
 }
 
-/// A loaded config: the settings, the capability registry built from every manifest, and the
-/// text it was all built from.
+/// A loaded config: its settings, the registry built from every manifest, and the source text.
 #[derive(Debug, Clone)]
 pub struct GateConfig {
     pub file: ConfigFile,

@@ -300,6 +300,8 @@ pub struct EntryLine {
     pub label: String,
     /// What the field shows: the text of an echoing entry, one `•` a character of a masked one.
     pub shown: String,
+    /// A password (PAM's `ECHO_OFF`): `shown` is dots, and screen readers are told so.
+    pub masked: bool,
     /// A line under it (a failed try, PAM's info or error text).
     pub message: Option<String>,
     /// The user gave it the keyboard: keys go into it, and a caret shows it.

@@ -40,31 +40,35 @@ pub enum PolkitStartError {
 }
 
 /// Starts the agent when `[polkit]` (of the policy in force) asks: `session` says whether this
-/// is a real session (on by default) or headless (off unless `enabled = true`). Returns whether
-/// it runs; a reason it does not is logged, never fatal: the session carries on without it.
-pub fn start(compositor: &mut Compositor, session: bool) -> bool {
+/// is a real session (on by default) or headless (off unless `enabled = true`). Returns the
+/// agent's unique name on the system bus when it runs; a reason it does not is logged, never
+/// fatal: the session carries on without it.
+pub fn start(compositor: &mut Compositor, session: bool) -> Option<String> {
     let table = compositor.state.pcp.gate().config().file.polkit.clone();
     let config = match PolkitConfig::from_table(table.as_ref()) {
         Ok(c) => c,
         Err(e) => {
             tracing::warn!("polkit agent not started: {e}");
-            return false;
+            return None;
         }
     };
     if !config.starts(session) {
         tracing::info!("polkit agent off ([polkit] enabled)");
-        return false;
+        return None;
     }
     match start_with(compositor, &config) {
-        Ok(()) => true,
+        Ok(name) => Some(name),
         Err(e) => {
             tracing::warn!("polkit agent not started: {e}");
-            false
+            None
         }
     }
 }
 
-fn start_with(compositor: &mut Compositor, config: &PolkitConfig) -> Result<(), PolkitStartError> {
+fn start_with(
+    compositor: &mut Compositor,
+    config: &PolkitConfig,
+) -> Result<String, PolkitStartError> {
     let subject = match &config.subject {
         Some(text) => SubjectChoice::Fixed(Subject::parse(text)?),
         None => SubjectChoice::Auto,
@@ -84,6 +88,7 @@ fn start_with(compositor: &mut Compositor, config: &PolkitConfig) -> Result<(), 
         ..AgentConfig::default()
     };
     let agent = Agent::start(agent_config, sink)?;
+    let name = agent.bus_name().unwrap_or_default();
     let state: &mut State = &mut compositor.state;
     // The front end's id is only known once it is added: until then no event can reach it
     // (the source below is not inserted yet), so the placeholder is never used.
@@ -114,5 +119,5 @@ fn start_with(compositor: &mut Compositor, config: &PolkitConfig) -> Result<(), 
             }
         })
         .map_err(|e| PolkitStartError::Loop(e.to_string()))?;
-    Ok(())
+    Ok(name)
 }

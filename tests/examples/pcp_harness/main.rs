@@ -373,7 +373,8 @@ impl Harness {
             "state": state,
             "outputs": outputs,
             "voice": voice,
-            "polkit_agent": fx.polkit_agent(),
+            "polkit_agent": fx.polkit_agent().is_some(),
+            "polkit_bus_name": fx.polkit_agent(),
         }));
         Ok(Harness {
             fx,

@@ -53,8 +53,8 @@ pub struct Fixture {
     dir: tempfile::TempDir,
     socket: PathBuf,
     config_text: String,
-    /// The polkit agent was started and registered.
-    polkit_agent: bool,
+    /// The polkit agent's unique bus name, when it was started and registered.
+    polkit_agent: Option<String>,
 }
 
 /// The `assets/` folder of this checkout.
@@ -309,9 +309,10 @@ impl Fixture {
         self.state().pcp().ui().entry()
     }
 
-    /// Whether the polkit agent was started (`[polkit] enabled = true`) and registered.
-    pub fn polkit_agent(&self) -> bool {
-        self.polkit_agent
+    /// The polkit agent's unique name on the system bus, when it was started (`[polkit]
+    /// enabled = true`) and registered.
+    pub fn polkit_agent(&self) -> Option<&str> {
+        self.polkit_agent.as_deref()
     }
 
     pub fn dialog_live(&mut self) -> Option<LiveState> {

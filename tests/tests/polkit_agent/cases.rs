@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::run::{Harness, Lines, Tools, finish, go, subject};
+use crate::run::{Harness, Lines, Tools, finish, go, spawn_as, subject};
 use crate::world::{ADMIN_PW, USER_PW, World};
 
 const SELF: &str = "org.pcp.test.self";
@@ -33,6 +33,8 @@ pub struct Case {
     kill_requester: bool,
     /// Two requests: the second prompt appears only after the first was decided.
     one_after_the_other: bool,
+    /// Call the agent as a `polkitd`-user process that is not polkitd: refused, audited.
+    forge: bool,
 }
 
 fn case(name: &'static str, script: String) -> Case {
@@ -48,6 +50,7 @@ fn case(name: &'static str, script: String) -> Case {
         must_not_see: Vec::new(),
         kill_requester: false,
         one_after_the_other: false,
+        forge: false,
     }
 }
 
@@ -142,6 +145,21 @@ pub fn all() -> Vec<Case> {
             ..case("pkexec denied: 126", script(r#""deny""#, ""))
         },
         Case {
+            actions: "",
+            forge: true,
+            must_see: vec![
+                "FORGED BeginAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
+                "FORGED CancelAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
+                "\"capability\":\"polkit.agent-call\"".into(),
+                "\"resolution\":\"invalid_params\"".into(),
+            ],
+            must_not_see: vec!["\"event\":\"prompt\"".into()],
+            ..case(
+                "a BeginAuthentication not from polkitd is refused and audited, no dialog",
+                script(r#"["type", "approve"]"#, &format!("{USER_PW:?}")),
+            )
+        },
+        Case {
             kill_requester: true,
             expect: &[],
             must_see: vec!["\"resolution\":\"cancelled\"".into()],
@@ -165,29 +183,73 @@ pub fn all() -> Vec<Case> {
     ]
 }
 
+/// Runs the forger as the `polkitd` user against the agent `name` and waits for both refusals
+/// in the audit log.
+fn forge(world: &World, name: &str, lines: &mut Lines) -> Result<(), String> {
+    let exe = world.exe.to_string_lossy().into_owned();
+    let (child, stdin) = spawn_as(
+        "polkitd",
+        &[&exe],
+        &[
+            ("PCP_POLKIT_ROLE", "forge".into()),
+            ("PCP_TARGET", name.to_string()),
+        ],
+        "forger",
+        &lines.tx,
+    )?;
+    for method in ["BeginAuthentication", "CancelAuthentication"] {
+        lines.wait_for("forger", Duration::from_secs(30), |l| {
+            l.starts_with(&format!("FORGED {method} ")) || l.starts_with("FORGE-ERROR")
+        })?;
+    }
+    let refused = |log: &[String]| {
+        log.iter()
+            .filter(|l| l.starts_with("harness: {") && l.contains("polkit.agent-call"))
+            .count()
+    };
+    while refused(&lines.log) < 2 {
+        lines.wait_for("harness", Duration::from_secs(10), |l| {
+            l.contains("polkit.agent-call")
+        })?;
+    }
+    finish(child, stdin);
+    Ok(())
+}
+
 impl Case {
     pub fn run(&self, world: &World, tools: &Tools) -> Result<(), String> {
         let mut lines = Lines::new();
-        let (child, mut stdin, pid) = subject(self.actions, self.pkexec, &mut lines)?;
+        let result = self.run_with(world, tools, &mut lines);
+        lines.drain();
+        result?;
+        self.check(&lines.log)
+    }
+
+    fn run_with(&self, world: &World, tools: &Tools, lines: &mut Lines) -> Result<(), String> {
+        let (child, mut stdin, pid) = subject(self.actions, self.pkexec, lines)?;
         let config = format!(
             "[polkit]\nenabled = {}\nsubject = \"unix-process:{pid}\"\n{}",
             self.agent, self.config
         );
         let dir = world.dir.join(format!("case-{pid}"));
-        let started = Harness::start(tools, &dir, &self.script, &config, &mut lines);
-        let (harness, registered) = match started {
+        let started = Harness::start(tools, &dir, &self.script, &config, lines);
+        let (harness, agent) = match started {
             Ok(h) => h,
             Err(e) => {
                 finish(child, stdin);
                 return Err(e);
             }
         };
-        let result = self.play(&mut lines, &mut stdin, registered);
+        let mut result = self.play(lines, &mut stdin, agent.is_some());
+        if result.is_ok()
+            && self.forge
+            && let Some(name) = agent
+        {
+            result = forge(world, &name, lines);
+        }
         harness.stop();
         finish(child, stdin);
-        lines.drain();
-        result?;
-        self.check(&lines.log)
+        result
     }
 
     fn play(

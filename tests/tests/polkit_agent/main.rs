@@ -7,8 +7,9 @@
 //!
 //! Needs root (a private mount namespace, test users, its own bus and polkitd): without it the
 //! test FAILS and says why; `PCP_POLKIT_TEST_SKIP=1` (never set by CI) skips it. One binary,
-//! two roles (`PCP_POLKIT_ROLE`): none → build `pcp-harness` and re-run inside `unshare
-//! --mount`; `inside` → build the world and play the cases (cases.rs).
+//! three roles (`PCP_POLKIT_ROLE`): none → build `pcp-harness` and re-run inside `unshare
+//! --mount`; `inside` → build the world and play the cases (cases.rs); `forge` → call the
+//! compositor's agent as a process that is not polkitd (forge.rs).
 
 // The crate's own test world; some of it (stopping polkitd) only that test uses.
 #[allow(dead_code)]
@@ -16,6 +17,7 @@
 mod world;
 
 mod cases;
+mod forge;
 mod run;
 
 use std::path::{Path, PathBuf};
@@ -29,6 +31,7 @@ const HARNESS: &str = "PCP_HARNESS";
 fn main() {
     let code = match std::env::var(ROLE).unwrap_or_default().as_str() {
         "inside" => inside(),
+        "forge" => forge::run(),
         _ => outer(),
     };
     std::process::exit(code);

@@ -55,8 +55,19 @@ pub fn spawn_as_user(
     from: &'static str,
     lines: &Sender<Line>,
 ) -> Result<(Child, ChildStdin), String> {
+    spawn_as(USER, args, env, from, lines)
+}
+
+/// [`spawn_as_user`] as `user`.
+pub fn spawn_as(
+    user: &str,
+    args: &[&str],
+    env: &[(&str, String)],
+    from: &'static str,
+    lines: &Sender<Line>,
+) -> Result<(Child, ChildStdin), String> {
     let mut child = Command::new("setpriv")
-        .args([format!("--reuid={USER}"), format!("--regid={USER}")])
+        .args([format!("--reuid={user}"), format!("--regid={user}")])
         .arg("--init-groups")
         .args(args)
         .env_clear()
@@ -179,7 +190,7 @@ impl Harness {
         script: &str,
         config: &str,
         lines: &mut Lines,
-    ) -> Result<(Harness, bool), String> {
+    ) -> Result<(Harness, Option<String>), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         chmod(dir, 0o755)?;
         let user = dir.join("user.toml");
@@ -210,7 +221,9 @@ impl Harness {
         if !ready.starts_with('{') {
             return Err(format!("pcp-harness did not start: {ready}"));
         }
-        let agent = ready.contains("\"polkit_agent\":true");
+        let ready: serde_json::Value =
+            serde_json::from_str(&ready).map_err(|e| format!("the ready line: {e}"))?;
+        let agent = ready["polkit_bus_name"].as_str().map(str::to_string);
         Ok((
             Harness {
                 child,

@@ -73,6 +73,7 @@ impl super::ConfirmUi {
         let line = self.entries.view(prompt).map(|v| pcp_overlay::EntryLine {
             label: v.label,
             shown: v.shown,
+            masked: !v.echo,
             message: v.message,
             focused: v.focused && v.state == EntryState::Typing,
         });
@@ -139,6 +140,10 @@ impl Entries {
     pub fn remove(&mut self, prompt: IntentId) {
         self.open.remove(&prompt);
         self.submitted.retain(|(p, _)| *p != prompt);
+    }
+
+    pub fn has(&self, prompt: IntentId) -> bool {
+        self.open.contains_key(&prompt)
     }
 
     /// Whether Approve may answer `prompt`: it has no entry, or its text was accepted.

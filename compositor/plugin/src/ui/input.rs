@@ -366,9 +366,11 @@ impl ConfirmUi {
             self.input.keys.insert(code, KeyOwner::Shortcut);
             let prompt = self.dialog.shown();
             let entry_focused = prompt.is_some_and(|p| self.entries.takes_keys(p));
+            let has_entry = prompt.is_some_and(|p| self.entries.has(p));
             if !self.input.modal {
-                let focused = self.input.keyboard && entry_focused;
-                self.explicit_keyboard(!focused);
+                // With an entry that is not focused yet, the shortcut focuses it first.
+                let give_back = self.input.keyboard && (!has_entry || entry_focused);
+                self.explicit_keyboard(!give_back);
             } else if let Some(p) = prompt
                 && self.entries.focus(p, !entry_focused)
             {

@@ -413,24 +413,12 @@ impl ConfirmUi {
         }
         let was_open = self.dialog.is_open();
         let was_shown = self.dialog.shown();
-        let voice_note = prompt
-            .plan
-            .notes
-            .contains(&pcp_gate::intent::PlanNote::VoiceUnavailable)
-            .then(|| {
-                voice::unavailable_line(
-                    self.devices.voice(),
-                    self.voice.engine().map(|e| e.config().language.as_str()),
-                    &self.dialog.dialog().config().text,
-                )
-            });
+        let voice_note = self.voice_note(prompt);
+        let entry = self.entries.has(prompt.id);
         let synced = self.dialog.sync(
             prompt,
             self.voice.challenge_of(prompt.id),
-            (
-                voice_note.as_deref(),
-                self.entries.view(prompt.id).is_some(),
-            ),
+            (voice_note.as_deref(), entry),
             gate.queued,
             gate.timeouts,
             &around.outputs,
@@ -475,6 +463,21 @@ impl ConfirmUi {
                 Vec::new()
             }
         }
+    }
+
+    /// Why voice is not part of `prompt` when its class needed it, for the dialog.
+    fn voice_note(&self, prompt: &pcp_gate::Prompt) -> Option<String> {
+        prompt
+            .plan
+            .notes
+            .contains(&pcp_gate::intent::PlanNote::VoiceUnavailable)
+            .then(|| {
+                voice::unavailable_line(
+                    self.devices.voice(),
+                    self.voice.engine().map(|e| e.config().language.as_str()),
+                    &self.dialog.dialog().config().text,
+                )
+            })
     }
 
     /// The passing of time, at `now`: the guard arming, a press-and-hold filling up — and its
