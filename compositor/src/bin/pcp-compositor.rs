@@ -199,7 +199,8 @@ fn announce_and_start_agent(compositor: &mut Compositor, kind: BackendKind) {
     if let Some(name) = &compositor.socket_name {
         tracing::info!("listening on WAYLAND_DISPLAY={name}");
     }
-    pcp_compositor::polkit::start(compositor, kind != BackendKind::Headless);
+    // Why it did not start is logged.
+    let _ = pcp_compositor::polkit::start(compositor, kind != BackendKind::Headless);
 }
 
 /// Closes what holds data or threads part by part, logging how long each took (a session

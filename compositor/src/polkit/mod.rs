@@ -41,28 +41,22 @@ pub enum PolkitStartError {
 
 /// Starts the agent when `[polkit]` (of the policy in force) asks: `session` says whether this
 /// is a real session (on by default) or headless (off unless `enabled = true`). Returns the
-/// agent's unique name on the system bus when it runs; a reason it does not is logged, never
-/// fatal: the session carries on without it.
-pub fn start(compositor: &mut Compositor, session: bool) -> Option<String> {
+/// agent's unique name on the system bus when it runs, else why not (also logged). Never fatal:
+/// the session carries on without an agent.
+pub fn start(compositor: &mut Compositor, session: bool) -> Result<String, String> {
     let table = compositor.state.pcp.gate().config().file.polkit.clone();
-    let config = match PolkitConfig::from_table(table.as_ref()) {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::warn!("polkit agent not started: {e}");
-            return None;
-        }
-    };
+    let config = PolkitConfig::from_table(table.as_ref()).map_err(|e| {
+        tracing::warn!("polkit agent not started: {e}");
+        e.to_string()
+    })?;
     if !config.starts(session) {
         tracing::info!("polkit agent off ([polkit] enabled)");
-        return None;
+        return Err("[polkit] enabled is off".into());
     }
-    match start_with(compositor, &config) {
-        Ok(name) => Some(name),
-        Err(e) => {
-            tracing::warn!("polkit agent not started: {e}");
-            None
-        }
-    }
+    start_with(compositor, &config).map_err(|e| {
+        tracing::warn!("polkit agent not started: {e}");
+        e.to_string()
+    })
 }
 
 fn start_with(

@@ -375,6 +375,7 @@ impl Harness {
             "voice": voice,
             "polkit_agent": fx.polkit_agent().is_some(),
             "polkit_bus_name": fx.polkit_agent(),
+            "polkit_agent_error": fx.polkit_agent_error(),
         }));
         Ok(Harness {
             fx,

@@ -53,8 +53,8 @@ pub struct Fixture {
     dir: tempfile::TempDir,
     socket: PathBuf,
     config_text: String,
-    /// The polkit agent's unique bus name, when it was started and registered.
-    polkit_agent: Option<String>,
+    /// The polkit agent's unique bus name, or why it did not start.
+    polkit_agent: Result<String, String>,
 }
 
 /// The `assets/` folder of this checkout.
@@ -312,7 +312,12 @@ impl Fixture {
     /// The polkit agent's unique name on the system bus, when it was started (`[polkit]
     /// enabled = true`) and registered.
     pub fn polkit_agent(&self) -> Option<&str> {
-        self.polkit_agent.as_deref()
+        self.polkit_agent.as_deref().ok()
+    }
+
+    /// Why the polkit agent did not start (`[polkit] enabled` off, another agent…).
+    pub fn polkit_agent_error(&self) -> Option<&str> {
+        self.polkit_agent.as_ref().err().map(String::as_str)
     }
 
     pub fn dialog_live(&mut self) -> Option<LiveState> {

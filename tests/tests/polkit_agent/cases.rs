@@ -31,10 +31,12 @@ pub struct Case {
     must_not_see: Vec<String>,
     /// Kill the pkcheck once its dialog is up; the dialog must close, audited cancelled.
     kill_requester: bool,
-    /// Two requests: the second prompt appears only after the first was decided.
+    /// Two requests: each shown and answered in full, one after the other.
     one_after_the_other: bool,
     /// Call the agent as a `polkitd`-user process that is not polkitd: refused, audited.
     forge: bool,
+    /// A second compositor for the same subject: it starts without an agent and says why.
+    second: bool,
 }
 
 fn case(name: &'static str, script: String) -> Case {
@@ -51,6 +53,7 @@ fn case(name: &'static str, script: String) -> Case {
         kill_requester: false,
         one_after_the_other: false,
         forge: false,
+        second: false,
     }
 }
 
@@ -88,8 +91,22 @@ pub fn all() -> Vec<Case> {
             )
         },
         Case {
+            expect: &[(SELF, 0)],
+            second: true,
+            must_see: vec![
+                "\"polkit_agent_error\":\"another polkit authentication agent is already registered"
+                    .into(),
+                "\"resolution\":\"user_approved\"".into(),
+            ],
+            ..case(
+                "a second compositor for the subject carries on without an agent; the first answers: 0",
+                script(r#"["type", "approve"]"#, &right),
+            )
+        },
+        Case {
             expect: &[(SELF, 1)],
-            must_see: vec!["type (not accepted)".into()],
+            // The last failure ends the request: its dialog closes, audited cancelled.
+            must_see: vec!["\"resolution\":\"cancelled\"".into()],
             ..case(
                 "three wrong passwords: 1",
                 script(
@@ -183,6 +200,25 @@ pub fn all() -> Vec<Case> {
     ]
 }
 
+/// A second harness for the subject the first one's agent holds: it must start (its ready line)
+/// without an agent, saying why (`polkit_agent_error`).
+fn second(
+    tools: &Tools,
+    dir: &std::path::Path,
+    script: &str,
+    config: &str,
+    lines: &mut Lines,
+) -> Result<(), String> {
+    let (harness, agent) = Harness::start(tools, &dir.join("second"), script, config, lines)?;
+    harness.stop();
+    if let Some(name) = agent {
+        return Err(format!(
+            "a second agent registered for the subject as {name}"
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the forger as the `polkitd` user against the agent `name` and waits for both refusals
 /// in the audit log.
 fn forge(world: &World, name: &str, lines: &mut Lines) -> Result<(), String> {
@@ -240,7 +276,13 @@ impl Case {
                 return Err(e);
             }
         };
-        let mut result = self.play(lines, &mut stdin, agent.is_some());
+        let mut result = Ok(());
+        if self.second {
+            result = second(tools, &dir, &self.script, &config, lines);
+        }
+        if result.is_ok() {
+            result = self.play(lines, &mut stdin, agent.is_some());
+        }
         if result.is_ok()
             && self.forge
             && let Some(name) = agent
@@ -337,22 +379,20 @@ impl Case {
             return Err(format!("a polkit prompt without the agent?{}", shown()));
         }
         if self.one_after_the_other {
-            let order: Vec<&str> = log
+            // The scripted user acts only on the dialog shown, one at a time: two decisions each
+            // with its own whole performance (typed, accepted, approved) mean the second dialog
+            // came once the first was decided.
+            let played = log
                 .iter()
-                .filter(|l| l.starts_with("harness: {"))
-                .filter_map(|l| {
-                    if l.contains("\"event\":\"prompt\"") {
-                        Some("prompt")
-                    } else if l.contains("\"event\":\"decision\"") && l.contains("polkit.") {
-                        Some("decision")
-                    } else {
-                        None
-                    }
+                .filter(|l| l.starts_with("harness: {") && l.contains("\"event\":\"decision\""))
+                .filter(|l| {
+                    l.contains("\"resolution\":\"user_approved\"")
+                        && l.contains("\"user\":[\"type (accepted)\",\"approve (held)\"]")
                 })
-                .collect();
-            if order != ["prompt", "decision", "prompt", "decision"] {
+                .count();
+            if played != 2 {
                 return Err(format!(
-                    "prompts and decisions came as {order:?}{}",
+                    "{played} requests played in full, not 2{}",
                     shown()
                 ));
             }
