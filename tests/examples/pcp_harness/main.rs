@@ -247,6 +247,8 @@ struct Harness {
     line_no: usize,
     quit: bool,
     polled: Instant,
+    /// The script is playing a dialog now (its decision waits for the whole performance).
+    playing: bool,
     /// A phrase said on stdin, for the next dialog's microphone.
     next_phrase: Option<String>,
     /// The gate's state file.
@@ -392,6 +394,7 @@ impl Harness {
             line_no: 0,
             quit: false,
             polled: Instant::now(),
+            playing: false,
             next_phrase: None,
             state,
             program: None,
@@ -428,7 +431,8 @@ impl Harness {
     /// One round: the event loop, the decisions made, a live command.
     fn tick(&mut self) {
         self.fx.pump();
-        if self.polled.elapsed() >= Duration::from_millis(50) {
+        // Not while the script plays a dialog: its decision line carries the whole performance.
+        if !self.playing && self.polled.elapsed() >= Duration::from_millis(50) {
             self.polled = Instant::now();
             self.emit_decisions();
         }
@@ -531,6 +535,7 @@ impl Harness {
             "scripted": answer.is_some(),
         }));
         self.capture_all(&capability);
+        self.playing = true;
         if let Some(answer) = answer {
             let mut typed = answer.typed.iter();
             for action in &answer.actions {
@@ -549,6 +554,7 @@ impl Harness {
             capability,
             did,
         });
+        self.playing = false;
     }
 
     /// Does `action` on prompt `id`; returns what was done, for the JSON line.
