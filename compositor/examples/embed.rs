@@ -174,7 +174,10 @@ impl PcpHandler for App {
             Effect::DialogShown(_) | Effect::Damage => self.dirty = true,
             Effect::EndSession => self.running = false,
             // Answers go to the front end that asked, never to the host.
-            Effect::Pending { .. } | Effect::Decided(_) | Effect::Execute(_) => {}
+            Effect::Pending { .. }
+            | Effect::Decided(_)
+            | Effect::Execute(_)
+            | Effect::EntrySubmitted { .. } => {}
         }
     }
 }

@@ -12,7 +12,8 @@
 //! [`headless`] (virtual outputs, pixman, PNG capture), `winit` (a nested window, cargo feature
 //! `winit`) and `udev` (a real session on a VT, cargo feature `udev`); [`auto`] picks one for
 //! `--backend auto`; [`notice`] shows a refused config reload on screen; [`config`] and
-//! [`startup`] read the config file and the flags, and [`watch`] tells when it changed.
+//! [`startup`] read the config file and the flags, and [`watch`] tells when it changed;
+//! [`polkit`] is the session's polkit authentication agent, one more front end of the engine.
 
 pub mod auto;
 pub mod backend;
@@ -27,6 +28,7 @@ pub mod hotplug;
 pub mod input;
 pub mod notice;
 pub mod pointer;
+pub mod polkit;
 pub mod startup;
 pub mod state;
 #[cfg(feature = "test-harness")]

@@ -48,6 +48,7 @@ pub fn options(
     let now = crate::state::Clock::default().now_ms();
     let started = pcp_config::start(loaded, now)?;
     let compositor = started.host.compositor;
+    let polkit = started.host.polkit;
     let outputs = if outputs.is_empty() {
         compositor
             .output_specs()
@@ -66,6 +67,7 @@ pub fn options(
         gate: started.gate,
         policy: started.proposal,
         config: compositor,
+        polkit,
         plugin: started.plugin,
         input_available,
         frame_timer: true,

@@ -123,6 +123,8 @@ pub struct Options {
     pub socket: Option<Socket>,
     pub gate: Gate,
     pub config: CompositorConfig,
+    /// `[polkit]`: read when the agent starts ([`crate::polkit::start`]).
+    pub polkit: crate::polkit::PolkitConfig,
     /// `[overlay]`, `[speech]` (disabled: no model is loaded) and `[haptics]`.
     pub plugin: pcp_config::PluginSections,
     /// Whether a seat input device can answer prompts (false: every ask is denied
@@ -177,6 +179,8 @@ pub struct Protocols {
 /// What the config file says and where it is, and the notice of a refused reload.
 pub struct Settings {
     pub config: CompositorConfig,
+    /// `[polkit]` as the session started: the agent reads it once, when it starts.
+    pub polkit: crate::polkit::PolkitConfig,
     pub path: Option<PathBuf>,
     pub notice: Notice,
     /// The config file as last looked at, to tell a change from nothing.
@@ -480,6 +484,7 @@ impl Compositor {
             backend,
             settings: Settings {
                 config,
+                polkit: options.polkit,
                 path: options.config_path,
                 notice: Notice::new().map_err(|e| StartError::Overlay(e.to_string()))?,
                 seen: None,
@@ -675,6 +680,8 @@ impl State {
             return;
         };
         self.settings.config = sections.compositor;
+        // The agent already running keeps the `[polkit]` it started with.
+        self.settings.polkit = sections.polkit;
         self.frames.damage();
     }
 

@@ -19,6 +19,7 @@ use pcp_gate::{ConfigError, Gate, GateConfig, ProtectionFact, StartPolicy, Store
 pub use serde;
 
 mod plugin;
+pub mod polkit;
 pub mod reference;
 pub mod section;
 mod shortcut;

@@ -1,4 +1,5 @@
-//! The reference compositor's own sections (`[compositor]`; a host adds its own the same way)
+//! The reference compositor's own sections (`[compositor]`, and `[polkit]` in its own file; a
+//! host adds its own the same way)
 //! and the virtual output specs (`WxH[*SCALE][@X,Y]`) that `--output` and `outputs` take. Here,
 //! not in the compositor, so that `pcpctl validate` checks them without linking Smithay.
 
@@ -170,6 +171,7 @@ crate::sections! {
     /// The reference compositor's own sections.
     pub struct ReferenceSections {
         compositor: CompositorConfig,
+        polkit: crate::polkit::PolkitConfig,
     }
 }
 

@@ -126,6 +126,9 @@ pub struct DialogContent {
     /// Offer "Allow until logout" (a session approval): guarded like Approve, never focused by
     /// default. The gate offers it only where its rules allow one.
     pub offer_session: bool,
+    /// The prompt has a text entry (a password its front end asks for): two live rows, the
+    /// entry and its message, filled from [`LiveState::entry`].
+    pub entry: bool,
 }
 
 /// Longest verified identity, in characters once made visible, the dialog shows. A longer one
@@ -221,6 +224,8 @@ struct ContentFile {
     voice_unavailable: Option<String>,
     #[serde(default)]
     offer_session: bool,
+    #[serde(default)]
+    entry: bool,
 }
 
 fn default_modalities() -> Vec<Modality> {
@@ -259,6 +264,11 @@ pub struct LiveState {
     pub read_all: bool,
     /// Whether the dialog has the keyboard: keys act only then, and the card shows it.
     pub keyboard: bool,
+    /// What the entry shows, when the content has one.
+    pub entry: Option<EntryLine>,
+    /// Approve waits for a step outside the dialog's buttons (a password its front end has not
+    /// accepted yet): drawn disabled, and a press on it is ignored. Deny always works.
+    pub approve_locked: bool,
 }
 
 impl Default for LiveState {
@@ -276,8 +286,26 @@ impl Default for LiveState {
             scroll: 0.0,
             read_all: false,
             keyboard: false,
+            entry: None,
+            approve_locked: false,
         }
     }
+}
+
+/// A text entry as drawn: never the text of a password, only one dot a character.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EntryLine {
+    /// What it asks (PAM's prompt, e.g. "Password: ").
+    pub label: String,
+    /// What the field shows: the text of an echoing entry, one `•` a character of a masked one.
+    pub shown: String,
+    /// A password (PAM's `ECHO_OFF`): `shown` is dots, and screen readers are told so.
+    pub masked: bool,
+    /// A line under it (a failed try, PAM's info or error text).
+    pub message: Option<String>,
+    /// The user gave it the keyboard: keys go into it, and a caret shows it.
+    pub focused: bool,
 }
 
 /// Live state of the voice modality.
@@ -361,6 +389,7 @@ pub fn load_content(path: &Path, config: &crate::Config) -> Result<DialogContent
         press_and_hold: file.press_and_hold,
         voice_unavailable: file.voice_unavailable,
         offer_session: file.offer_session,
+        entry: file.entry,
     };
     content.validate(config)?;
     Ok(content)
@@ -530,6 +559,7 @@ mod tests {
             press_and_hold: false,
             voice_unavailable: None,
             offer_session: false,
+            entry: false,
         };
         let e = c.validate(&Config::default()).unwrap_err().to_string();
         assert!(e.contains("shows in full"), "{e}");

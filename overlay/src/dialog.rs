@@ -178,6 +178,32 @@ impl ConfirmDialog {
         self.keyboard
     }
 
+    /// What the prompt's text entry shows now (the content says it has one); `None` clears it.
+    pub fn set_entry(&mut self, entry: Option<crate::content::EntryLine>) {
+        if let Some(v) = &mut self.visible
+            && v.live.entry != entry
+        {
+            v.live.entry = entry;
+            full(v);
+        }
+    }
+
+    /// Locks Approve (and "Allow until logout") until a step outside the dialog's buttons is
+    /// done, e.g. a password its front end has not accepted yet; unlocks it (`false`). A press
+    /// on Approve in progress is dropped. Lasts for the prompt shown.
+    pub fn set_approve_locked(&mut self, locked: bool) {
+        let config = &self.config;
+        if let Some(v) = &mut self.visible
+            && v.live.approve_locked != locked
+        {
+            if locked && v.press.is_some() {
+                cancel(config, v);
+            }
+            v.live.approve_locked = locked;
+            full(v);
+        }
+    }
+
     /// The host gives the dialog the keyboard (a click or tap on it, its shortcut, or a modal
     /// prompt: call it right after [`ConfirmDialog::show`] to keep the dialog modal) or takes it
     /// back. Taking it back drops the focus ring and any key held on a control; giving it puts

@@ -4,6 +4,8 @@
 //! returns its damage, producing exactly the pixels a full render of the same state would.
 //! Every text is drawn clipped to its own box (and the body's texts to the body's view too).
 
+use std::borrow::Cow;
+
 use tiny_skia::{
     FillRule, FilterQuality, Paint, Path, PathBuilder, Pixmap, PixmapPaint, Stroke, Transform,
 };
@@ -56,7 +58,7 @@ pub fn read_all(layout: &Layout, live: &LiveState) -> bool {
 /// Whether `control` takes input now: after the guard, and for the approving controls only
 /// once the body has been read to its end.
 pub fn enabled(layout: &Layout, live: &LiveState, control: Control) -> bool {
-    live.armed && (control == Control::Deny || read_all(layout, live))
+    live.armed && (control == Control::Deny || (read_all(layout, live) && !live.approve_locked))
 }
 
 /// A hold's progress as drawn: in quarters with reduced motion, so it does not animate.
@@ -182,11 +184,44 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
 }
 
 /// The text and dot colour of a live row, from the scene's state.
-fn row_label<'a>(row: Row, scene: &Scene<'a>) -> (&'a str, crate::config::Rgba) {
+fn row_label<'a>(row: Row, scene: &Scene<'a>) -> (Cow<'a, str>, crate::config::Rgba) {
+    let p = scene.palette;
+    let live = scene.live;
+    match row {
+        // A masked entry's `shown` is dots: the text itself never reaches the dialog.
+        Row::Entry => match &live.entry {
+            Some(e) => {
+                let caret = if e.focused { "▏" } else { "" };
+                (
+                    Cow::Owned(format!("{} {}{caret}", e.label.trim_end(), e.shown)),
+                    if e.focused { p.focus } else { p.muted },
+                )
+            }
+            None => (Cow::Borrowed(""), p.muted),
+        },
+        Row::EntryMessage => (
+            Cow::Borrowed(
+                live.entry
+                    .as_ref()
+                    .and_then(|e| e.message.as_deref())
+                    .unwrap_or_default(),
+            ),
+            p.card,
+        ),
+        other => {
+            let (label, dot) = fixed_row_label(other, scene);
+            (Cow::Borrowed(label), dot)
+        }
+    }
+}
+
+/// The text and dot colour of a row whose words are fixed text.
+fn fixed_row_label<'a>(row: Row, scene: &Scene<'a>) -> (&'a str, crate::config::Rgba) {
     let p = scene.palette;
     let text = &scene.config.text;
     let live = scene.live;
     match row {
+        Row::Entry | Row::EntryMessage => ("", p.muted),
         Row::Voice => match live.voice {
             VoiceState::Listening => (text.listening.as_str(), p.meter),
             VoiceState::Heard => (text.voice_heard.as_str(), p.routine),
@@ -238,7 +273,7 @@ pub fn draw_region(
                 _ => 0,
             };
             let label_box = IRect::new(r.x + px(18.0), r.y, r.w - px(18.0) - meter_w, r.h);
-            let t = fonts.shape(label, &layout.small, label_box.w.max(1) as f32);
+            let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
             let ty = r.y + (r.h - t.height) / 2;
             fonts.draw(&t, pixmap, label_box.x, ty, p.text, label_box);
             if row == Row::Voice {

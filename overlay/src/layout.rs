@@ -9,6 +9,7 @@
 //! the compositor denies (fail closed). Touch targets never shrink below `min_target`.
 
 mod build;
+mod rows;
 
 pub(crate) use build::queued_label;
 
@@ -143,13 +144,17 @@ impl Placed {
 }
 
 /// A live row under the separator: one per modality other than visual, plus why voice is
-/// missing and the hold hint.
+/// missing, the hold hint, and a text entry's two rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
     Voice,
     Haptic,
     VoiceUnavailable,
     Hold,
+    /// A text entry: what it asks and what it shows (dots for a password).
+    Entry,
+    /// The entry's message (a failed try, PAM's text).
+    EntryMessage,
 }
 
 /// The dialog laid out for one content, scale and output size.

@@ -22,8 +22,8 @@ use std::path::PathBuf;
 
 pub use config::{Config, Palette, Rgba, TextScale, ThemeName};
 pub use content::{
-    Control, DialogContent, HapticState, LiveState, Modality, Requester, Risk, VoiceState,
-    load_content, load_state,
+    Control, DialogContent, EntryLine, HapticState, LiveState, Modality, Requester, Risk,
+    VoiceState, load_content, load_state,
 };
 pub use dialog::{Choice, ConfirmDialog, Key, KeyState, RenderedDialog};
 pub use guard::ClickGuard;

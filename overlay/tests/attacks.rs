@@ -36,6 +36,7 @@ fn content(action: &str) -> DialogContent {
         press_and_hold: false,
         voice_unavailable: None,
         offer_session: false,
+        entry: false,
     }
 }
 

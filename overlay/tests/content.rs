@@ -32,6 +32,7 @@ fn content() -> DialogContent {
         press_and_hold: false,
         voice_unavailable: None,
         offer_session: false,
+        entry: false,
     }
 }
 

@@ -33,6 +33,7 @@ fn content(risk: Risk) -> DialogContent {
         press_and_hold: matches!(risk, Risk::Destructive | Risk::System),
         voice_unavailable: None,
         offer_session: false,
+        entry: false,
     }
 }
 

@@ -157,3 +157,82 @@ fn a_front_end_may_withdraw_its_ticket_and_a_reused_ticket_is_refused() {
 fn intent_of_client() -> pcp_protocol::client::Submission {
     intent("settings.change", json!({"key": "light", "value": "on"}))
 }
+
+/// evdev key codes on the harness's US keyboard.
+const KEY_P: u32 = 25;
+const KEY_W: u32 = 17;
+const KEY_ENTER: u32 = 28;
+const KEY_LEFTMETA: u32 = 125;
+
+fn tap(fx: &mut Fixture, code: u32) {
+    fx.inject_key(code, true);
+    fx.inject_key(code, false);
+}
+
+fn submitted(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::EntrySubmitted { text, .. } => Some(text.0.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_front_ends_entry_takes_keys_only_after_an_explicit_act_and_locks_approve_until_accepted() {
+    use pcp_plugin::EntryUpdate;
+    let mut fx = Fixture::new(ONE);
+    let recorder = Recorder::default();
+    let front = fx.pcp_mut().add_front_end(Box::new(recorder.clone()));
+    let ticket = Ticket { front, number: 1 };
+    let intent = local_intent("settings.change", json!({"key": "a", "value": "b"}));
+    fx.run_command(Command::Submit { ticket, intent });
+    let ask = EntryUpdate::Ask {
+        label: "Password: ".into(),
+        echo: false,
+    };
+    fx.run_command(Command::Entry {
+        ticket,
+        update: ask,
+    });
+    assert!(fx.dialog_open());
+    recorder.take();
+    fx.advance_clock(2000);
+
+    // The dialog appearing gave it nothing: these keys are the clients'.
+    tap(&mut fx, KEY_P);
+    tap(&mut fx, KEY_ENTER);
+    assert!(submitted(&recorder.take()).is_empty());
+    let entry = fx.dialog_entry().expect("the entry is shown");
+    assert_eq!((entry.shown.as_str(), entry.focused), ("", false));
+
+    // The focus shortcut gives the entry the keys.
+    fx.inject_key(KEY_LEFTMETA, true);
+    tap(&mut fx, KEY_ENTER);
+    fx.inject_key(KEY_LEFTMETA, false);
+    for code in [KEY_P, KEY_W] {
+        tap(&mut fx, code);
+    }
+    assert_eq!(fx.dialog_entry().unwrap().shown, "••", "masked");
+
+    // Approve before the entry was accepted: locked, nothing is decided.
+    fx.click(Control::Approve);
+    assert!(fx.dialog_open(), "Approve is locked");
+    assert!(recorder.take().is_empty());
+
+    // Enter hands the line to this front end, and to no one else.
+    tap(&mut fx, KEY_ENTER);
+    assert_eq!(submitted(&recorder.take()), ["pw"]);
+
+    // Accepted: Approve answers now.
+    fx.run_command(Command::Entry {
+        ticket,
+        update: EntryUpdate::Accepted,
+    });
+    fx.advance_clock(2000);
+    fx.click(Control::Approve);
+    let heard = recorder.take();
+    let d = decided(&heard, ticket);
+    assert!(d.outcome.approved, "{d:?}");
+}

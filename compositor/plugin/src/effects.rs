@@ -7,6 +7,7 @@ use pcp_gate::{
     ClientIdentity, Intent, IntentId, Modality, Outcome, ProcessChange, Resolution, Threshold,
 };
 use serde_json::Value;
+use zeroize::Zeroizing;
 
 use crate::PromptEvent;
 
@@ -103,6 +104,33 @@ pub enum Command {
         decided: Box<Decided>,
         reason: String,
     },
+    /// The front end's news for the text entry of its ticket's prompt (a PAM prompt, its
+    /// verdict): see [`EntryUpdate`]. Ignored once the prompt has ended.
+    Entry { ticket: Ticket, update: EntryUpdate },
+}
+
+/// What a front end tells the dialog's text entry (the polkit agent's password field). The
+/// entry only collects text: what it means is the front end's business, and Approve stays
+/// disabled until the front end says [`EntryUpdate::Accepted`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryUpdate {
+    /// Ask for a line of text: `label` says what (PAM's prompt); masked unless `echo`.
+    Ask { label: String, echo: bool },
+    /// A line to show under the entry (PAM's error or info text, a failed try).
+    Message(String),
+    /// The text was accepted: Approve may answer now, and nothing more is typed.
+    Accepted,
+}
+
+/// Text typed into an entry (a password): zeroed when dropped, never formatted. A clone is a
+/// second zeroed copy, so an effect can be cloned like any other.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretText(pub Zeroizing<String>);
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretText(<redacted>)")
+    }
 }
 
 /// An output of the engine, in the order it happened.
@@ -135,6 +163,9 @@ pub enum Effect {
     /// A `session.logout` was performed: the session's "allow until logout" approvals have
     /// ended and its audit records are committed. The host ends the session.
     EndSession,
+    /// The user typed a line into the entry of the ticket's prompt and pressed Enter (only
+    /// after giving the dialog the keyboard by an explicit act). For the front end alone.
+    EntrySubmitted { ticket: Ticket, text: SecretText },
 }
 
 impl Command {
@@ -150,6 +181,7 @@ impl Command {
             Command::ProposePolicy { .. } => "propose-policy",
             Command::Executed { .. } => "executed",
             Command::Undeliverable { .. } => "undeliverable",
+            Command::Entry { .. } => "entry",
         }
     }
 }
@@ -166,6 +198,7 @@ impl Effect {
             Effect::KeyboardFocus => "keyboard-focus",
             Effect::PolicySettled { .. } => "policy-settled",
             Effect::EndSession => "end-session",
+            Effect::EntrySubmitted { .. } => "entry-submitted",
         }
     }
 
@@ -174,6 +207,7 @@ impl Effect {
         match self {
             Effect::Pending { ticket, .. } => Some(*ticket),
             Effect::Decided(d) => Some(d.ticket),
+            Effect::EntrySubmitted { ticket, .. } => Some(*ticket),
             _ => None,
         }
     }
@@ -183,8 +217,8 @@ impl Effect {
 /// answers to its tickets. It never holds the engine: a delivery that fails returns a command
 /// instead of calling back.
 pub trait FrontEnd {
-    /// `effect` is a [`Effect::Pending`] or [`Effect::Decided`] for one of this front end's
-    /// tickets. Returns a command to run next (`Undeliverable` for an approval it could not
+    /// `effect` is a [`Effect::Pending`], [`Effect::Decided`] or [`Effect::EntrySubmitted`]
+    /// for one of this front end's tickets. Returns a command to run next (`Undeliverable` for an approval it could not
     /// pass on), or `None`.
     fn deliver(&mut self, effect: Effect) -> Option<Command>;
 }

@@ -199,8 +199,24 @@ impl Engine {
                 out.push(self.not_carried_out(*decided, reason, now));
                 Vec::new()
             }
+            Command::Entry { ticket, update } => {
+                // News for a prompt that has ended meanwhile is dropped.
+                if let Some(id) = self.tickets.get(&ticket).copied() {
+                    self.ui.update_entry(id, update);
+                }
+                Vec::new()
+            }
         };
         self.settle(events, world, &mut out);
+        // Lines typed into an entry go to the front end whose prompt it is, and only there.
+        for (id, text) in self.ui.take_submitted() {
+            if let Some(ask) = self.asks.get(&id) {
+                out.push(Effect::EntrySubmitted {
+                    ticket: ask.ticket,
+                    text,
+                });
+            }
+        }
         out
     }
 
@@ -264,6 +280,7 @@ impl Engine {
     /// its ticket.
     fn finish(&mut self, outcome: Outcome, out: &mut Vec<Effect>) {
         self.ui.decided(&outcome);
+        self.ui.entry_ended(outcome.id);
         if self.policy_prompt == Some(outcome.id) {
             self.policy_prompt = None;
             self.policy_settled(outcome.approved, outcome.reason, out);

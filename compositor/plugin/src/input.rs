@@ -4,7 +4,7 @@
 //! clients' ([`Routed::Clients`]). Keys go through [`filter_key`] inside Smithay's keyboard
 //! filter, and what it took through [`apply_key`] once `KeyboardHandle::input` has returned.
 
-use smithay::input::keyboard::{FilterResult, KeysymHandle, ModifiersState, keysyms};
+use smithay::input::keyboard::{FilterResult, Keysym, KeysymHandle, ModifiersState, keysyms};
 use smithay::utils::{Logical, Point};
 
 pub use crate::ui::Routed;
@@ -121,7 +121,10 @@ pub fn filter_key<D: PcpHandler>(
     sym: KeysymHandle<'_>,
 ) -> FilterResult<Vec<PromptEvent>> {
     let modified = sym.modified_sym();
-    let key = dialog_key(modified.raw(), modifiers.shift);
+    let key = (
+        dialog_key(modified.raw(), modifiers.shift),
+        entry_key(modified, modifiers),
+    );
     let now = state.now_ms();
     let ui = state.pcp().ui_mut();
     let shortcut = pressed
@@ -138,6 +141,18 @@ pub fn filter_key<D: PcpHandler>(
 pub fn apply_key<D: PcpHandler>(state: &mut D, taken: Option<Vec<PromptEvent>>) {
     if let Some(events) = taken {
         crate::run(state, Command::Events(events));
+    }
+}
+
+/// What a keysym types into the dialog's entry: a character (none with Ctrl, Alt or Super
+/// held: those are shortcuts, not text), Backspace or Enter.
+fn entry_key(sym: Keysym, modifiers: &ModifiersState) -> crate::ui::EntryKey {
+    use crate::ui::EntryKey;
+    match sym.raw() {
+        keysyms::KEY_BackSpace => EntryKey::Backspace,
+        keysyms::KEY_Return | keysyms::KEY_KP_Enter => EntryKey::Enter,
+        _ if modifiers.ctrl || modifiers.alt || modifiers.logo => EntryKey::Other,
+        _ => sym.key_char().map_or(EntryKey::Other, EntryKey::Char),
     }
 }
 

@@ -49,7 +49,9 @@ use std::time::Duration;
 use pcp_gate::{Gate, IntentId, ModalityEvent};
 use wayland_server::{Client, DisplayHandle};
 
-pub use effects::{Command, Decided, Effect, FrontEnd, FrontEndId, Refusal, Run, Ticket};
+pub use effects::{
+    Command, Decided, Effect, EntryUpdate, FrontEnd, FrontEndId, Refusal, Run, SecretText, Ticket,
+};
 pub use engine::{BUILTIN_CAPABILITIES, Engine, World};
 pub use render::PlacedOverlay;
 pub use ui::{ConfirmUi, Placement, UiOptions, UiTiming};
@@ -298,6 +300,7 @@ fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
             let ticket = d.ticket;
             deliver(state.pcp(), ticket, effect, now)
         }
+        Effect::EntrySubmitted { ticket, .. } => deliver(state.pcp(), ticket, effect, now),
         other => {
             state.effect(other);
             None

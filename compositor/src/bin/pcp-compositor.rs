@@ -141,9 +141,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     )?;
     let mut compositor =
         Compositor::with_backend(options, kind).context("cannot start the compositor")?;
-    if let Some(name) = &compositor.socket_name {
-        tracing::info!("listening on WAYLAND_DISPLAY={name}");
-    }
+    announce_and_start_agent(&mut compositor, kind);
     if let Some(dir) = &cli.capture_dir {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the capture folder {}", dir.display()))?;
@@ -192,6 +190,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
         tracing::info!("session ended (logout)");
     }
     close_and_exit(compositor)
+}
+
+/// Says where clients connect, then starts the session's polkit agent (headless: only with
+/// `[polkit] enabled = true`); without one the session carries on, and the log says why.
+fn announce_and_start_agent(compositor: &mut Compositor, kind: BackendKind) {
+    if let Some(name) = &compositor.socket_name {
+        tracing::info!("listening on WAYLAND_DISPLAY={name}");
+    }
+    // Why it did not start is logged.
+    let _ = pcp_compositor::polkit::start(compositor, kind != BackendKind::Headless);
 }
 
 /// Closes what holds data or threads part by part, logging how long each took (a session

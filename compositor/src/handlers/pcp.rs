@@ -66,7 +66,10 @@ impl PcpHandler for State {
             // the session's approvals have ended with it.
             Effect::EndSession => self.running = false,
             // The front ends' effects never reach the host.
-            Effect::Pending { .. } | Effect::Decided(_) | Effect::Execute(_) => {}
+            Effect::Pending { .. }
+            | Effect::Decided(_)
+            | Effect::Execute(_)
+            | Effect::EntrySubmitted { .. } => {}
         }
     }
 }

@@ -368,8 +368,7 @@ pub fn gate_rules() -> Vec<crate::policy::KeyRule> {
     ]
 }
 
-/// A loaded config: the settings, the capability registry built from every manifest, and the
-/// text it was all built from.
+/// A loaded config: its settings, the registry built from every manifest, and the source text.
 #[derive(Debug, Clone)]
 pub struct GateConfig {
     pub file: ConfigFile,

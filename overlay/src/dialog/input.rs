@@ -80,6 +80,11 @@ fn approving(c: Control) -> bool {
 }
 
 impl ConfirmDialog {
+    /// Whether Approve is locked now ([`LiveState::approve_locked`](crate::LiveState)).
+    fn approve_locked(&self) -> bool {
+        self.visible.as_ref().is_some_and(|v| v.live.approve_locked)
+    }
+
     /// Advances time to `now`: enables the controls once the guard is ready, moves a
     /// press-and-hold along, and returns the approving choice when a pointer or touch hold
     /// completes (a key hold completes at the key's release). Call it on each frame (or at
@@ -349,7 +354,7 @@ impl ConfirmDialog {
     /// hold, for `advance`).
     fn press(&mut self, control: Control, source: PressSource, now: u64) -> Option<Choice> {
         let hold = needs_hold(&self.config, &self.visible.as_ref()?.content);
-        let read = self.current().is_some_and(|c| c.read_all);
+        let read = self.current().is_some_and(|c| c.read_all) && !self.approve_locked();
         let config = &self.config;
         let v = self.visible.as_mut()?;
         if v.answered || v.press.is_some() {
@@ -363,7 +368,7 @@ impl ConfirmDialog {
         if approving(control) && !read {
             tracing::debug!(
                 ?control,
-                "press before the body was read to its end ignored"
+                "press before the body was read to its end (or while Approve is locked) ignored"
             );
             return None;
         }
@@ -380,7 +385,7 @@ impl ConfirmDialog {
 
     fn release(&mut self, source: PressSource, under: Option<Control>, now: u64) -> Option<Choice> {
         let hold = needs_hold(&self.config, &self.visible.as_ref()?.content);
-        let read = self.current().is_some_and(|c| c.read_all);
+        let read = self.current().is_some_and(|c| c.read_all) && !self.approve_locked();
         let hold_ms = self.config.hold_to_approve_ms;
         let config = &self.config;
         let v = self.visible.as_mut()?;

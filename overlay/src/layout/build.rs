@@ -6,9 +6,10 @@
 
 use cosmic_text::Align;
 
-use super::{IRect, Layout, Placed, Role, Row};
+use super::rows::{live_row_count, place_live_rows};
+use super::{IRect, Layout, Placed, Role};
 use crate::config::Config;
-use crate::content::{DialogContent, MAX_IDENTITY_CHARS, Modality, Requester};
+use crate::content::{DialogContent, MAX_IDENTITY_CHARS, Requester};
 use crate::text::{Fonts, TextStyle};
 use crate::visible::{ltr_isolated, visible_text};
 
@@ -20,7 +21,6 @@ const GAP_COMPACT: f32 = 7.0;
 const ICON: f32 = 40.0;
 const STRIPE: f32 = 6.0;
 const BUTTON_GAP: f32 = 16.0;
-const METER_W: f32 = 120.0;
 const BAR_H: f32 = 4.0;
 /// Space right of the body for its scroll bar.
 const SCROLLBAR_GUTTER: f32 = 12.0;
@@ -537,64 +537,4 @@ pub(crate) fn queued_label(config: &Config, n: u32) -> String {
         n.to_string()
     };
     config.text.queued.replace("{n}", &count)
-}
-
-/// The live rows under the separator from `top` (left, y, width, row height in physical
-/// pixels): one per modality other than visual, why voice is missing, the hold hint; the level
-/// meter's place; and the y below them.
-fn place_live_rows(
-    content: &DialogContent,
-    config: &Config,
-    (left, mut y, inner_w, row_h): (i32, i32, i32, i32),
-    ks: f32,
-) -> (Vec<(Row, IRect)>, Option<IRect>, i32) {
-    let px = |v: f32| (v * ks).round() as i32;
-    let mut rows = Vec::new();
-    let mut meter = None;
-    let mut push = |row: Row, y: &mut i32| {
-        let r = IRect::new(left, *y, inner_w, row_h);
-        rows.push((row, r));
-        *y += row_h + px(2.0);
-        r
-    };
-    for m in &content.modalities {
-        let row = match m {
-            Modality::Voice => Row::Voice,
-            Modality::Haptic => Row::Haptic,
-            Modality::Visual => continue,
-        };
-        let r = push(row, &mut y);
-        if row == Row::Voice && !config.reduced_motion {
-            let mw = px(METER_W).min(inner_w / 3);
-            meter = Some(IRect::new(
-                r.right() - mw,
-                r.y + (row_h - px(8.0)) / 2,
-                mw,
-                px(8.0),
-            ));
-        }
-    }
-    if says_why_voice_is_missing(content) {
-        push(Row::VoiceUnavailable, &mut y);
-    }
-    if content.needs_hold(config) {
-        push(Row::Hold, &mut y);
-    }
-    (rows, meter, y)
-}
-
-/// Whether a row says why voice is not part of the prompt.
-fn says_why_voice_is_missing(content: &DialogContent) -> bool {
-    content.voice_unavailable.is_some() && !content.modalities.contains(&Modality::Voice)
-}
-
-/// How many live rows [`place_live_rows`] places.
-fn live_row_count(content: &DialogContent, config: &Config) -> usize {
-    content
-        .modalities
-        .iter()
-        .filter(|m| **m != Modality::Visual)
-        .count()
-        + usize::from(says_why_voice_is_missing(content))
-        + usize::from(content.needs_hold(config))
 }

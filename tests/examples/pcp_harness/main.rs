@@ -30,6 +30,7 @@ use clap::Parser;
 use pcp_gate::{IntentId, Modality};
 use pcp_haptics::{FfKind, RecordingHaptics};
 use pcp_overlay::Control;
+use pcp_plugin::ui::EntryState;
 use serde_json::{Value, json};
 
 use harness::{Fixture, SharedHaptics, StartFailure, audio};
@@ -74,6 +75,11 @@ struct Args {
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
+
+/// evdev key codes the `type` action presses besides the text's own.
+const KEY_LEFTMETA: u32 = 125;
+const KEY_LEFTSHIFT: u32 = 42;
+const KEY_ENTER: u32 = 28;
 
 /// Set by SIGTERM and SIGINT: the harness commits its audit log and exits.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -241,6 +247,8 @@ struct Harness {
     line_no: usize,
     quit: bool,
     polled: Instant,
+    /// The script is playing a dialog now (its decision waits for the whole performance).
+    playing: bool,
     /// A phrase said on stdin, for the next dialog's microphone.
     next_phrase: Option<String>,
     /// The gate's state file.
@@ -367,6 +375,9 @@ impl Harness {
             "state": state,
             "outputs": outputs,
             "voice": voice,
+            "polkit_agent": fx.polkit_agent().is_some(),
+            "polkit_bus_name": fx.polkit_agent(),
+            "polkit_agent_error": fx.polkit_agent_error(),
         }));
         Ok(Harness {
             fx,
@@ -383,6 +394,7 @@ impl Harness {
             line_no: 0,
             quit: false,
             polled: Instant::now(),
+            playing: false,
             next_phrase: None,
             state,
             program: None,
@@ -419,7 +431,8 @@ impl Harness {
     /// One round: the event loop, the decisions made, a live command.
     fn tick(&mut self) {
         self.fx.pump();
-        if self.polled.elapsed() >= Duration::from_millis(50) {
+        // Not while the script plays a dialog: its decision line carries the whole performance.
+        if !self.playing && self.polled.elapsed() >= Duration::from_millis(50) {
             self.polled = Instant::now();
             self.emit_decisions();
         }
@@ -522,12 +535,17 @@ impl Harness {
             "scripted": answer.is_some(),
         }));
         self.capture_all(&capability);
+        self.playing = true;
         if let Some(answer) = answer {
+            let mut typed = answer.typed.iter();
             for action in &answer.actions {
                 if !self.wait_on(id, Duration::from_millis(answer.delay_ms)) {
                     break;
                 }
-                let text = self.act(id, *action, phrase.as_deref());
+                let text = match action {
+                    Action::Type => self.type_text(id, typed.next().map_or("", |t| t.as_str())),
+                    _ => self.act(id, *action, phrase.as_deref()),
+                };
                 did.push(text);
             }
         }
@@ -536,6 +554,7 @@ impl Harness {
             capability,
             did,
         });
+        self.playing = false;
     }
 
     /// Does `action` on prompt `id`; returns what was done, for the JSON line.
@@ -573,7 +592,59 @@ impl Harness {
                 self.double_tap(id);
                 "double-tap".into()
             }
+            Action::Type => "type (no text)".into(),
             Action::Nothing => "nothing".into(),
+        }
+    }
+
+    /// Types `text` into the entry of prompt `id` as a person would: waits until it asks, gives
+    /// the dialog the keyboard with the focus shortcut (unless its entry already has it),
+    /// types each character on the virtual keyboard, presses Enter and waits for the verdict.
+    /// Returns what happened, never the text.
+    fn type_text(&mut self, id: IntentId, text: &str) -> String {
+        let start = Instant::now();
+        while !self
+            .fx
+            .dialog_entry()
+            .is_some_and(|e| e.state == EntryState::Typing)
+        {
+            if start.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
+                return "type (the entry never asked)".into();
+            }
+        }
+        if !self.fx.dialog_entry().is_some_and(|e| e.focused) {
+            // Super+Return, the default `[overlay] focus_shortcut`.
+            self.fx.inject_key(KEY_LEFTMETA, true);
+            self.fx.inject_key(KEY_ENTER, true);
+            self.fx.inject_key(KEY_ENTER, false);
+            self.fx.inject_key(KEY_LEFTMETA, false);
+        }
+        for c in text.chars() {
+            let Some((code, shift)) = script::key_of(c) else {
+                continue; // the script was checked: never reached
+            };
+            if shift {
+                self.fx.inject_key(KEY_LEFTSHIFT, true);
+            }
+            self.fx.inject_key(code, true);
+            self.fx.inject_key(code, false);
+            if shift {
+                self.fx.inject_key(KEY_LEFTSHIFT, false);
+            }
+        }
+        self.fx.inject_key(KEY_ENTER, true);
+        self.fx.inject_key(KEY_ENTER, false);
+        let start = Instant::now();
+        loop {
+            match self.fx.dialog_entry().map(|e| e.state) {
+                Some(EntryState::Checking) => {}
+                Some(EntryState::Accepted) => return "type (accepted)".into(),
+                Some(_) => return "type (not accepted)".into(),
+                None => return "type (the prompt ended)".into(),
+            }
+            if start.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
+                return "type (no verdict)".into();
+            }
         }
     }
 

@@ -36,6 +36,10 @@ pub enum Action {
     Say,
     /// Taps the touch screen twice beside the dialog (the haptic answer).
     DoubleTap,
+    /// Types the answer's next `type` text into the dialog's entry (a password) and presses
+    /// Enter: gives the dialog the keyboard with the focus shortcut first (the explicit act the
+    /// entry needs), then waits for the front end's verdict.
+    Type,
     /// Does nothing: the prompt runs to its timeout.
     Nothing,
 }
@@ -49,6 +53,7 @@ impl Action {
             Action::AllowSession => "allow-session",
             Action::Say => "say",
             Action::DoubleTap => "double-tap",
+            Action::Type => "type",
             Action::Nothing => "nothing",
         }
     }
@@ -61,6 +66,7 @@ impl Action {
             Action::AllowSession,
             Action::Say,
             Action::DoubleTap,
+            Action::Type,
             Action::Nothing,
         ]
         .into_iter()
@@ -78,6 +84,8 @@ pub struct Answer {
     pub actions: Vec<Action>,
     /// The phrase `say` speaks; `{challenge}` stands for the challenge word the dialog shows.
     pub say: Option<String>,
+    /// What each `type` action types, in order.
+    pub typed: Vec<String>,
     pub delay_ms: u64,
 }
 
@@ -145,7 +153,7 @@ impl Script {
                         do_span.clone(),
                         &format!(
                             "unknown action '{name}': expected approve, deny, allow-session, \
-                             say, double-tap or nothing"
+                             say, double-tap, type or nothing"
                         ),
                     )
                 })?;
@@ -176,6 +184,7 @@ impl Script {
                 }
                 (phrase, _) => phrase.as_ref().map(|p| p.get_ref().clone()),
             };
+            let typed = typed_texts(&answer, &actions, &at, do_span.clone())?;
             let params = answer
                 .params
                 .unwrap_or_default()
@@ -187,6 +196,7 @@ impl Script {
                 params,
                 actions,
                 say,
+                typed,
                 delay_ms: answer
                     .delay_ms
                     .or(defaults.delay_ms)
@@ -218,6 +228,85 @@ impl Script {
             .iter()
             .any(|a| a.actions.contains(&Action::Say))
     }
+}
+
+/// The texts of an answer's `type` actions: one a `type` action (a single text serves them
+/// all), each typeable on the harness's keyboard (US layout).
+fn typed_texts(
+    answer: &AnswerFile,
+    actions: &[Action],
+    at: &impl Fn(Option<Range<usize>>, &str) -> String,
+    do_span: Option<Range<usize>>,
+) -> Result<Vec<String>, String> {
+    let types = actions.iter().filter(|a| **a == Action::Type).count();
+    let Some(texts) = &answer.typed else {
+        if types > 0 {
+            return Err(at(
+                do_span,
+                "the `type` action needs a `type = \"text\"` in the same [[answer]]",
+            ));
+        }
+        return Ok(Vec::new());
+    };
+    let span = Some(texts.span());
+    let texts = match texts.get_ref() {
+        OneOrMany::One(text) => vec![text.clone(); types.max(1)],
+        OneOrMany::Many(list) => list.clone(),
+    };
+    if types == 0 {
+        return Err(at(
+            span,
+            "a `type` text without the `type` action in `do` would never be typed",
+        ));
+    }
+    if texts.len() != types {
+        return Err(at(
+            span,
+            &format!(
+                "{} texts for {types} `type` actions: give one text, or one for each",
+                texts.len()
+            ),
+        ));
+    }
+    for text in &texts {
+        if let Some(c) = text.chars().find(|c| key_of(*c).is_none()) {
+            return Err(at(
+                span,
+                &format!(
+                    "{c:?} cannot be typed on the harness's keyboard (US layout, printable ASCII)"
+                ),
+            ));
+        }
+    }
+    Ok(texts)
+}
+
+/// The evdev key code that types `c` on a US keyboard, and whether Shift is held for it.
+pub fn key_of(c: char) -> Option<(u32, bool)> {
+    const ROWS: [(&str, &str, u32); 4] = [
+        ("`1234567890-=", "~!@#$%^&*()_+", 41),
+        ("qwertyuiop[]\\", "QWERTYUIOP{}|", 16),
+        ("asdfghjkl;'", "ASDFGHJKL:\"", 30),
+        ("zxcvbnm,./", "ZXCVBNM<>?", 44),
+    ];
+    if c == ' ' {
+        return Some((57, false));
+    }
+    for (plain, shifted, first) in ROWS {
+        for (row, shift) in [(plain, false), (shifted, true)] {
+            if let Some(i) = row.chars().position(|k| k == c) {
+                // The first row starts with grave (41), then 1 (2) onwards.
+                let code = match (first, i) {
+                    (41, 0) => 41,
+                    (41, i) => 1 + i as u32,
+                    (16, 12) => 43,
+                    (first, i) => first + i as u32,
+                };
+                return Some((code, shift));
+            }
+        }
+    }
+    None
 }
 
 /// The phrase to speak, with `{challenge}` replaced by the word the dialog shows (nothing when
@@ -263,6 +352,8 @@ struct AnswerFile {
     #[serde(rename = "do")]
     actions: Spanned<OneOrMany>,
     say: Option<Spanned<String>>,
+    #[serde(rename = "type")]
+    typed: Option<Spanned<OneOrMany>>,
     delay_ms: Option<u64>,
     params: Option<std::collections::BTreeMap<String, Spanned<String>>>,
 }
@@ -368,6 +459,43 @@ mod tests {
         assert!(e.starts_with("user.toml:2:14:"), "{e}");
         let e = error("[[answer]]\ncapability = \"x\"\ndo = [\"nothing\", \"deny\"]\n");
         assert!(e.contains("`nothing` cannot be combined"), "{e}");
+    }
+
+    #[test]
+    fn type_needs_its_text_and_each_character_has_a_key() {
+        let s = Script::parse(
+            "[[answer]]\ncapability = \"polkit.*\"\ndo = [\"type\", \"type\", \"approve\"]\n\
+             type = [\"wrong\", \"Pw-1\"]\n",
+            "user.toml",
+        )
+        .unwrap();
+        let a = s.answer_for("polkit.x", &Value::Null).unwrap();
+        assert_eq!(a.typed, ["wrong", "Pw-1"]);
+        let e = error("[[answer]]\ncapability = \"x\"\ndo = \"type\"\n");
+        assert!(
+            e.starts_with("user.toml:3:6:") && e.contains("type = "),
+            "{e}"
+        );
+        let e = error("[[answer]]\ncapability = \"x\"\ndo = \"deny\"\ntype = \"pw\"\n");
+        assert!(
+            e.starts_with("user.toml:4:8:") && e.contains("never be typed"),
+            "{e}"
+        );
+        let e = error("[[answer]]\ncapability = \"x\"\ndo = \"type\"\ntype = \"pässword\"\n");
+        assert!(e.contains("'ä' cannot be typed"), "{e}");
+        let e = error("[[answer]]\ncapability = \"x\"\ndo = \"type\"\ntype = [\"a\", \"b\"]\n");
+        assert!(e.contains("2 texts for 1 `type` actions"), "{e}");
+        assert_eq!(key_of('a'), Some((30, false)));
+        assert_eq!(key_of('A'), Some((30, true)));
+        assert_eq!(key_of('1'), Some((2, false)));
+        assert_eq!(key_of('0'), Some((11, false)));
+        assert_eq!(key_of('-'), Some((12, false)));
+        assert_eq!(key_of('_'), Some((12, true)));
+        assert_eq!(key_of('\\'), Some((43, false)));
+        assert_eq!(key_of('p'), Some((25, false)));
+        assert_eq!(key_of('m'), Some((50, false)));
+        assert_eq!(key_of('/'), Some((53, false)));
+        assert_eq!(key_of('\''), Some((40, false)));
     }
 
     #[test]

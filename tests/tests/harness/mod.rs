@@ -53,6 +53,8 @@ pub struct Fixture {
     dir: tempfile::TempDir,
     socket: PathBuf,
     config_text: String,
+    /// The polkit agent's unique bus name, or why it did not start.
+    polkit_agent: Result<String, String>,
 }
 
 /// The `assets/` folder of this checkout.
@@ -220,6 +222,8 @@ impl Fixture {
         let mut compositor =
             Compositor::new(options).map_err(|e| StartFailure::Compositor(e.to_string()))?;
         compositor.state.use_clock(Clock::frozen());
+        // Headless: only a config with `[polkit] enabled = true` starts the agent.
+        let polkit_agent = pcp_compositor::polkit::start(&mut compositor, false);
         let voice = speech.is_some();
         if voice {
             compositor.state.set_speech_engine(speech);
@@ -232,6 +236,7 @@ impl Fixture {
             dir,
             socket,
             config_text: text,
+            polkit_agent,
         };
         if voice {
             // The probe thread's first look at the microphone: until then voice is not offered.
@@ -299,6 +304,22 @@ impl Fixture {
     }
 
     /// What the dialog shows live (voice, haptic, armed, countdown).
+    /// The entry of the prompt shown (a polkit password field), as the dialog shows it.
+    pub fn dialog_entry(&mut self) -> Option<pcp_plugin::ui::EntryView> {
+        self.state().pcp().ui().entry()
+    }
+
+    /// The polkit agent's unique name on the system bus, when it was started (`[polkit]
+    /// enabled = true`) and registered.
+    pub fn polkit_agent(&self) -> Option<&str> {
+        self.polkit_agent.as_deref().ok()
+    }
+
+    /// Why the polkit agent did not start (`[polkit] enabled` off, another agent…).
+    pub fn polkit_agent_error(&self) -> Option<&str> {
+        self.polkit_agent.as_ref().err().map(String::as_str)
+    }
+
     pub fn dialog_live(&mut self) -> Option<LiveState> {
         self.state().pcp().ui().dialog().live().cloned()
     }

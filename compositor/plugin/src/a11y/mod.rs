@@ -28,6 +28,8 @@ const QUEUED: NodeId = NodeId(10);
 const DENY: NodeId = NodeId(11);
 const APPROVE: NodeId = NodeId(12);
 const SESSION: NodeId = NodeId(13);
+const ENTRY: NodeId = NodeId(14);
+const ENTRY_MESSAGE: NodeId = NodeId(15);
 /// Steps are numbered from here.
 const FIRST_STEP: u64 = 100;
 
@@ -68,6 +70,8 @@ pub struct DialogReading {
     pub hold: Option<String>,
     /// The queue badge, when prompts wait behind this one.
     pub queued: Option<String>,
+    /// The text entry (a password field: only its dots), when the prompt has one.
+    pub entry: Option<pcp_overlay::EntryLine>,
     /// The buttons in the dialog's Tab order.
     pub buttons: Vec<ButtonReading>,
     /// Where the dialog is on the desktop (global logical pixels), once placed.
@@ -183,7 +187,7 @@ fn read_dialog(
     let waiting = live.queued.unwrap_or(content.queued);
     let queued = (waiting > 0).then(|| text.queued.replace("{n}", &waiting.to_string()));
     // Approve is enabled as the dialog draws it: once the guard armed and the text was read.
-    let approvable = live.armed && live.read_all;
+    let approvable = live.armed && live.read_all && !live.approve_locked;
     let button = |control, label: &str, enabled| ButtonReading {
         control,
         label: label.to_string(),
@@ -221,6 +225,7 @@ fn read_dialog(
         voice,
         hold,
         queued,
+        entry: live.entry.clone().filter(|_| content.entry),
         buttons,
         bounds: None,
         focus: live.focus.filter(|_| keyboard),
@@ -296,6 +301,9 @@ pub fn tree_of(reading: &Reading) -> TreeUpdate {
         if let Some(q) = &d.queued {
             add(QUEUED, text_node(Role::Status, q), &mut nodes);
         }
+        for (id, node) in d.entry.as_ref().map(entry_nodes).unwrap_or_default() {
+            add(id, node, &mut nodes);
+        }
         for b in &d.buttons {
             let id = button_id(b.control);
             let mut node = Node::new(Role::Button);
@@ -326,6 +334,25 @@ pub fn tree_of(reading: &Reading) -> TreeUpdate {
         tree_id: TreeId::ROOT,
         focus,
     }
+}
+
+/// A text entry's nodes: the field (a password field's value is its masking dots, never the
+/// text) and its message.
+fn entry_nodes(e: &pcp_overlay::EntryLine) -> Vec<(NodeId, Node)> {
+    let role = if e.masked {
+        Role::PasswordInput
+    } else {
+        Role::TextInput
+    };
+    let mut field = Node::new(role);
+    field.set_label(e.label.trim_end().to_string());
+    field.set_value(e.shown.clone());
+    field.set_read_only();
+    let mut nodes = vec![(ENTRY, field)];
+    if let Some(m) = &e.message {
+        nodes.push((ENTRY_MESSAGE, text_node(Role::Status, m)));
+    }
+    nodes
 }
 
 /// A node whose name is `text` (a label's name is its value).
@@ -376,6 +403,7 @@ mod tests {
                 voice: Some("Listening…".into()),
                 hold: Some("Hold Approve to confirm".into()),
                 queued: Some("2 more waiting".into()),
+                entry: None,
                 buttons: vec![
                     button(Control::Deny, "Deny"),
                     button(Control::Approve, "Approve"),
@@ -465,6 +493,30 @@ mod tests {
         assert_eq!(node(&t, ANNOUNCEMENT).live(), Some(Live::Polite));
         // Without the keyboard nothing in the dialog has the focus.
         assert_eq!(t.focus, ROOT);
+    }
+
+    #[test]
+    fn a_password_entry_is_a_password_field_whose_value_is_its_dots() {
+        let mut r = reading(false, None);
+        if let Some(d) = &mut r.dialog {
+            d.entry = Some(pcp_overlay::EntryLine {
+                label: "Password: ".into(),
+                shown: "•••".into(),
+                masked: true,
+                message: Some("Authentication failed. 2 tries left.".into()),
+                focused: true,
+            });
+        }
+        let t = tree_of(&r);
+        let entry = node(&t, ENTRY);
+        assert_eq!(entry.role(), Role::PasswordInput);
+        assert_eq!(entry.label(), Some("Password:"));
+        assert_eq!(entry.value(), Some("•••"));
+        assert_eq!(
+            node(&t, ENTRY_MESSAGE).label(),
+            Some("Authentication failed. 2 tries left.")
+        );
+        assert!(node(&t, DIALOG).children().contains(&ENTRY));
     }
 
     #[test]

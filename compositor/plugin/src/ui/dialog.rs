@@ -42,14 +42,18 @@ struct Shown {
     queued: u32,
     modalities: Vec<Modality>,
     press_and_hold: bool,
+    /// A front end attached a text entry to it.
+    entry: bool,
 }
 
 impl Shown {
-    /// Whether `other` is the same prompt with the same plan (the queue behind it aside).
+    /// Whether `other` is the same prompt with the same plan and entry (the queue behind it
+    /// aside).
     fn same_prompt(&self, other: &Shown) -> bool {
         self.id == other.id
             && self.modalities == other.modalities
             && self.press_and_hold == other.press_and_hold
+            && self.entry == other.entry
     }
 }
 
@@ -163,7 +167,7 @@ impl DialogView {
         &mut self,
         prompt: &Prompt,
         challenge: Option<&str>,
-        voice_note: Option<&str>,
+        (voice_note, entry): (Option<&str>, bool),
         queued: u32,
         timeouts: &TimeoutConfig,
         outputs: &[pcp_overlay::Output],
@@ -178,12 +182,14 @@ impl DialogView {
             queued,
             modalities: prompt.plan.modalities.clone(),
             press_and_hold: prompt.plan.press_and_hold,
+            entry,
         };
         let mut first = false;
         let mut damaged = false;
         if !self.shown.as_ref().is_some_and(|s| s.same_prompt(&wanted)) {
             first = self.shown.is_none();
-            let content = content_of(prompt, challenge, voice_note, queued, left, total);
+            let mut content = content_of(prompt, challenge, voice_note, queued, left, total);
+            content.entry = entry;
             if let Err(e) = self.dialog.show(content, now_u) {
                 tracing::warn!("the prompt cannot be shown, denying it: {e}");
                 self.hide();
@@ -330,6 +336,7 @@ fn content_of(
         press_and_hold: prompt.plan.press_and_hold,
         voice_unavailable: voice_note.map(str::to_string),
         offer_session: prompt.offers_session(),
+        entry: false,
     }
 }
 

@@ -15,6 +15,7 @@ use pcp_haptics::TouchKind;
 use pcp_overlay::{Choice, Key, KeyState};
 
 use super::ConfirmUi;
+use super::entry::EntryKey;
 use super::focus::within;
 use crate::PromptEvent;
 
@@ -91,6 +92,15 @@ impl ConfirmUi {
         let Some(prompt) = self.dialog.shown() else {
             return Vec::new();
         };
+        // A prompt with an entry (a password) is approved only after its front end accepted
+        // what was typed: no click, hold or key may skip that step.
+        if choice != Choice::Deny && !self.entries.approvable(prompt) {
+            tracing::debug!(
+                "approve on prompt {} ignored: its entry is not accepted",
+                prompt.0
+            );
+            return Vec::new();
+        }
         let event = match choice {
             Choice::Approve => ModalityEvent::Answer(Modality::Visual, Answer::Approve),
             Choice::Deny => ModalityEvent::Answer(Modality::Visual, Answer::Deny),
@@ -121,6 +131,18 @@ impl ConfirmUi {
         self.dialog
             .placement()
             .is_some_and(|pl| within(pl.rect, 0.0, p))
+    }
+
+    /// The user's explicit act gives the dialog the keyboard (`true`: a press on it, the
+    /// shortcut) or takes it back: the entry of the prompt shown is focused only this way.
+    fn explicit_keyboard(&mut self, focused: bool) {
+        self.set_keyboard(focused);
+        if let Some(prompt) = self.dialog.shown()
+            && self.entries.focus(prompt, focused)
+        {
+            self.lock_approve(prompt);
+            self.changes.damaged = true;
+        }
     }
 
     /// Gives the dialog the keyboard (`true`) or gives it back (`false`); the host hears it
@@ -183,13 +205,13 @@ impl ConfirmUi {
         } else if !self.takes_pointer_at(at) {
             self.input.client_buttons.insert(button);
             if self.dialog.is_open() {
-                self.set_keyboard(false);
+                self.explicit_keyboard(false);
             }
             return Routed::Clients;
         } else {
             self.input.dialog_buttons.insert(button);
             if self.on_dialog(at) {
-                self.set_keyboard(true);
+                self.explicit_keyboard(true);
             }
         }
         let Some((x, y)) = self.dialog.local(at) else {
@@ -227,13 +249,13 @@ impl ConfirmUi {
             self.input.touch = None;
             self.input.client_touch = true;
             if self.dialog.is_open() {
-                self.set_keyboard(false);
+                self.explicit_keyboard(false);
             }
             return Routed::Clients;
         }
         self.input.client_touch = false;
         if self.on_dialog(p) {
-            self.set_keyboard(true);
+            self.explicit_keyboard(true);
         }
         let Some((x, y)) = self.dialog.local(p) else {
             return Routed::Taken(Vec::new());
@@ -305,8 +327,17 @@ impl ConfirmUi {
     /// `[overlay] focus_shortcut` with its modifiers. The dialog gets keys only while it has
     /// the keyboard; the shortcut gives it the keyboard (or gives it back) and reaches no one;
     /// Escape gives the keyboard back once the dialog has had it (after denying, past the
-    /// guard). A key goes up where it went down.
-    pub fn key(&mut self, code: u32, pressed: bool, key: Key, shortcut: bool, now: i64) -> Routed {
+    /// guard). A key goes up where it went down. While the prompt's entry is focused and asks,
+    /// `typed` (what the key types) goes into it instead: Enter submits the entry there, never
+    /// Approve.
+    pub fn key(
+        &mut self,
+        code: u32,
+        pressed: bool,
+        (key, typed): (Key, EntryKey),
+        shortcut: bool,
+        now: i64,
+    ) -> Routed {
         if !pressed {
             return match self.input.keys.remove(&code) {
                 None => Routed::Clients,
@@ -333,14 +364,34 @@ impl ConfirmUi {
         }
         if shortcut {
             self.input.keys.insert(code, KeyOwner::Shortcut);
+            let prompt = self.dialog.shown();
+            let entry_focused = prompt.is_some_and(|p| self.entries.takes_keys(p));
+            let has_entry = prompt.is_some_and(|p| self.entries.has(p));
             if !self.input.modal {
-                let focused = self.input.keyboard;
-                self.set_keyboard(!focused);
+                // With an entry that is not focused yet, the shortcut focuses it first.
+                let give_back = self.input.keyboard && (!has_entry || entry_focused);
+                self.explicit_keyboard(!give_back);
+            } else if let Some(p) = prompt
+                && self.entries.focus(p, !entry_focused)
+            {
+                // Modal: the dialog keeps the keyboard; the shortcut still focuses its entry.
+                self.lock_approve(p);
+                self.changes.damaged = true;
             }
             return Routed::Taken(self.activity(now));
         }
         if !self.input.keyboard {
             return Routed::Clients;
+        }
+        if let Some(prompt) = self.dialog.shown()
+            && self.entries.takes_keys(prompt)
+            && self.entries.key(prompt, typed)
+        {
+            // The release goes nowhere: the entry took the press.
+            self.input.keys.insert(code, KeyOwner::Shortcut);
+            self.lock_approve(prompt);
+            self.changes.damaged = true;
+            return Routed::Taken(self.activity(now));
         }
         self.input.keys.insert(code, KeyOwner::Dialog);
         let choice = self

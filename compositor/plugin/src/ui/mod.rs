@@ -11,6 +11,7 @@
 mod accessible;
 mod devices;
 mod dialog;
+mod entry;
 mod focus;
 mod haptic;
 mod input;
@@ -33,6 +34,7 @@ use smithay::utils::{Logical, Point};
 use self::devices::Devices;
 pub use self::dialog::Placement;
 use self::dialog::{DialogSync, DialogView, losses_to_end, next_countdown_change, risk_of};
+pub use self::entry::{EntryKey, EntryState, EntryView};
 use self::focus::Sharing;
 pub use self::focus::{Shortcut, ShortcutKeys};
 use self::haptic::HapticStep;
@@ -62,6 +64,8 @@ pub struct ConfirmUi {
     haptic: HapticStep,
     devices: Devices,
     input: input::ModalInput,
+    /// The text entries front ends attached to their prompts (a password).
+    entries: entry::Entries,
     timing: UiTiming,
     changes: Changes,
     /// The prompt waiting for a spoken answer, as last synced.
@@ -112,6 +116,7 @@ impl ConfirmUi {
             haptic: HapticStep::new(options.haptics, options.haptics_config),
             devices,
             input: input::ModalInput::default(),
+            entries: entry::Entries::default(),
             timing: options.timing,
             changes: Changes::default(),
             waiting_voice: None,
@@ -408,21 +413,12 @@ impl ConfirmUi {
         }
         let was_open = self.dialog.is_open();
         let was_shown = self.dialog.shown();
-        let voice_note = prompt
-            .plan
-            .notes
-            .contains(&pcp_gate::intent::PlanNote::VoiceUnavailable)
-            .then(|| {
-                voice::unavailable_line(
-                    self.devices.voice(),
-                    self.voice.engine().map(|e| e.config().language.as_str()),
-                    &self.dialog.dialog().config().text,
-                )
-            });
+        let voice_note = self.voice_note(prompt);
+        let entry = self.entries.has(prompt.id);
         let synced = self.dialog.sync(
             prompt,
             self.voice.challenge_of(prompt.id),
-            voice_note.as_deref(),
+            (voice_note.as_deref(), entry),
             gate.queued,
             gate.timeouts,
             &around.outputs,
@@ -454,6 +450,7 @@ impl ConfirmUi {
                 }
                 let keyboard = self.input.keyboard;
                 self.dialog.dialog_mut().set_keyboard_focus(keyboard);
+                self.lock_approve(prompt.id);
                 self.changes.damaged |= damaged || first;
                 if self.rechecked != Some(prompt.id) {
                     self.rechecked = Some(prompt.id);
@@ -466,6 +463,21 @@ impl ConfirmUi {
                 Vec::new()
             }
         }
+    }
+
+    /// Why voice is not part of `prompt` when its class needed it, for the dialog.
+    fn voice_note(&self, prompt: &pcp_gate::Prompt) -> Option<String> {
+        prompt
+            .plan
+            .notes
+            .contains(&pcp_gate::intent::PlanNote::VoiceUnavailable)
+            .then(|| {
+                voice::unavailable_line(
+                    self.devices.voice(),
+                    self.voice.engine().map(|e| e.config().language.as_str()),
+                    &self.dialog.dialog().config().text,
+                )
+            })
     }
 
     /// The passing of time, at `now`: the guard arming, a press-and-hold filling up — and its

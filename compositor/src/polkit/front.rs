@@ -1,0 +1,407 @@
+//! The polkit front end: turns the agent's events into engine commands (a request becomes a
+//! `polkit.<action id>` intent, PAM's prompts and verdicts become entry news) and the engine's
+//! answers into the agent's calls (the typed line to the helper, approve or deny to polkitd).
+//! It never decides: the gate does, and PAM does. Any error on the way is a denial, logged.
+
+use std::collections::HashMap;
+
+use pcp_gate::{ClientIdentity, Intent};
+use pcp_plugin::{Command, Decided, Effect, EntryUpdate, FrontEndId, Ticket};
+use pcp_polkit::{
+    Agent, AgentEvent, Answer, AttemptEnd, AuthRequest, ClosedBy, Refusal, Reply, Secret,
+};
+use serde_json::{Map, Value, json};
+
+use super::config::PolkitText;
+
+/// The prefix of every polkit capability: `polkit.org.freedesktop.udisks2.filesystem-mount`.
+pub const CAPABILITY_PREFIX: &str = "polkit.";
+
+/// Longest command line of the requester kept for the dialog, in bytes.
+const MAX_CMDLINE: usize = 1024;
+
+/// One open polkit request.
+struct Open {
+    cookie: String,
+    /// The identity the password is asked for (the first polkitd offered, in our order).
+    uid: u32,
+    /// PAM accepted a password for it.
+    authenticated: bool,
+}
+
+/// The front end's state, shared by the agent's event source and the engine's deliveries.
+pub(crate) struct Front {
+    pub agent: Option<Agent>,
+    pub id: FrontEndId,
+    text: PolkitText,
+    next: u64,
+    open: HashMap<u64, Open>,
+}
+
+impl Front {
+    pub fn new(id: FrontEndId, text: PolkitText) -> Front {
+        Front {
+            agent: None,
+            id,
+            text,
+            next: 1,
+            open: HashMap::new(),
+        }
+    }
+
+    fn ticket(&self, number: u64) -> Ticket {
+        Ticket {
+            front: self.id,
+            number,
+        }
+    }
+
+    fn number_of(&self, cookie: &str) -> Option<u64> {
+        self.open
+            .iter()
+            .find_map(|(n, o)| (o.cookie == cookie).then_some(*n))
+    }
+
+    fn answer(&self, cookie: &str, answer: Answer) {
+        let Some(agent) = &self.agent else { return };
+        if let Err(e) = agent.answer(cookie, answer) {
+            tracing::warn!("polkit request {cookie}: {e}");
+        }
+    }
+
+    /// What an agent event asks of the engine.
+    pub fn event(&mut self, event: AgentEvent) -> Vec<Command> {
+        match event {
+            AgentEvent::Request(request) => self.request(request),
+            AgentEvent::Prompt { cookie, prompt } => self.entry(
+                &cookie,
+                vec![
+                    EntryUpdate::Ask {
+                        label: prompt.text,
+                        echo: prompt.echo,
+                    },
+                    EntryUpdate::Message(self.text.how_to_type.clone()),
+                ],
+            ),
+            AgentEvent::PamMessage { cookie, text, .. } => {
+                self.entry(&cookie, vec![EntryUpdate::Message(text)])
+            }
+            AgentEvent::AttemptEnded { cookie, end } => self.attempt_ended(&cookie, end),
+            AgentEvent::Closed { cookie, reply, by } => self.closed(&cookie, reply, by),
+            AgentEvent::Refused(refusal) => vec![self.refused(refusal)],
+        }
+    }
+
+    fn entry(&self, cookie: &str, updates: Vec<EntryUpdate>) -> Vec<Command> {
+        // An event for a request already closed is left over from its helper: ignored.
+        let Some(number) = self.number_of(cookie) else {
+            return Vec::new();
+        };
+        let ticket = self.ticket(number);
+        updates
+            .into_iter()
+            .map(|update| Command::Entry { ticket, update })
+            .collect()
+    }
+
+    fn request(&mut self, request: AuthRequest) -> Vec<Command> {
+        let cookie = request.cookie.clone();
+        let Some(identity) = request.identities.first().cloned() else {
+            // The crate never passes an empty list; fail closed all the same.
+            self.answer(&cookie, Answer::Fail("no identity to authenticate".into()));
+            return Vec::new();
+        };
+        let capability = match capability_of(&request.action_id) {
+            Ok(c) => c,
+            Err(why) => {
+                tracing::warn!("polkit request {cookie} refused: {why}");
+                self.answer(&cookie, Answer::Fail(why));
+                return Vec::new();
+            }
+        };
+        let number = self.next;
+        self.next += 1;
+        tracing::info!(
+            "polkit request {cookie}: {} for {} (uid {}), subject pid {:?}, as ticket {number}",
+            request.action_id,
+            identity.name,
+            identity.uid,
+            request.subject_pid
+        );
+        if !request.skipped_identities.is_empty() {
+            tracing::info!(
+                "polkit request {cookie}: identities left out: {}",
+                request.skipped_identities.join("; ")
+            );
+        }
+        self.open.insert(
+            number,
+            Open {
+                cookie,
+                uid: identity.uid,
+                authenticated: false,
+            },
+        );
+        let client = requester(request.subject_pid, request.caller_pid);
+        let intent = Intent::new(&capability, params_of(&request, &identity.name), client);
+        let ticket = self.ticket(number);
+        // The entry is attached once the engine knows the ticket: news for a ticket it does
+        // not know is dropped.
+        vec![
+            Command::Submit { ticket, intent },
+            Command::Entry {
+                ticket,
+                update: EntryUpdate::Message(self.text.starting.clone()),
+            },
+        ]
+    }
+
+    fn attempt_ended(&mut self, cookie: &str, end: AttemptEnd) -> Vec<Command> {
+        let Some(number) = self.number_of(cookie) else {
+            return Vec::new();
+        };
+        let (update, again) = match end {
+            AttemptEnd::Success => {
+                if let Some(open) = self.open.get_mut(&number) {
+                    open.authenticated = true;
+                }
+                (EntryUpdate::Accepted, false)
+            }
+            AttemptEnd::Failure { tries_left } => (
+                EntryUpdate::Message(self.text.wrong(tries_left)),
+                tries_left > 0,
+            ),
+            AttemptEnd::Broken { reason, tries_left } => (
+                EntryUpdate::Message(self.text.broken(&reason, tries_left)),
+                tries_left > 0,
+            ),
+        };
+        if again {
+            self.authenticate(number);
+        }
+        let ticket = self.ticket(number);
+        let accepted = update == EntryUpdate::Accepted;
+        let mut commands = vec![Command::Entry { ticket, update }];
+        if accepted {
+            commands.push(Command::Entry {
+                ticket,
+                update: EntryUpdate::Message(self.text.accepted.clone()),
+            });
+        }
+        commands
+    }
+
+    /// polkitd has its answer. A request still waiting in the engine (the requester went
+    /// away, or the tries ran out) is cancelled there: its dialog closes at once, audited.
+    fn closed(&mut self, cookie: &str, reply: Reply, by: ClosedBy) -> Vec<Command> {
+        tracing::info!("polkit request {cookie} answered {reply:?} (closed by {by:?})");
+        let Some(number) = self.number_of(cookie) else {
+            return Vec::new();
+        };
+        self.open.remove(&number);
+        vec![Command::Cancel(self.ticket(number))]
+    }
+
+    /// A call that did not come from polkitd: audited as a refused intent naming the sender.
+    fn refused(&mut self, refusal: Refusal) -> Command {
+        let sender = refusal.sender.clone().unwrap_or_else(|| "(none)".into());
+        tracing::warn!(
+            "polkit agent: {} from {sender} refused: {}",
+            refusal.method,
+            refusal.reason
+        );
+        let number = self.next;
+        self.next += 1;
+        let client = ClientIdentity {
+            id: format!("dbus:{sender}"),
+            ..ClientIdentity::default()
+        };
+        let intent = Intent::new(
+            "polkit.agent-call",
+            json!({"method": refusal.method, "sender": sender}),
+            client,
+        );
+        Command::Refuse {
+            ticket: self.ticket(number),
+            intent,
+            why: pcp_plugin::Refusal::Unreadable(format!(
+                "a {} not from polkitd: {}",
+                refusal.method, refusal.reason
+            )),
+        }
+    }
+
+    /// Starts a password attempt for request `number`.
+    fn authenticate(&self, number: u64) -> Option<String> {
+        let (Some(agent), Some(open)) = (&self.agent, self.open.get(&number)) else {
+            return Some("the agent is not running".into());
+        };
+        agent.authenticate(&open.cookie, open.uid).err().map(|e| {
+            tracing::warn!(
+                "polkit request {}: cannot start a password try: {e}",
+                open.cookie
+            );
+            e.to_string()
+        })
+    }
+
+    /// An engine answer for one of our tickets.
+    pub fn deliver(&mut self, effect: Effect) -> Option<Command> {
+        match effect {
+            Effect::Pending { ticket, .. } => {
+                let why = self.authenticate(ticket.number)?;
+                Some(Command::Entry {
+                    ticket,
+                    update: EntryUpdate::Message(self.text.broken(&why, 0)),
+                })
+            }
+            Effect::Decided(decided) => self.decided(decided),
+            Effect::EntrySubmitted { ticket, mut text } => {
+                let open = self.open.get(&ticket.number)?;
+                let agent = self.agent.as_ref()?;
+                // The line moves into the secret (no copy is left behind) and on to the helper.
+                let secret = Secret::new(std::mem::take(&mut *text.0));
+                agent.respond(&open.cookie, secret).err().map(|e| {
+                    tracing::warn!("polkit request {}: {e}", open.cookie);
+                    Command::Entry {
+                        ticket,
+                        update: EntryUpdate::Message(e.to_string()),
+                    }
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn decided(&mut self, decided: Box<Decided>) -> Option<Command> {
+        let open = self.open.remove(&decided.ticket.number)?;
+        let outcome = &decided.outcome;
+        if !outcome.approved {
+            // Denied, timed out, or refused by the gate: polkit hears "dismissed".
+            self.answer(&open.cookie, Answer::Deny);
+            return None;
+        }
+        if open.authenticated {
+            self.answer(&open.cookie, Answer::Approve);
+            return None;
+        }
+        // Approved without a dialog (the policy or history allowed it): the password step
+        // cannot be skipped, so polkitd is told it failed and the log says why.
+        let reason = "approved without the password step (polkit actions need a dialog: \
+                      classify them privileged or higher)"
+            .to_string();
+        self.answer(&open.cookie, Answer::Fail(reason.clone()));
+        Some(Command::Undeliverable { decided, reason })
+    }
+}
+
+/// The capability of a polkit action: `polkit.` and the action id in lowercase. An action id
+/// with anything but ASCII letters, digits, `.`, `-` and `_` is refused (polkit's own ids
+/// never have them).
+pub fn capability_of(action_id: &str) -> Result<String, String> {
+    let ok = !action_id.is_empty()
+        && action_id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+        && !action_id.starts_with('.')
+        && !action_id.ends_with('.')
+        && !action_id.contains("..");
+    if !ok {
+        return Err(format!(
+            "the action id {action_id:?} is not a dotted name of letters, digits, - and _"
+        ));
+    }
+    Ok(format!(
+        "{CAPABILITY_PREFIX}{}",
+        action_id.to_ascii_lowercase()
+    ))
+}
+
+/// What the dialog shows of a request: polkit's message, the action id, the identity asked
+/// for, and who asked polkitd when that is another process than the subject (pkexec, with its
+/// command line).
+fn params_of(request: &AuthRequest, identity: &str) -> Value {
+    let mut params = Map::new();
+    params.insert("action_id".into(), json!(request.action_id));
+    params.insert("message".into(), json!(request.message));
+    params.insert("identity".into(), json!(identity));
+    if let Some(caller) = request.caller_pid
+        && request.caller_pid != request.subject_pid
+    {
+        let exe = pcp_plugin::identity::executable_of(caller).unwrap_or_else(|| "?".into());
+        let mut line = format!("{exe} (pid {caller})");
+        if let Some(cmdline) = command_line(caller) {
+            line.push_str(": ");
+            line.push_str(&cmdline);
+        }
+        params.insert("requested_by".into(), json!(line));
+    }
+    if let Some(cmdline) = &request.command_line {
+        params.insert("command_line".into(), json!(cmdline));
+    }
+    Value::Object(params)
+}
+
+/// `/proc/PID/cmdline` with its NULs as spaces, capped.
+fn command_line(pid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let raw = &raw[..raw.len().min(MAX_CMDLINE)];
+    let text: String = String::from_utf8_lossy(raw)
+        .split('\0')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
+/// The requester as the kernel knows it: polkitd's `polkit.subject-pid` (the process the
+/// authorization is for), its executable, uid and start time from `/proc`. Its key names the
+/// caller too (pkcheck, pkexec, a daemon: who asked polkitd), as a connection names a Wayland
+/// client: two callers asking for one subject queue one after the other, and the gate's limit
+/// on open prompts per client still holds each caller to its own.
+fn requester(pid: Option<u32>, caller: Option<u32>) -> ClientIdentity {
+    let id = match (pid, caller) {
+        (Some(p), Some(c)) => format!("polkit:{p}:{c}"),
+        (Some(p), None) => format!("polkit:{p}"),
+        (None, _) => "polkit:unknown".into(),
+    };
+    ClientIdentity {
+        id,
+        pid,
+        uid: pid.and_then(real_uid),
+        executable: pid.and_then(pcp_plugin::identity::executable_of),
+        start_time: pid.and_then(pcp_plugin::identity::start_time_of),
+        ..ClientIdentity::default()
+    }
+}
+
+fn real_uid(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capability_of;
+
+    #[test]
+    fn action_ids_become_lowercase_capabilities_and_odd_ones_are_refused() {
+        assert_eq!(
+            capability_of("org.freedesktop.NetworkManager.settings.modify.system").unwrap(),
+            "polkit.org.freedesktop.networkmanager.settings.modify.system"
+        );
+        assert_eq!(
+            capability_of("org.freedesktop.udisks2.filesystem-mount").unwrap(),
+            "polkit.org.freedesktop.udisks2.filesystem-mount"
+        );
+        for bad in ["", "a..b", ".a", "a.", "a b", "a/b", "ä.b"] {
+            assert!(capability_of(bad).is_err(), "{bad:?}");
+        }
+    }
+}

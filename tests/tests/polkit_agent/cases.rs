@@ -1,0 +1,402 @@
+//! The cases: what the subject asks polkitd, what the scripted user does in the dialog, and what
+//! must come of it (exit codes, and the decisions the harness printed from the audit log).
+
+use std::time::Duration;
+
+use crate::run::{Harness, Lines, Tools, finish, go, spawn_as, subject};
+use crate::world::{ADMIN_PW, USER_PW, World};
+
+const SELF: &str = "org.pcp.test.self";
+const PKEXEC: &str = "pkexec";
+
+/// How long a subject may take: three wrong passwords cost PAM's failure delays, a timeout
+/// case waits for the dialog's (shortened) timeout.
+const SUBJECT_WAIT: Duration = Duration::from_secs(120);
+
+pub struct Case {
+    pub name: &'static str,
+    /// The scripted user (pcp-harness `--user`).
+    script: String,
+    /// `false`: the compositor runs without its agent (`[polkit] enabled = false`).
+    agent: bool,
+    /// Extra config after `[polkit]`.
+    config: &'static str,
+    actions: &'static str,
+    pkexec: bool,
+    /// Expected exit codes by action (`pkexec` for pkexec).
+    expect: &'static [(&'static str, i32)],
+    /// Each a substring some harness or subject line must hold.
+    must_see: Vec<String>,
+    /// Each a substring no line may hold.
+    must_not_see: Vec<String>,
+    /// Kill the pkcheck once its dialog is up; the dialog must close, audited cancelled.
+    kill_requester: bool,
+    /// Two requests: each shown and answered in full, one after the other.
+    one_after_the_other: bool,
+    /// Call the agent as a `polkitd`-user process that is not polkitd: refused, audited.
+    forge: bool,
+    /// A second compositor for the same subject: it starts without an agent and says why.
+    second: bool,
+}
+
+fn case(name: &'static str, script: String) -> Case {
+    Case {
+        name,
+        script,
+        agent: true,
+        config: "",
+        actions: SELF,
+        pkexec: false,
+        expect: &[],
+        must_see: Vec::new(),
+        must_not_see: Vec::new(),
+        kill_requester: false,
+        one_after_the_other: false,
+        forge: false,
+        second: false,
+    }
+}
+
+/// A script answering every polkit prompt with `actions`, typing `typed`.
+fn script(actions: &str, typed: &str) -> String {
+    let mut s = format!("[[answer]]\ncapability = \"polkit.*\"\ndo = {actions}\ndelay_ms = 300\n");
+    if !typed.is_empty() {
+        s += &format!("type = {typed}\n");
+    }
+    s
+}
+
+pub fn all() -> Vec<Case> {
+    let right = format!("{USER_PW:?}");
+    vec![
+        Case {
+            agent: false,
+            expect: &[(SELF, 2)],
+            ..case(
+                "without the agent: pkcheck finds no agent (2), no dialog",
+                script(r#"["type", "approve"]"#, &right),
+            )
+        },
+        Case {
+            expect: &[(SELF, 0)],
+            must_see: vec![
+                "\"capability\":\"polkit.org.pcp.test.self\"".into(),
+                "\"resolution\":\"user_approved\"".into(),
+                "type (accepted)".into(),
+                "\"identity\":\"pcptest\"".into(),
+            ],
+            ..case(
+                "the right password typed, then Approve: 0",
+                script(r#"["type", "approve"]"#, &right),
+            )
+        },
+        Case {
+            expect: &[(SELF, 0)],
+            second: true,
+            must_see: vec![
+                "\"polkit_agent_error\":\"another polkit authentication agent is already registered"
+                    .into(),
+                "\"resolution\":\"user_approved\"".into(),
+            ],
+            ..case(
+                "a second compositor for the subject carries on without an agent; the first answers: 0",
+                script(r#"["type", "approve"]"#, &right),
+            )
+        },
+        Case {
+            expect: &[(SELF, 1)],
+            // The last failure ends the request: its dialog closes, audited cancelled.
+            must_see: vec!["\"resolution\":\"cancelled\"".into()],
+            ..case(
+                "three wrong passwords: 1",
+                script(
+                    r#"["type", "type", "type"]"#,
+                    r#"["nope-1", "nope-2", "nope-3"]"#,
+                ),
+            )
+        },
+        Case {
+            expect: &[(SELF, 3)],
+            must_see: vec!["\"resolution\":\"user_denied\"".into()],
+            ..case("Deny: 3 (dismissed)", script(r#""deny""#, ""))
+        },
+        Case {
+            expect: &[(SELF, 3)],
+            must_see: vec!["\"resolution\":\"confirmation.timeout\"".into()],
+            config: "[timeouts]\nvisual_seconds = 3\n",
+            ..case(
+                "the dialog's timeout: 3 (dismissed)",
+                script(r#""nothing""#, ""),
+            )
+        },
+        Case {
+            expect: &[(SELF, 3)],
+            must_see: vec![
+                "\"resolution\":\"user_denied\"".into(),
+                "\"user\":[\"approve (held)\",\"deny\"]".into(),
+            ],
+            must_not_see: vec!["user_approved".into()],
+            ..case(
+                "Approve before the password is ignored (then Deny: 3)",
+                script(r#"["approve", "deny"]"#, ""),
+            )
+        },
+        Case {
+            actions: "",
+            pkexec: true,
+            expect: &[(PKEXEC, 0)],
+            must_see: vec![
+                "out pkexec 0".into(),
+                "polkit.org.freedesktop.policykit.exec".into(),
+            ],
+            ..case(
+                "pkexec id -u prints 0 after the admin's password and Approve",
+                script(r#"["type", "approve"]"#, &format!("{ADMIN_PW:?}")),
+            )
+        },
+        Case {
+            actions: "",
+            pkexec: true,
+            expect: &[(PKEXEC, 126)],
+            must_see: vec!["out pkexec ".into()],
+            ..case("pkexec denied: 126", script(r#""deny""#, ""))
+        },
+        Case {
+            actions: "",
+            forge: true,
+            must_see: vec![
+                "FORGED BeginAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
+                "FORGED CancelAuthentication org.freedesktop.PolicyKit1.Error.NotAuthorized".into(),
+                "\"capability\":\"polkit.agent-call\"".into(),
+                "\"resolution\":\"invalid_params\"".into(),
+            ],
+            must_not_see: vec!["\"event\":\"prompt\"".into()],
+            ..case(
+                "a BeginAuthentication not from polkitd is refused and audited, no dialog",
+                script(r#"["type", "approve"]"#, &format!("{USER_PW:?}")),
+            )
+        },
+        Case {
+            kill_requester: true,
+            expect: &[],
+            must_see: vec!["\"resolution\":\"cancelled\"".into()],
+            ..case(
+                "the requester killed: the dialog closes, audited cancelled",
+                script(r#""nothing""#, ""),
+            )
+        },
+        Case {
+            actions: "org.pcp.test.self org.pcp.test.self",
+            expect: &[(SELF, 0)],
+            one_after_the_other: true,
+            // Both are the same program's (the subject shell's): the gate's limit on one
+            // program's open prompts applies to polkit requests as to any intent.
+            config: "[queue]\nper_client = 2\n",
+            ..case(
+                "two requests at once are answered one after the other: 0, 0",
+                script(r#"["type", "approve"]"#, &right),
+            )
+        },
+    ]
+}
+
+/// A second harness for the subject the first one's agent holds: it must start (its ready line)
+/// without an agent, saying why (`polkit_agent_error`).
+fn second(
+    tools: &Tools,
+    dir: &std::path::Path,
+    script: &str,
+    config: &str,
+    lines: &mut Lines,
+) -> Result<(), String> {
+    let (harness, agent) = Harness::start(tools, &dir.join("second"), script, config, lines)?;
+    harness.stop();
+    if let Some(name) = agent {
+        return Err(format!(
+            "a second agent registered for the subject as {name}"
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the forger as the `polkitd` user against the agent `name` and waits for both refusals
+/// in the audit log.
+fn forge(world: &World, name: &str, lines: &mut Lines) -> Result<(), String> {
+    let exe = world.exe.to_string_lossy().into_owned();
+    let (child, stdin) = spawn_as(
+        "polkitd",
+        &[&exe],
+        &[
+            ("PCP_POLKIT_ROLE", "forge".into()),
+            ("PCP_TARGET", name.to_string()),
+        ],
+        "forger",
+        &lines.tx,
+    )?;
+    for method in ["BeginAuthentication", "CancelAuthentication"] {
+        lines.wait_for("forger", Duration::from_secs(30), |l| {
+            l.starts_with(&format!("FORGED {method} ")) || l.starts_with("FORGE-ERROR")
+        })?;
+    }
+    let refused = |log: &[String]| {
+        log.iter()
+            .filter(|l| l.starts_with("harness: {") && l.contains("polkit.agent-call"))
+            .count()
+    };
+    while refused(&lines.log) < 2 {
+        lines.wait_for("harness", Duration::from_secs(10), |l| {
+            l.contains("polkit.agent-call")
+        })?;
+    }
+    finish(child, stdin);
+    Ok(())
+}
+
+impl Case {
+    pub fn run(&self, world: &World, tools: &Tools) -> Result<(), String> {
+        let mut lines = Lines::new();
+        let result = self.run_with(world, tools, &mut lines);
+        lines.drain();
+        result?;
+        self.check(&lines.log)
+    }
+
+    fn run_with(&self, world: &World, tools: &Tools, lines: &mut Lines) -> Result<(), String> {
+        let (child, mut stdin, pid) = subject(self.actions, self.pkexec, lines)?;
+        let config = format!(
+            "[polkit]\nenabled = {}\nsubject = \"unix-process:{pid}\"\n{}",
+            self.agent, self.config
+        );
+        let dir = world.dir.join(format!("case-{pid}"));
+        let started = Harness::start(tools, &dir, &self.script, &config, lines);
+        let (harness, agent) = match started {
+            Ok(h) => h,
+            Err(e) => {
+                finish(child, stdin);
+                return Err(e);
+            }
+        };
+        let mut result = Ok(());
+        if self.second {
+            result = second(tools, &dir, &self.script, &config, lines);
+        }
+        if result.is_ok() {
+            result = self.play(lines, &mut stdin, agent.is_some());
+        }
+        if result.is_ok()
+            && self.forge
+            && let Some(name) = agent
+        {
+            result = forge(world, &name, lines);
+        }
+        harness.stop();
+        finish(child, stdin);
+        result
+    }
+
+    fn play(
+        &self,
+        lines: &mut Lines,
+        stdin: &mut std::process::ChildStdin,
+        registered: bool,
+    ) -> Result<(), String> {
+        if registered != self.agent {
+            return Err(format!(
+                "the harness's agent registered: {registered}, expected {}",
+                self.agent
+            ));
+        }
+        go(stdin)?;
+        if self.kill_requester {
+            let pk =
+                lines.wait_for("subject", Duration::from_secs(10), |l| l.starts_with("pk "))?;
+            let pid: i32 = pk
+                .rsplit(' ')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(|| format!("no pid in {pk:?}"))?;
+            lines.wait_for("harness", Duration::from_secs(30), |l| {
+                l.contains("\"event\":\"prompt\"")
+            })?;
+            // SAFETY: kill has no memory preconditions; pkcheck belongs to our subject.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            lines.wait_for("harness", Duration::from_secs(30), |l| {
+                l.contains("\"event\":\"decision\"") && l.contains("polkit.")
+            })?;
+            return Ok(());
+        }
+        lines.wait_for("subject", SUBJECT_WAIT, |l| l == "done")?;
+        // Every request's decision, printed once the harness reads the audit log again (maybe
+        // before the subject said `done`).
+        let wanted = self.actions.split_whitespace().count() + usize::from(self.pkexec);
+        let decisions = |log: &[String]| {
+            log.iter()
+                .filter(|l| l.starts_with("harness: {") && l.contains("\"event\":\"decision\""))
+                .count()
+        };
+        if self.agent {
+            while decisions(&lines.log) < wanted {
+                lines.wait_for("harness", Duration::from_secs(10), |l| {
+                    l.contains("\"event\":\"decision\"")
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&self, log: &[String]) -> Result<(), String> {
+        let shown = || format!("\n  {}", log.join("\n  "));
+        for (action, code) in self.expect {
+            let want = format!("subject: rc {action} {code}");
+            let matching = log.iter().filter(|l| **l == want).count();
+            let expected = self
+                .actions
+                .split_whitespace()
+                .filter(|a| a == action)
+                .count()
+                .max(1);
+            if matching != expected {
+                return Err(format!("expected {expected}× `{want}`; seen:{}", shown()));
+            }
+        }
+        for needle in &self.must_see {
+            if !log.iter().any(|l| l.contains(needle.as_str())) {
+                return Err(format!("no line holds {needle:?}; seen:{}", shown()));
+            }
+        }
+        for needle in &self.must_not_see {
+            if let Some(l) = log.iter().find(|l| l.contains(needle.as_str())) {
+                return Err(format!("a line holds {needle:?}: {l}"));
+            }
+        }
+        // The secret is never printed, logged or audited.
+        for secret in [USER_PW, ADMIN_PW, "nope-1"] {
+            if let Some(l) = log.iter().find(|l| l.contains(secret)) {
+                return Err(format!("a line holds a password: {l}"));
+            }
+        }
+        if !self.agent && log.iter().any(|l| l.contains("\"capability\":\"polkit.")) {
+            return Err(format!("a polkit prompt without the agent?{}", shown()));
+        }
+        if self.one_after_the_other {
+            // The scripted user acts only on the dialog shown, one at a time: two decisions each
+            // with its own whole performance (typed, accepted, approved) mean the second dialog
+            // came once the first was decided.
+            let played = log
+                .iter()
+                .filter(|l| l.starts_with("harness: {") && l.contains("\"event\":\"decision\""))
+                .filter(|l| {
+                    l.contains("\"resolution\":\"user_approved\"")
+                        && l.contains("\"user\":[\"type (accepted)\",\"approve (held)\"]")
+                })
+                .count();
+            if played != 2 {
+                return Err(format!(
+                    "{played} requests played in full, not 2{}",
+                    shown()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
