@@ -18,6 +18,7 @@
 pub mod auto;
 pub mod backend;
 pub mod builtins;
+pub mod clock;
 pub mod config;
 pub mod cursor;
 pub mod desktop;
