@@ -142,6 +142,29 @@ fn file_writes_are_judged_by_path() {
     assert_eq!(classify_path("notes.txt", &none).risk, Risk::High);
 }
 
+#[test]
+fn a_write_with_an_unknown_working_folder_counts_as_outside_it() {
+    let c = ctx();
+    for path in [
+        "/home/u/proj/src/lib.rs",
+        "/tmp/x",
+        "notes.txt",
+        "src/lib.rs",
+    ] {
+        let a = classify_path_outside(path, &c);
+        assert_eq!(a.risk, Risk::High, "{path}: {a:?}");
+        // A relative path says so ("relative to no known folder"); an absolute one says why.
+        if path.starts_with('/') {
+            assert!(a.summary().contains("working folder is unknown"), "{a:?}");
+        }
+    }
+    assert_eq!(
+        classify_path_outside("/home/u/.bashrc", &c).risk,
+        Risk::Critical
+    );
+    assert_eq!(classify_path_outside("/etc/hosts", &c).risk, Risk::Critical);
+}
+
 /// The parser is given the command ended by a newline (much faster, see `walk::terminated`). For
 /// every command of the corpus the tree must be the tree of the command as written, or both
 /// must hold an error (which makes the command High either way).
