@@ -1,7 +1,8 @@
 //! `pcpctl` itself never links libvosk; its `submit` tests do, through the reference compositor
-//! they serve from. This gives the test binaries — and only them — an rpath to the folder where
-//! pcp-speech's build script finds libvosk (`$PCP_VOSK_LIB_DIR`, else the setup cache's
-//! `vosk-0.3.45/`), so they run without `LD_LIBRARY_PATH`.
+//! they serve from, and so does its `hook` bench. This gives the test and bench binaries — and
+//! only them — an rpath to the folder where pcp-speech's build script finds libvosk
+//! (`$PCP_VOSK_LIB_DIR`, else the setup cache's `vosk-0.3.45/`), so they run without
+//! `LD_LIBRARY_PATH`.
 
 use std::env;
 use std::path::PathBuf;
@@ -29,5 +30,7 @@ fn main() {
         .find(|d| d.join("libvosk.so").is_file());
     if let Some(dir) = found {
         println!("cargo:rustc-link-arg-tests=-Wl,-rpath,{}", dir.display());
+        // `-tests` does not reach `[[bench]]` targets: without this the bench cannot start.
+        println!("cargo:rustc-link-arg-benches=-Wl,-rpath,{}", dir.display());
     }
 }

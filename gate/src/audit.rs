@@ -107,6 +107,10 @@ pub struct ModalityResult {
     /// `approve`, `deny`, `timeout`, `lost`, or `reasked` (a fallback asks this modality again).
     pub result: String,
     pub at_ms: i64,
+    /// For a spoken answer: how many utterances the listener heard before it decided, the
+    /// deciding one included (2 = one was missed and the user said it again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utterances: Option<u32>,
 }
 
 /// One audit record, as hashed and stored.

@@ -138,9 +138,12 @@ impl Classifier {
         };
         let subject = text(self.kind.subject())?;
         // A file write may come without a working folder (a desktop app's save): then only
-        // dotfiles, start-up files, system folders and devices raise it.
+        // dotfiles, start-up files, system folders and devices raise it. `cwd: null` says the
+        // client has a working folder but does not know it (an agent's hook input without
+        // one): fail closed, the path counts as outside it.
+        let unknown_folder = matches!(params.get("cwd"), Some(Value::Null));
         let cwd = match (self.kind, params.get("cwd")) {
-            (ClassifyKind::Path, None) => "",
+            (ClassifyKind::Path, None | Some(Value::Null)) => "",
             _ => text("cwd")?,
         };
         if self.kind == ClassifyKind::Shell && !cwd.starts_with('/')
@@ -156,6 +159,9 @@ impl Classifier {
         let ctx = Context::new(Path::new(cwd), home);
         let assessment = match self.kind {
             ClassifyKind::Shell => pcp_shell_risk::classify(subject, &ctx),
+            ClassifyKind::Path if unknown_folder => {
+                pcp_shell_risk::classify_path_outside(subject, &ctx)
+            }
             ClassifyKind::Path => pcp_shell_risk::classify_path(subject, &ctx),
         };
         let (side_effects, auth_level) = self.classes[level_index(assessment.risk)];
@@ -317,6 +323,22 @@ mod tests {
         assert!(e.contains("absolute"), "{e}");
         let e = c.classify(&json!({"command": 3, "cwd": "/w"})).unwrap_err();
         assert!(e.contains("string"), "{e}");
+    }
+
+    #[test]
+    fn a_write_whose_client_does_not_know_the_working_folder_counts_as_outside_it() {
+        let c = Classifier::new(
+            ClassifyKind::Path,
+            class(SideEffects::Write, AuthLevel::User),
+            ClassesManifest::default(),
+        );
+        let risk = |params: Value| c.classify(&params).unwrap().risk;
+        assert_eq!(
+            risk(json!({"path": "/w/a.txt", "cwd": "/w"})),
+            Risk::Moderate
+        );
+        assert_eq!(risk(json!({"path": "/w/a.txt", "cwd": null})), Risk::High);
+        assert_eq!(risk(json!({"path": "/w/a.txt"})), Risk::Moderate);
     }
 
     #[test]

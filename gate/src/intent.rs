@@ -143,6 +143,9 @@ pub enum Decision {
 pub enum ModalityEvent {
     /// The user answered through this modality.
     Answer(Modality, Answer),
+    /// The user answered by voice after `utterances` utterances, the deciding one included:
+    /// `Answer(Voice, answer)` whose audit record also says how often the user had to speak.
+    Spoken { answer: Answer, utterances: u32 },
     /// The hardware behind this modality is gone; the prompt falls back.
     Lost(Modality),
     /// The user interacted with the overlay without answering: the inactivity timeout restarts.

@@ -78,36 +78,9 @@ impl Gate {
         let visual_timeout = self.timeout_ms(Modality::Visual);
         let prompt = &mut self.prompts[0];
         match event {
-            ModalityEvent::Answer(modality, answer) => {
-                if !prompt.plan.modalities.contains(&modality) {
-                    return Err(RespondError::NotInPlan(modality));
-                }
-                if prompt.answered(modality) {
-                    return Err(RespondError::AlreadyAnswered(modality));
-                }
-                prompt
-                    .results
-                    .push(result(modality, answer_str(answer), now_ms));
-                if answer == Answer::Deny {
-                    let reason = format!("the user denied through {modality}");
-                    return Ok(Some(self.finish_front(
-                        Resolution::UserDenied,
-                        reason,
-                        now_ms,
-                    )));
-                }
-                if prompt.all_approved() {
-                    let reason = format!(
-                        "approved through {}",
-                        join(&prompt.plan.modalities, " and ")
-                    );
-                    return Ok(Some(self.finish_front(
-                        Resolution::UserApproved,
-                        reason,
-                        now_ms,
-                    )));
-                }
-                Ok(None)
+            ModalityEvent::Answer(modality, answer) => self.answer(modality, answer, None, now_ms),
+            ModalityEvent::Spoken { answer, utterances } => {
+                self.answer(Modality::Voice, answer, Some(utterances), now_ms)
             }
             ModalityEvent::Lost(modality) => {
                 if !prompt.plan.modalities.contains(&modality) || prompt.answered(modality) {
@@ -203,6 +176,47 @@ impl Gate {
                 )))
             }
         }
+    }
+
+    /// One modality's answer to the shown prompt; `utterances` is how many the voice listener
+    /// heard before it decided, kept in the audit record.
+    fn answer(
+        &mut self,
+        modality: Modality,
+        answer: Answer,
+        utterances: Option<u32>,
+        now_ms: i64,
+    ) -> Result<Option<Outcome>, RespondError> {
+        let prompt = &mut self.prompts[0];
+        if !prompt.plan.modalities.contains(&modality) {
+            return Err(RespondError::NotInPlan(modality));
+        }
+        if prompt.answered(modality) {
+            return Err(RespondError::AlreadyAnswered(modality));
+        }
+        let mut said = result(modality, answer_str(answer), now_ms);
+        said.utterances = utterances;
+        prompt.results.push(said);
+        if answer == Answer::Deny {
+            let reason = format!("the user denied through {modality}");
+            return Ok(Some(self.finish_front(
+                Resolution::UserDenied,
+                reason,
+                now_ms,
+            )));
+        }
+        if prompt.all_approved() {
+            let reason = format!(
+                "approved through {}",
+                join(&prompt.plan.modalities, " and ")
+            );
+            return Ok(Some(self.finish_front(
+                Resolution::UserApproved,
+                reason,
+                now_ms,
+            )));
+        }
+        Ok(None)
     }
 
     /// Advances the clock: times out the shown prompt when a deadline has passed (and the next
@@ -321,6 +335,7 @@ fn result(modality: Modality, result: &str, at_ms: i64) -> ModalityResult {
         modality,
         result: result.to_string(),
         at_ms,
+        utterances: None,
     }
 }
 

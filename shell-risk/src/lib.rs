@@ -118,5 +118,26 @@ pub fn classify_path(path: &str, ctx: &Context) -> Assessment {
     rules::classify_write_path(path, ctx)
 }
 
+/// Classifies a file write whose client says it does not know the working folder (an agent's
+/// hook input without `cwd`). Fail closed: the path counts as outside the working folder, so it
+/// is High at least; what [`classify_path`] makes Critical stays Critical. `ctx.cwd` is ignored.
+pub fn classify_path_outside(path: &str, ctx: &Context) -> Assessment {
+    let unanchored = Context::new("", ctx.home.clone());
+    let mut a = rules::classify_write_path(path, &unanchored);
+    if a.risk < Risk::High {
+        a.risk = Risk::High;
+        a.reasons.insert(
+            0,
+            Reason {
+                risk: Risk::High,
+                command: path.to_string(),
+                why: "writes a file while the working folder is unknown: counted as outside it"
+                    .to_string(),
+            },
+        );
+    }
+    a
+}
+
 #[cfg(test)]
 mod tests;

@@ -141,3 +141,74 @@ fn file_writes_are_judged_by_path() {
     assert_eq!(classify_path("/home/u/.config/x", &none).risk, Risk::High);
     assert_eq!(classify_path("notes.txt", &none).risk, Risk::High);
 }
+
+#[test]
+fn a_write_with_an_unknown_working_folder_counts_as_outside_it() {
+    let c = ctx();
+    for path in [
+        "/home/u/proj/src/lib.rs",
+        "/tmp/x",
+        "notes.txt",
+        "src/lib.rs",
+    ] {
+        let a = classify_path_outside(path, &c);
+        assert_eq!(a.risk, Risk::High, "{path}: {a:?}");
+        // A relative path says so ("relative to no known folder"); an absolute one says why.
+        if path.starts_with('/') {
+            assert!(a.summary().contains("working folder is unknown"), "{a:?}");
+        }
+    }
+    assert_eq!(
+        classify_path_outside("/home/u/.bashrc", &c).risk,
+        Risk::Critical
+    );
+    assert_eq!(classify_path_outside("/etc/hosts", &c).risk, Risk::Critical);
+}
+
+/// The parser is given the command ended by a newline (much faster, see `walk::terminated`). For
+/// every command of the corpus the tree must be the tree of the command as written, or both
+/// must hold an error (which makes the command High either way).
+#[test]
+fn a_command_ended_by_a_newline_parses_to_the_same_tree() {
+    let corpus = include_str!("../tests/corpus.tsv");
+    let mut compared = 0;
+    for line in corpus
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let cmd = line
+            .splitn(3, '\t')
+            .nth(2)
+            .unwrap_or("")
+            .replace("\\n", "\n");
+        let ended = walk::terminated(&cmd);
+        let (Some(plain), Some(ended)) = (walk::parse(&cmd), walk::parse(&ended)) else {
+            panic!("{cmd:?} was not parsed");
+        };
+        let (plain, ended) = (plain.root_node(), ended.root_node());
+        if !(plain.has_error() && ended.has_error()) {
+            assert_eq!(plain.to_sexp(), ended.to_sexp(), "{cmd:?}");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 300, "{compared} commands compared");
+}
+
+/// What reaches the end of the input keeps its meaning; reasons quote no added newline.
+#[test]
+fn the_end_of_the_input_keeps_its_meaning() {
+    assert_eq!(risk("bash <<EOF\nrm -rf ~"), Risk::Critical);
+    assert_eq!(
+        risk("cat <<'EOF' > ~/.bashrc\nalias ls='rm -rf /'"),
+        Risk::Critical
+    );
+    // A final backslash is left alone: a newline after it would join the lines.
+    assert_eq!(risk("rm -rf ./victim \\"), Risk::High);
+    for cmd in ["if [ -f x ]; then echo", "ls | | grep x", "a | b | c"] {
+        let a = classify(cmd, &ctx());
+        assert!(
+            a.reasons.iter().all(|r| r.command == r.command.trim_end()),
+            "{cmd:?}: {a:?}"
+        );
+    }
+}

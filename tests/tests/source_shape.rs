@@ -42,7 +42,7 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("compositor/src/state.rs", "with_backend", 175),
     ("gate/src/decide.rs", "evaluate_inner", 113),
     ("gate/src/policy.rs", "capability_changes", 155),
-    ("gate/src/queue.rs", "respond", 145),
+    ("gate/src/queue.rs", "respond", 118),
     ("overlay/src/draw.rs", "draw_full", 111),
     ("overlay/src/draw.rs", "draw_region", 156),
     ("overlay/src/layout/build.rs", "build", 371),

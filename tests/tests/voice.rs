@@ -65,6 +65,7 @@ fn a_spoken_yes_and_a_click_approve() {
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
     assert_eq!(d.resolution, "user_approved");
+    assert_eq!(voice_utterances(&mut fx), Some(1));
 }
 
 #[test]
@@ -276,6 +277,23 @@ fn joined(dir: &Path, name: &str, parts: &[&Path]) -> PathBuf {
     out
 }
 
+/// How many utterances the last `file.delete` audit record says the spoken answer took.
+fn voice_utterances(fx: &mut Fixture) -> Option<u32> {
+    let records = fx.gate().store().audit_since(0).unwrap();
+    let record = records
+        .into_iter()
+        .rev()
+        .find(|r| r.capability == "file.delete")
+        .expect("an audit record");
+    let voice: Vec<_> = record
+        .modality_results
+        .iter()
+        .filter(|r| r.modality == Modality::Voice)
+        .collect();
+    assert_eq!(voice.len(), 1, "{record:#?}");
+    voice[0].utterances
+}
+
 /// What a screen reader reads on the dialog's voice line.
 fn voice_line(fx: &mut Fixture) -> Option<String> {
     fx.accessible_reading()
@@ -332,6 +350,8 @@ fn an_answer_not_caught_is_said_and_a_repeat_in_the_window_is_heard() {
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
     assert_eq!(d.resolution, "user_approved");
+    // The audit says the user had to speak twice: the missed utterance and the "네".
+    assert_eq!(voice_utterances(&mut fx), Some(2));
     // The question is not spoken in these tests: what was played is the cue.
     let played = std::fs::read(dir.path().join("played.raw")).unwrap_or_default();
     assert!(

@@ -138,7 +138,7 @@ fn decide(event: &Map<String, Value>) -> Answer {
         Ok(c) => c,
         Err(e) => return Answer::Deny(e),
     };
-    let intents = match hook_tools::intents(&tool, &input, &cwd) {
+    let intents = match hook_tools::intents(&tool, &input, cwd.as_deref()) {
         Ok(i) => i,
         Err(e) => return Answer::Deny(e),
     };
@@ -168,15 +168,15 @@ fn decide(event: &Map<String, Value>) -> Answer {
     Answer::Allow(format!("approved by pcp-confirm ({})", reasons.join(", ")))
 }
 
-/// The harness's `cwd`, else the hook's own folder (harnesses start hooks in the project).
-fn working_folder(event: &Map<String, Value>) -> Result<PathBuf, String> {
+/// The harness's `cwd`; `None` when the input has none. The hook's own folder is not taken for
+/// it: nothing says the harness started the hook in the project, so an unknown working folder
+/// stays unknown and the gate counts every write as outside it (fail closed).
+fn working_folder(event: &Map<String, Value>) -> Result<Option<PathBuf>, String> {
     match event.get("cwd") {
-        Some(Value::String(s)) if Path::new(s).is_absolute() => Ok(PathBuf::from(s)),
+        Some(Value::String(s)) if Path::new(s).is_absolute() => Ok(Some(PathBuf::from(s))),
         Some(Value::String(s)) => Err(format!("the hook input's cwd `{s}` is not absolute")),
+        None | Some(Value::Null) => Ok(None),
         Some(_) => Err("the hook input's cwd is not a string".into()),
-        None => std::env::current_dir().map_err(|e| {
-            format!("the hook input has no cwd and the current folder is unknown: {e}")
-        }),
     }
 }
 

@@ -40,24 +40,46 @@ const READ_TOOLS: &[(&str, &[&str])] = &[
 ];
 
 /// The intents one tool call becomes (several for a patch that touches several files), or an
-/// error naming what is missing from the tool call.
-pub fn intents(tool: &str, input: &Value, cwd: &Path) -> Result<Vec<Submission>, String> {
-    let cwd_text = cwd.to_string_lossy().into_owned();
-    let submit = |capability: &str, params: Value| Submission {
-        capability: capability.to_string(),
-        params,
-        target: None,
-        steps: Vec::new(),
+/// error naming what is missing from the tool call. `cwd` is the harness's working folder, `None`
+/// when its input named none: a file write then says `cwd: null` (the gate counts the path as
+/// outside the working folder) and a shell command needs a folder of its own.
+pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Submission>, String> {
+    let cwd_text = cwd.map_or(Value::Null, |c| Value::from(c.to_string_lossy()));
+    let submit = |capability: &str, mut params: Value| {
+        // Unknown folders are left out of what only shows it (`{cwd}` stays visible), and said
+        // as null where the gate rates a path against it.
+        if capability != "file.write"
+            && let Some(map) = params.as_object_mut()
+        {
+            map.retain(|k, v| k != "cwd" || !v.is_null());
+        }
+        Submission {
+            capability: capability.to_string(),
+            params,
+            target: None,
+            steps: Vec::new(),
+        }
     };
     if SHELL_TOOLS.contains(&tool) {
         let command =
             shell_command(input).ok_or_else(|| format!("the {tool} call has no command"))?;
-        let dir = input
+        let workdir = input
             .get("workdir")
             .or_else(|| input.get("dir_path"))
             .or_else(|| input.get("directory"))
             .and_then(Value::as_str)
-            .map_or(cwd.to_path_buf(), |d| cwd.join(d));
+            .map(Path::new);
+        let dir = match (cwd, workdir) {
+            (Some(c), Some(d)) => c.join(d),
+            (None, Some(d)) if d.is_absolute() => d.to_path_buf(),
+            (Some(c), None) => c.to_path_buf(),
+            _ => {
+                return Err(format!(
+                    "the {tool} call has no working folder (no cwd in the hook input): a shell \
+                     command is rated against it"
+                ));
+            }
+        };
         let dir = dir.to_string_lossy().into_owned();
         return Ok(vec![submit(
             "shell.exec",
@@ -220,7 +242,7 @@ mod tests {
     use super::*;
 
     fn one(tool: &str, input: Value) -> (String, Value) {
-        let mut v = intents(tool, &input, Path::new("/p")).unwrap();
+        let mut v = intents(tool, &input, Some(Path::new("/p"))).unwrap();
         assert_eq!(v.len(), 1);
         let s = v.remove(0);
         (s.capability, s.params)
@@ -263,16 +285,40 @@ mod tests {
     fn a_patch_asks_once_per_file() {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: b.rs\n\
                      +z\n*** End Patch\n";
-        let v = intents("apply_patch", &json!({"input": patch}), Path::new("/p")).unwrap();
+        let v = intents(
+            "apply_patch",
+            &json!({"input": patch}),
+            Some(Path::new("/p")),
+        )
+        .unwrap();
         let paths: Vec<&Value> = v.iter().map(|s| &s.params["path"]).collect();
         assert_eq!(paths, [&json!("src/a.rs"), &json!("b.rs")]);
     }
 
     #[test]
     fn missing_fields_are_named() {
-        let e = intents("Bash", &json!({}), Path::new("/p")).unwrap_err();
+        let e = intents("Bash", &json!({}), Some(Path::new("/p"))).unwrap_err();
         assert!(e.contains("command"), "{e}");
-        assert!(intents("apply_patch", &json!({"input": "nothing"}), Path::new("/p")).is_err());
+        assert!(
+            intents(
+                "apply_patch",
+                &json!({"input": "nothing"}),
+                Some(Path::new("/p"))
+            )
+            .is_err()
+        );
         assert!(mcp_capability("mcp__x").is_none());
+    }
+
+    #[test]
+    fn an_unknown_working_folder_is_said_as_such() {
+        let write = intents("Write", &json!({"file_path": "/p/a.rs"}), None).unwrap();
+        assert_eq!(write[0].params, json!({"path": "/p/a.rs", "cwd": null}));
+        let read = intents("Read", &json!({"file_path": "/p/a.rs"}), None).unwrap();
+        assert!(read[0].params.get("cwd").is_none(), "{:?}", read[0].params);
+        let e = intents("Bash", &json!({"command": "ls"}), None).unwrap_err();
+        assert!(e.contains("no working folder"), "{e}");
+        let abs = intents("shell", &json!({"command": "ls", "workdir": "/q"}), None).unwrap();
+        assert_eq!(abs[0].params["cwd"], "/q");
     }
 }

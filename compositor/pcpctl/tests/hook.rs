@@ -65,9 +65,11 @@ fn claude_event(command: &str, cwd: &Path) -> String {
     .to_string()
 }
 
-/// Starts `pcpctl hook HARNESS ARGS…` with `input` on stdin and `display` as WAYLAND_DISPLAY.
+/// Starts `pcpctl hook HARNESS ARGS…` with `input` on stdin and `display` as WAYLAND_DISPLAY,
+/// in the display's folder (the test's project folder, as a harness starts hooks in its project).
 fn hook(display: &Path, harness: &str, extra: &[&str], input: &str) -> Child {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+        .current_dir(display.parent().unwrap())
         .arg("hook")
         .arg(harness)
         .args(extra)
@@ -216,6 +218,59 @@ fn the_user_decides_dangerous_calls() {
     let (code, decision, reason) = claude_answer(&out);
     assert_eq!((code, decision.as_str()), (Some(0), "allow"), "{out:?}");
     assert!(reason.contains("user_approved"), "{reason}");
+}
+
+/// A hook input without `cwd`: the working folder is unknown — not guessed from the folder the
+/// hook runs in — so a write counts as outside it and is asked (a visual prompt), while the same
+/// write with the harness's `cwd` passes as routine.
+#[test]
+fn a_write_without_a_working_folder_counts_as_outside_it() {
+    let mut s = setup();
+    let project = s.dir.path().to_path_buf();
+    let file = project.join("notes.txt");
+    let with_cwd = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": project,
+        "tool_input": {"file_path": file, "content": "x"}, "session_id": "s1"})
+    .to_string();
+    let mut child = hook(&s.socket(), "claude-code", &[], &with_cwd);
+    let mut prompted = false;
+    s.pump_until(|s| {
+        prompted |= s.prompt_is_up();
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
+    let out = child.wait_with_output().unwrap();
+    let (code, decision, _) = claude_answer(&out);
+    assert!(!prompted);
+    assert_eq!((code, decision.as_str()), (Some(0), "allow"), "{out:?}");
+
+    let without = json!({"hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "x"}, "session_id": "s1"})
+    .to_string();
+    let child = hook(&s.socket(), "claude-code", &[], &without);
+    s.pump_until(|s| s.prompt_is_up());
+    let extra = s
+        .compositor()
+        .state
+        .pcp()
+        .gate()
+        .active()
+        .unwrap()
+        .extra
+        .clone();
+    assert!(
+        extra
+            .iter()
+            .any(|(_, v)| v.contains("working folder is unknown")),
+        "{extra:?}"
+    );
+    s.press(&[KEY_ESC]);
+    assert_denied(&s.finish(child), "user_denied");
+
+    // A shell command is rated against its folder: without one it is refused, never guessed.
+    let bash = json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}})
+    .to_string();
+    let out = s.finish(hook(&s.socket(), "claude-code", &[], &bash));
+    assert_denied(&out, "no working folder");
 }
 
 #[test]

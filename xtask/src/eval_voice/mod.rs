@@ -1,7 +1,8 @@
 //! `cargo xtask eval-voice`: generates the voice evaluation set (cached outside the checkout),
 //! runs every clip through pcp-speech's own listening path (the `eval_voice` example of the
 //! speech crate, with the real Korean model) and prints and writes the confusion table, the
-//! false approvals and the latency distribution to `target/eval-voice/`.
+//! false approvals, the answers decided within one repeat and the latency distribution to
+//! `target/eval-voice/`.
 
 pub mod corpus;
 pub mod report;
@@ -25,7 +26,8 @@ pub const USAGE: &str =
     "  eval-voice [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE]
           generate the voice evaluation set (espeak-ng + sox, cached in the pcp cache dir), run
           it through pcp-speech with the Korean model, print the confusion table, the false
-          approvals and the latency, and write them to target/eval-voice/. --ci runs the small
+          approvals, the answers right within one repeat and the latency, and write them to
+          target/eval-voice/. --ci runs the small
           fixed subset that `cargo xtask test` runs and fails on any false approval";
 
 /// The CI subset: every this-many-th clip of the held-out part.

@@ -1,6 +1,6 @@
 //! The evaluation's figures: the confusion table (decided answer × truth), the false approvals,
-//! the share of answers decided right, a per-kind breakdown and the latency distribution from
-//! the end of the spoken answer to the decision.
+//! the share of answers decided right (on one utterance, and within one repeat), a per-kind
+//! breakdown and the latency distribution from the end of the spoken answer to the decision.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -107,6 +107,91 @@ impl Summary {
     }
 }
 
+/// Answers decided within one repeat: the user says the answer, and says it again when the
+/// first utterance decided nothing (the dialog's "didn't catch that"). Each answer clip of a
+/// prompt without a challenge word is followed by a repeat: the next such clip (by id,
+/// cyclically) with the same truth said in another condition (voice, rate band or noise), as a
+/// second try sounds different. A pair is right when the first clip is, or when it decided
+/// nothing and the repeat is right; a first clip decided wrong is not repeated. Worked out from
+/// the clips' single outcomes, not played in one window: on a prompt without a challenge word
+/// the listener decides each utterance on its own (challenge prompts carry a pending approval
+/// across utterances, so they are left out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Repeats {
+    /// Answer clips, each the first of a pair.
+    pub pairs: usize,
+    /// Pairs decided right by the first utterance.
+    pub first: usize,
+    /// Pairs decided right by the repeat after a first utterance that decided nothing.
+    pub second: usize,
+    /// Pairs that approved what was not an approval (first or repeat).
+    pub false_approvals: usize,
+}
+
+impl Repeats {
+    /// Pairs decided right within one repeat, in percent.
+    pub fn accuracy(&self) -> f64 {
+        if self.pairs == 0 {
+            return 0.0;
+        }
+        100.0 * (self.first + self.second) as f64 / self.pairs as f64
+    }
+}
+
+/// The conditions a repeat must differ in from the first utterance (one of them).
+const REPEAT_DIFFERS_IN: &[&str] = &["voice", "wpm", "noise"];
+
+pub fn repeats(outcomes: &[Outcome]) -> Repeats {
+    let mut groups: BTreeMap<(Kind, usize), Vec<&Outcome>> = BTreeMap::new();
+    for o in outcomes
+        .iter()
+        .filter(|o| o.kind == Kind::Answer && o.truth != Truth::None)
+    {
+        groups.entry((o.kind, index(o.truth))).or_default().push(o);
+    }
+    let condition = |o: &Outcome, name: &str| {
+        o.conditions
+            .iter()
+            .find(|(c, _)| *c == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut r = Repeats::default();
+    for group in groups.values_mut() {
+        group.sort_by(|a, b| a.id.cmp(&b.id));
+        for (i, first) in group.iter().enumerate() {
+            r.pairs += 1;
+            let wrong_approval =
+                |o: &Outcome| o.decided == Truth::Approve && o.truth != Truth::Approve;
+            if first.decided == first.truth {
+                r.first += 1;
+                continue;
+            }
+            if first.decided != Truth::None {
+                r.false_approvals += usize::from(wrong_approval(first));
+                continue;
+            }
+            let others = (1..group.len()).map(|k| group[(i + k) % group.len()]);
+            let differs = |o: &&Outcome| {
+                REPEAT_DIFFERS_IN
+                    .iter()
+                    .any(|c| condition(o, c) != condition(first, c))
+            };
+            let Some(repeat) = others
+                .clone()
+                .find(differs)
+                .or_else(|| others.clone().next())
+            else {
+                continue;
+            };
+            if repeat.decided == repeat.truth {
+                r.second += 1;
+            }
+            r.false_approvals += usize::from(wrong_approval(repeat));
+        }
+    }
+    r
+}
+
 /// The printed report of one part.
 pub fn render(title: &str, outcomes: &[Outcome]) -> String {
     let s = summarize(outcomes);
@@ -137,6 +222,18 @@ pub fn render(title: &str, outcomes: &[Outcome]) -> String {
         s.answers_right,
         s.answers,
         s.answer_accuracy()
+    );
+    let r = repeats(outcomes);
+    let _ = writeln!(
+        out,
+        "answered within one repeat: {}/{} = {:.1} % ({} on the first utterance, {} on the \
+         repeat after a miss; {} false approvals in the pairs)",
+        r.first + r.second,
+        r.pairs,
+        r.accuracy(),
+        r.first,
+        r.second,
+        r.false_approvals
     );
     let _ = writeln!(
         out,
@@ -178,7 +275,10 @@ pub fn render(title: &str, outcomes: &[Outcome]) -> String {
         let _ = writeln!(out, "  {:<18} {right:>4}/{n:<4}", kind.name());
     }
     let mut by_condition: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
-    for o in outcomes.iter().filter(|o| o.truth != Truth::None) {
+    for o in outcomes
+        .iter()
+        .filter(|o| o.kind == Kind::Answer && o.truth != Truth::None)
+    {
         for (condition, value) in &o.conditions {
             let e = by_condition.entry((condition, value)).or_default();
             e.0 += 1;
@@ -263,6 +363,49 @@ mod tests {
             text.contains("p10..p90 (ms): 100 100 100 200 200 200 300 300 300"),
             "{text}"
         );
+    }
+
+    fn said(id: &str, truth: Truth, decided: Truth, voice: &str) -> Outcome {
+        Outcome {
+            id: id.into(),
+            conditions: vec![("voice", voice.into()), ("wpm", "150+".into())],
+            ..o(truth, decided, None)
+        }
+    }
+
+    #[test]
+    fn a_missed_answer_is_decided_by_its_repeat_in_another_voice() {
+        let outcomes = [
+            // Right at once.
+            said("a1", Truth::Approve, Truth::Approve, "ko"),
+            // Missed; its repeat is the next approve clip in another voice, a3: right.
+            said("a2", Truth::Approve, Truth::None, "ko+f"),
+            said("a3", Truth::Approve, Truth::Approve, "ko+m"),
+            // Missed; the next approve clip after it is a1 (cyclically): right.
+            said("a4", Truth::Approve, Truth::None, "ko+f"),
+            // Missed; its only repeat is an approval: a false approval in the pair.
+            said("d1", Truth::Deny, Truth::None, "ko"),
+            said("d2", Truth::Deny, Truth::Approve, "ko+m"),
+            // Not an answer, and an answer on a challenge prompt: no pair.
+            said("n1", Truth::None, Truth::None, "ko"),
+            Outcome {
+                kind: Kind::ChallengeRight,
+                ..said("c1", Truth::Approve, Truth::None, "ko")
+            },
+        ];
+        let r = repeats(&outcomes);
+        assert_eq!(
+            r,
+            Repeats {
+                pairs: 6,
+                first: 2,
+                second: 2,
+                false_approvals: 2,
+            }
+        );
+        assert!((r.accuracy() - 400.0 / 6.0).abs() < 1e-9);
+        let text = render("t", &outcomes);
+        assert!(text.contains("answered within one repeat: 4/6"), "{text}");
     }
 
     #[test]

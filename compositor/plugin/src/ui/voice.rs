@@ -205,7 +205,7 @@ impl VoiceStep {
                     };
                     events.push(PromptEvent {
                         prompt: id,
-                        event: ModalityEvent::Answer(Modality::Voice, answer),
+                        event: ModalityEvent::Spoken { answer, utterances },
                     });
                 }
                 // The gate's voice deadline decides; deciding here too could race it.
