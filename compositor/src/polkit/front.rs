@@ -3,7 +3,7 @@
 //! answers into the agent's calls (the typed line to the helper, approve or deny to polkitd).
 //! It never decides: the gate does, and PAM does. Any error on the way is a denial, logged.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use pcp_gate::{ClientIdentity, Intent};
 use pcp_plugin::{Command, Decided, Effect, EntryUpdate, FrontEndId, Ticket};
@@ -36,6 +36,12 @@ pub(crate) struct Front {
     text: PolkitText,
     next: u64,
     open: HashMap<u64, Open>,
+    /// The request in the engine, if any. polkit requests are weighed one at a time, as a
+    /// Wayland client's intents wait in its backlog: a program's second request waits here for
+    /// the first to be decided, instead of meeting the gate's limit on one program's prompts.
+    current: Option<u64>,
+    /// Requests waiting for the one in the engine, in the order polkitd asked.
+    waiting: VecDeque<(u64, Intent)>,
 }
 
 impl Front {
@@ -46,6 +52,8 @@ impl Front {
             text,
             next: 1,
             open: HashMap::new(),
+            current: None,
+            waiting: VecDeque::new(),
         }
     }
 
@@ -144,16 +152,28 @@ impl Front {
         );
         let client = requester(request.subject_pid, request.caller_pid);
         let intent = Intent::new(&capability, params_of(&request, &identity.name), client);
-        let ticket = self.ticket(number);
-        // The entry is attached once the engine knows the ticket: news for a ticket it does
-        // not know is dropped.
-        vec![
-            Command::Submit { ticket, intent },
-            Command::Entry {
-                ticket,
-                update: EntryUpdate::Message(self.text.starting.clone()),
-            },
-        ]
+        self.waiting.push_back((number, intent));
+        if self.current.is_some() {
+            tracing::info!(
+                "polkit request {}: waits for the one being decided",
+                request.cookie
+            );
+        }
+        self.submit_next().into_iter().collect()
+    }
+
+    /// Hands the engine the next waiting request when none is being decided. Its entry is
+    /// attached once the engine says it waits for the user (`Effect::Pending`).
+    fn submit_next(&mut self) -> Option<Command> {
+        if self.current.is_some() {
+            return None;
+        }
+        let (number, intent) = self.waiting.pop_front()?;
+        self.current = Some(number);
+        Some(Command::Submit {
+            ticket: self.ticket(number),
+            intent,
+        })
     }
 
     fn attempt_ended(&mut self, cookie: &str, end: AttemptEnd) -> Vec<Command> {
@@ -199,7 +219,24 @@ impl Front {
             return Vec::new();
         };
         self.open.remove(&number);
-        vec![Command::Cancel(self.ticket(number))]
+        if let Some(at) = self.waiting.iter().position(|(n, _)| *n == number) {
+            // Never weighed: the gate hears of it as a request refused before it was, so the
+            // audit keeps every request and its end.
+            let (_, intent) = self.waiting.remove(at).expect("found above");
+            return vec![Command::Refuse {
+                ticket: self.ticket(number),
+                intent,
+                why: pcp_plugin::Refusal::Unreadable(format!(
+                    "the polkit request was closed ({by:?}) while it waited for another"
+                )),
+            }];
+        }
+        let mut commands = vec![Command::Cancel(self.ticket(number))];
+        if self.current == Some(number) {
+            self.current = None;
+            commands.extend(self.submit_next());
+        }
+        commands
     }
 
     /// A call that did not come from polkitd: audited as a refused intent naming the sender.
@@ -249,10 +286,13 @@ impl Front {
     pub fn deliver(&mut self, effect: Effect) -> Option<Command> {
         match effect {
             Effect::Pending { ticket, .. } => {
-                let why = self.authenticate(ticket.number)?;
+                let message = match self.authenticate(ticket.number) {
+                    None => self.text.starting.clone(),
+                    Some(why) => self.text.broken(&why, 0),
+                };
                 Some(Command::Entry {
                     ticket,
-                    update: EntryUpdate::Message(self.text.broken(&why, 0)),
+                    update: EntryUpdate::Message(message),
                 })
             }
             Effect::Decided(decided) => self.decided(decided),
@@ -273,17 +313,26 @@ impl Front {
         }
     }
 
+    /// The engine's decision on a request: polkitd hears it, and the next waiting request
+    /// goes to the engine.
     fn decided(&mut self, decided: Box<Decided>) -> Option<Command> {
-        let open = self.open.remove(&decided.ticket.number)?;
+        if self.current == Some(decided.ticket.number) {
+            self.current = None;
+        }
+        // Gone already: polkitd closed it (its cancel was sent), or its approval could not be
+        // delivered and this is the engine's answer to that.
+        let Some(open) = self.open.remove(&decided.ticket.number) else {
+            return self.submit_next();
+        };
         let outcome = &decided.outcome;
         if !outcome.approved {
             // Denied, timed out, or refused by the gate: polkit hears "dismissed".
             self.answer(&open.cookie, Answer::Deny);
-            return None;
+            return self.submit_next();
         }
         if open.authenticated {
             self.answer(&open.cookie, Answer::Approve);
-            return None;
+            return self.submit_next();
         }
         // Approved without a dialog (the policy or history allowed it): the password step
         // cannot be skipped, so polkitd is told it failed and the log says why.

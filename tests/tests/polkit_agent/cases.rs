@@ -189,9 +189,9 @@ pub fn all() -> Vec<Case> {
             actions: "org.pcp.test.self org.pcp.test.self",
             expect: &[(SELF, 0)],
             one_after_the_other: true,
-            // Both are the same program's (the subject shell's): the gate's limit on one
-            // program's open prompts applies to polkit requests as to any intent.
-            config: "[queue]\nper_client = 2\n",
+            // Both are the same program's (the subject shell's), at the gate's default limit of
+            // one open prompt per program: the second waits in the front end, as a Wayland
+            // client's second intent waits in its backlog.
             ..case(
                 "two requests at once are answered one after the other: 0, 0",
                 script(r#"["type", "approve"]"#, &right),
