@@ -24,4 +24,4 @@ pub use request::{
 };
 pub use secret::Secret;
 pub use state::EventSink;
-pub use subject::{Subject, SubjectChoice};
+pub use subject::{Subject, SubjectChoice, real_uid};

@@ -100,6 +100,12 @@ pub(crate) fn start_time_from_stat(stat: &str) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// The real uid of process `pid`, from `/proc/PID/status` (`None` when it is gone or
+/// unreadable).
+pub fn real_uid(pid: u32) -> Option<u32> {
+    real_uid_from_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
 /// The real uid: the first number of the `Uid:` line of `/proc/PID/status`.
 fn real_uid_from_status(status: &str) -> Option<u32> {
     status

@@ -417,22 +417,11 @@ fn requester(pid: Option<u32>, caller: Option<u32>) -> ClientIdentity {
     ClientIdentity {
         id,
         pid,
-        uid: pid.and_then(real_uid),
+        uid: pid.and_then(pcp_polkit::real_uid),
         executable: pid.and_then(pcp_plugin::identity::executable_of),
         start_time: pid.and_then(pcp_plugin::identity::start_time_of),
         ..ClientIdentity::default()
     }
-}
-
-fn real_uid(pid: u32) -> Option<u32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]
