@@ -60,6 +60,10 @@ pub enum Resolution {
     /// and the audit would record is no longer true.
     #[serde(rename = "identity_changed")]
     IdentityChanged,
+    /// A front end's own check of the user failed as often as it allows (polkit's password,
+    /// refused by PAM on every try): the request ends there.
+    #[serde(rename = "authentication_failed")]
+    AuthenticationFailed,
 }
 
 impl Resolution {
@@ -80,6 +84,7 @@ impl Resolution {
             Resolution::StateUnavailable => "state_unavailable",
             Resolution::ExecutionFailed => "execution_failed",
             Resolution::IdentityChanged => "identity_changed",
+            Resolution::AuthenticationFailed => "authentication_failed",
         }
     }
 

@@ -234,14 +234,32 @@ impl Gate {
 
     /// The client withdrew its intent.
     pub fn cancel(&mut self, id: IntentId, now_ms: i64) -> Option<Outcome> {
+        self.end_open(id, Resolution::Cancelled, "the client cancelled".into(), now_ms)
+    }
+
+    /// The front end's own check of the user failed for good (polkit: PAM refused every
+    /// password try): denied `authentication_failed` with `reason`, and, like a denial, the
+    /// friction history of the action is cleared.
+    pub fn authentication_failed(
+        &mut self,
+        id: IntentId,
+        reason: String,
+        now_ms: i64,
+    ) -> Option<Outcome> {
+        self.end_open(id, Resolution::AuthenticationFailed, reason, now_ms)
+    }
+
+    /// Ends an open prompt from outside the user's answers, and shows the next one.
+    fn end_open(
+        &mut self,
+        id: IntentId,
+        resolution: Resolution,
+        reason: String,
+        now_ms: i64,
+    ) -> Option<Outcome> {
         let index = self.prompts.iter().position(|p| p.id == id)?;
         let prompt = self.prompts.remove(index)?;
-        let outcome = self.finish(
-            prompt,
-            Resolution::Cancelled,
-            "the client cancelled".into(),
-            now_ms,
-        );
+        let outcome = self.finish(prompt, resolution, reason, now_ms);
         if index == 0 {
             self.show_front(now_ms);
         }

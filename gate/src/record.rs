@@ -414,9 +414,11 @@ fn history_after(
             key.clone(),
             friction::after_explicit_approval(history, now_ms),
         )),
-        Resolution::UserDenied | Resolution::ConfirmationTimeout => {
-            Some(FrictionUpdate::Clear(key.clone()))
-        }
+        // A failed authentication may be somebody else at the keyboard: no earned friction
+        // relief survives it.
+        Resolution::UserDenied
+        | Resolution::ConfirmationTimeout
+        | Resolution::AuthenticationFailed => Some(FrictionUpdate::Clear(key.clone())),
         _ => None,
     }
 }

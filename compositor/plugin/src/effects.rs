@@ -85,6 +85,9 @@ pub enum Command {
     },
     /// The front end withdrew the ticket (a cancel, a closed connection).
     Cancel(Ticket),
+    /// The front end's own check of the user failed for good (polkit: PAM refused the last
+    /// password try): the prompt ends denied `authentication_failed`, `reason` in its record.
+    AuthenticationFailed { ticket: Ticket, reason: String },
     /// What the seat, the microphone or the haptic device said about prompts.
     Events(Vec<PromptEvent>),
     /// The plugin's timer fired or a device has news: the UI's timers and device reports.
@@ -175,6 +178,7 @@ impl Command {
             Command::Submit { .. } => "submit",
             Command::Refuse { .. } => "refuse",
             Command::Cancel(_) => "cancel",
+            Command::AuthenticationFailed { .. } => "authentication-failed",
             Command::Events(_) => "events",
             Command::Wakeup => "wakeup",
             Command::Refresh => "refresh",

@@ -160,6 +160,14 @@ impl Engine {
                 }
                 Vec::new()
             }
+            Command::AuthenticationFailed { ticket, reason } => {
+                if let Some(id) = self.tickets.get(&ticket).copied()
+                    && let Some(outcome) = self.gate.authentication_failed(id, reason, now)
+                {
+                    self.finish(outcome, &mut out);
+                }
+                Vec::new()
+            }
             Command::Events(events) => events,
             Command::Wakeup => {
                 let mut events = self.ui.timers(now);

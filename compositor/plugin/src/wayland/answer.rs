@@ -177,6 +177,9 @@ pub fn resolution_wire(r: Resolution, version: u32) -> pcp_intent_v1::Resolution
         // audit record says `identity_changed`).
         Resolution::IdentityChanged if version < 2 => W::UnknownCapability,
         Resolution::IdentityChanged => W::PolicyDeny,
+        // Only front ends with a check of their own (polkit's password) end a prompt so; were
+        // one a Wayland client's, the nearest the wire knows is the user's denial.
+        Resolution::AuthenticationFailed => W::UserDenied,
     }
 }
 
