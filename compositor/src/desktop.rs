@@ -1,7 +1,7 @@
 //! The desktop the reference compositor shows under the dialog: the window space, the xdg
 //! popups and the popup grab in force, the session lock while a screen locker holds it, the
 //! icon of a drag in progress, the surface the keyboard goes back to when the dialog lets it
-//! go, and the surfaces holding an idle inhibitor.
+//! go, the surfaces holding an idle inhibitor, and who waits for the session to unlock.
 
 use smithay::desktop::{PopupGrab, PopupManager, Space, Window};
 use smithay::utils::{Logical, Point};
@@ -35,6 +35,8 @@ pub struct Desktop {
     drag_icon: Option<WlSurface>,
     /// Surfaces holding an idle inhibitor.
     idle_inhibitors: Vec<WlSurface>,
+    /// Woken when the session unlocks: front ends that hold requests while it is locked.
+    unlock_waiters: Vec<calloop::ping::Ping>,
 }
 
 impl Desktop {
@@ -49,6 +51,7 @@ impl Desktop {
             dialog_has_keyboard: false,
             drag_icon: None,
             idle_inhibitors: Vec::new(),
+            unlock_waiters: Vec::new(),
         }
     }
 
@@ -89,9 +92,18 @@ impl Desktop {
         self.lock = Some(SessionLock::default());
     }
 
-    /// The session is unlocked: its lock surfaces are forgotten.
+    /// The session is unlocked: its lock surfaces are forgotten, and whoever waits for it
+    /// is woken (from the event loop, after this handler returns).
     pub(crate) fn unlock(&mut self) {
         self.lock = None;
+        for waiter in &self.unlock_waiters {
+            waiter.ping();
+        }
+    }
+
+    /// `ping` is woken at every unlock from now on.
+    pub(crate) fn wake_on_unlock(&mut self, ping: calloop::ping::Ping) {
+        self.unlock_waiters.push(ping);
     }
 
     /// Output `name` shows `surface` while locked (replacing the one it had). Returns whether

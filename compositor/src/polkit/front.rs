@@ -42,6 +42,9 @@ pub(crate) struct Front {
     current: Option<u64>,
     /// Requests waiting for the one in the engine, in the order polkitd asked.
     waiting: VecDeque<(u64, Intent)>,
+    /// The session is locked: requests wait here until it is unlocked, so nobody at a locked
+    /// screen is asked for an admin password (a request already shown stays until answered).
+    held: bool,
 }
 
 impl Front {
@@ -54,7 +57,21 @@ impl Front {
             open: HashMap::new(),
             current: None,
             waiting: VecDeque::new(),
+            held: false,
         }
+    }
+
+    /// Whether the session is locked now: while it is, no waiting request goes to the engine;
+    /// once it is not, the next one does (the commands returned).
+    pub fn session_locked(&mut self, locked: bool) -> Vec<Command> {
+        let was = std::mem::replace(&mut self.held, locked);
+        if was && !locked && !self.waiting.is_empty() {
+            tracing::info!(
+                "the session is unlocked: {} held polkit request(s) go on",
+                self.waiting.len()
+            );
+        }
+        self.submit_next().into_iter().collect()
     }
 
     fn ticket(&self, number: u64) -> Ticket {
@@ -158,14 +175,20 @@ impl Front {
                 "polkit request {}: waits for the one being decided",
                 request.cookie
             );
+        } else if self.held {
+            tracing::info!(
+                "polkit request {}: held while the session is locked",
+                request.cookie
+            );
         }
         self.submit_next().into_iter().collect()
     }
 
-    /// Hands the engine the next waiting request when none is being decided. Its entry is
+    /// Hands the engine the next waiting request when none is being decided and the session is
+    /// not locked. Its entry is
     /// attached once the engine says it waits for the user (`Effect::Pending`).
     fn submit_next(&mut self) -> Option<Command> {
-        if self.current.is_some() {
+        if self.current.is_some() || self.held {
             return None;
         }
         let (number, intent) = self.waiting.pop_front()?;
@@ -231,7 +254,17 @@ impl Front {
                 )),
             }];
         }
-        let mut commands = vec![Command::Cancel(self.ticket(number))];
+        let ticket = self.ticket(number);
+        let mut commands = vec![match by {
+            ClosedBy::TooManyFailures => Command::AuthenticationFailed {
+                ticket,
+                reason: match &reply {
+                    Reply::Failed(why) => format!("PAM refused the password: {why}"),
+                    other => format!("PAM refused the password ({other:?})"),
+                },
+            },
+            _ => Command::Cancel(ticket),
+        }];
         if self.current == Some(number) {
             self.current = None;
             commands.extend(self.submit_next());

@@ -97,19 +97,35 @@ fn start_with(
         front.agent = Some(agent);
     }
     let source_front = Rc::clone(&front);
-    compositor
-        .event_loop
-        .handle()
+    let handle = compositor.event_loop.handle();
+    handle
         .insert_source(rx, move |event, _, state: &mut State| {
             let calloop::channel::Event::Msg(event) = event else {
                 return;
             };
             // The borrow ends before the engine runs: its deliveries borrow the front end.
-            let commands = source_front.borrow_mut().event(event);
+            let commands = {
+                let mut front = source_front.borrow_mut();
+                let mut commands = front.session_locked(state.desktop.is_locked());
+                commands.extend(front.event(event));
+                commands
+            };
             for command in commands {
                 pcp_plugin::run(state, command);
             }
         })
         .map_err(|e| PolkitStartError::Loop(e.to_string()))?;
+    // Requests held while the session was locked go on when it unlocks.
+    let (ping, unlocked) =
+        calloop::ping::make_ping().map_err(|e| PolkitStartError::Loop(e.to_string()))?;
+    handle
+        .insert_source(unlocked, move |(), _, state: &mut State| {
+            let commands = front.borrow_mut().session_locked(state.desktop.is_locked());
+            for command in commands {
+                pcp_plugin::run(state, command);
+            }
+        })
+        .map_err(|e| PolkitStartError::Loop(e.to_string()))?;
+    compositor.state.desktop.wake_on_unlock(ping);
     Ok(name)
 }

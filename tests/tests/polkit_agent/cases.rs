@@ -37,6 +37,8 @@ pub struct Case {
     forge: bool,
     /// A second compositor for the same subject: it starts without an agent and says why.
     second: bool,
+    /// The session is locked (swaylock) before the request: no dialog until it is unlocked.
+    locked: bool,
 }
 
 fn case(name: &'static str, script: String) -> Case {
@@ -54,6 +56,7 @@ fn case(name: &'static str, script: String) -> Case {
         one_after_the_other: false,
         forge: false,
         second: false,
+        locked: false,
     }
 }
 
@@ -105,8 +108,11 @@ pub fn all() -> Vec<Case> {
         },
         Case {
             expect: &[(SELF, 1)],
-            // The last failure ends the request: its dialog closes, audited cancelled.
-            must_see: vec!["\"resolution\":\"cancelled\"".into()],
+            // The last failure ends the request: its dialog closes, audited as such.
+            must_see: vec![
+                "\"resolution\":\"authentication_failed\"".into(),
+                "3 password attempts failed".into(),
+            ],
             ..case(
                 "three wrong passwords: 1",
                 script(
@@ -186,6 +192,15 @@ pub fn all() -> Vec<Case> {
             )
         },
         Case {
+            locked: true,
+            expect: &[(SELF, 0)],
+            must_see: vec!["\"resolution\":\"user_approved\"".into()],
+            ..case(
+                "a request while the session is locked waits for the unlock, then: 0",
+                script(r#"["type", "approve"]"#, &right),
+            )
+        },
+        Case {
             actions: "org.pcp.test.self org.pcp.test.self",
             expect: &[(SELF, 0)],
             one_after_the_other: true,
@@ -200,6 +215,35 @@ pub fn all() -> Vec<Case> {
     ]
 }
 
+/// The request arrives while the session is locked: it must be held (no dialog) until the
+/// locker unlocks (swaylock's documented SIGUSR1), and then be shown and answered.
+fn held_until_unlocked(lines: &mut Lines) -> Result<(), String> {
+    lines.wait_for("harness", Duration::from_secs(30), |l| {
+        l.contains("held while the session is locked")
+    })?;
+    // Time enough for a dialog the agent failed to hold to show and be answered.
+    std::thread::sleep(Duration::from_secs(2));
+    lines.drain();
+    if let Some(l) = lines
+        .log
+        .iter()
+        .find(|l| l.contains("\"event\":\"prompt\"") || l.contains("\"event\":\"decision\""))
+    {
+        return Err(format!("a dialog came while the session was locked: {l}"));
+    }
+    let unlocked = std::process::Command::new("pkill")
+        .args(["-USR1", "-u", crate::world::USER, "-x", "swaylock"])
+        .status()
+        .map_err(|e| format!("pkill: {e}"))?;
+    if !unlocked.success() {
+        return Err(format!("pkill swaylock: {unlocked}"));
+    }
+    lines.wait_for("harness", Duration::from_secs(30), |l| {
+        l.contains("held polkit request(s) go on")
+    })?;
+    Ok(())
+}
+
 /// A second harness for the subject the first one's agent holds: it must start (its ready line)
 /// without an agent, saying why (`polkit_agent_error`).
 fn second(
@@ -209,7 +253,7 @@ fn second(
     config: &str,
     lines: &mut Lines,
 ) -> Result<(), String> {
-    let (harness, agent) = Harness::start(tools, &dir.join("second"), script, config, lines)?;
+    let (harness, agent) = Harness::start(tools, &dir.join("second"), script, config, &[], lines)?;
     harness.stop();
     if let Some(name) = agent {
         return Err(format!(
@@ -268,7 +312,12 @@ impl Case {
             self.agent, self.config
         );
         let dir = world.dir.join(format!("case-{pid}"));
-        let started = Harness::start(tools, &dir, &self.script, &config, lines);
+        let locker: &[&str] = if self.locked {
+            &["swaylock", "--no-unlock-indicator", "--color", "ff0000"]
+        } else {
+            &[]
+        };
+        let started = Harness::start(tools, &dir, &self.script, &config, locker, lines);
         let (harness, agent) = match started {
             Ok(h) => h,
             Err(e) => {
@@ -306,7 +355,15 @@ impl Case {
                 self.agent
             ));
         }
+        if self.locked {
+            lines.wait_for("harness", Duration::from_secs(30), |l| {
+                l.contains("the session is locked")
+            })?;
+        }
         go(stdin)?;
+        if self.locked {
+            held_until_unlocked(lines)?;
+        }
         if self.kill_requester {
             let pk =
                 lines.wait_for("subject", Duration::from_secs(10), |l| l.starts_with("pk "))?;

@@ -60,6 +60,8 @@ fn outer() -> i32 {
         "/usr/bin/pkexec",
         world::POLKITD,
         "/usr/lib/polkit-1/polkit-agent-helper-1",
+        "/usr/bin/swaylock",
+        "/usr/bin/pkill",
     ];
     let missing: Vec<&str> = needed
         .into_iter()

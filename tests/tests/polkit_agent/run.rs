@@ -189,6 +189,7 @@ impl Harness {
         dir: &Path,
         script: &str,
         config: &str,
+        program: &[&str],
         lines: &mut Lines,
     ) -> Result<(Harness, Option<String>), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -199,14 +200,19 @@ impl Harness {
             std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             chmod(path, 0o644)?;
         }
+        let (harness, user, extra) = (
+            tools.harness.to_string_lossy(),
+            user.to_string_lossy(),
+            extra.to_string_lossy(),
+        );
+        let mut args = vec![&*harness, "--user", &*user, "--config", &*extra];
+        if !program.is_empty() {
+            // A client of the harness's display it runs itself (a screen locker).
+            args.push("--");
+            args.extend_from_slice(program);
+        }
         let (child, stdin) = spawn_as_user(
-            &[
-                &tools.harness.to_string_lossy(),
-                "--user",
-                &user.to_string_lossy(),
-                "--config",
-                &extra.to_string_lossy(),
-            ],
+            &args,
             &[
                 ("LD_LIBRARY_PATH", tools.lib.to_string_lossy().into_owned()),
                 ("RUST_LOG", "info".into()),
