@@ -354,7 +354,11 @@ const BAD: &[Bad] = &[
     Bad {
         text: "[shell_risk.reasons]\ndeletes_outside = \"{how} ({pfad})\"\n",
         line: 2,
-        names: &["[shell_risk.reasons] deletes_outside", "`{pfad}`", "({how}, {path})"],
+        names: &[
+            "[shell_risk.reasons] deletes_outside",
+            "`{pfad}`",
+            "({how}, {path})",
+        ],
     },
     Bad {
         text: "[session]\nprofile = \" \"\n",
