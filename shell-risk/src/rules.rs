@@ -258,6 +258,7 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
             Place::Inside if shred => Risk::High,
             Place::Inside => Risk::Moderate,
         };
+        // Each of these phrases starts with `{how}`, filled once below.
         let why = match place {
             Place::Inside | Place::WorkingFolder if risk == Risk::Moderate => {
                 say::DELETES_INSIDE_WORKING_FOLDER.with("path", text)
