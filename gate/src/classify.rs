@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pcp_shell_risk::{Assessment, Context, Risk};
+use pcp_shell_risk::{Assessment, Context, Risk, Wording};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -81,7 +81,16 @@ pub struct Classified {
 impl Classified {
     /// What the prompt shows beside the command: the level and the reasons in words.
     pub fn summary(&self) -> String {
-        format!("{} — {}", self.risk, self.assessment.summary())
+        self.summary_in(&Wording::default())
+    }
+
+    /// [`Classified::summary`] in the config's `wording`.
+    pub fn summary_in(&self, wording: &Wording) -> String {
+        format!(
+            "{} — {}",
+            wording.level(self.risk),
+            self.assessment.summary_in(wording)
+        )
     }
 }
 

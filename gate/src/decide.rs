@@ -9,7 +9,6 @@ use serde_json::{Map, Value, json};
 use crate::audit::Resolution;
 use crate::capability::{Capability, digest};
 use crate::classify::{Classified, strictly_refused};
-use crate::config::SafetyLevel;
 use crate::error::StoreError;
 use crate::friction::{self, FrictionReason};
 use crate::gate::{Gate, app_of};
@@ -113,7 +112,7 @@ impl Gate {
             .check_params(&params)
             .map_err(Refusal::InvalidParams)?;
         let level = self.config.file.safety.level;
-        let (se, auth, classified) = class_of(&capability, &params, level, "")?;
+        let (se, auth, classified) = self.class_of(&capability, &params, "")?;
         let mut full = threshold::threshold(se, auth, level);
         let mut risk = RiskClass::of(se, auth);
         let mut side_effects = se;
@@ -125,7 +124,7 @@ impl Gate {
             let p = object_params(&step.params, &format!("steps[{i}].params"))?;
             cap.check_params(&p)
                 .map_err(|e| Refusal::InvalidParams(format!("steps[{i}]: {e}")))?;
-            let (step_se, step_auth, _) = class_of(&cap, &p, level, &format!("steps[{i}]: "))?;
+            let (step_se, step_auth, _) = self.class_of(&cap, &p, &format!("steps[{i}]: "))?;
             full = full.max(threshold::threshold(step_se, step_auth, level));
             risk = risk.max(RiskClass::of(step_se, step_auth));
             side_effects = worst(side_effects, step_se);
@@ -338,7 +337,8 @@ impl Gate {
         let mut extra = ev.capability.unshown_params(&ev.params);
         if let Some(c) = &ev.classified {
             // The gate's own reasons, beside the command the description shows.
-            extra.insert(0, (self.config.file.gate.risk_label.clone(), c.summary()));
+            let shown = c.summary_in(&self.config.file.shell_risk.wording());
+            extra.insert(0, (self.config.file.gate.risk_label.clone(), shown));
         }
         for (i, (c, p)) in ev.steps.iter().enumerate() {
             extra.extend(
@@ -490,25 +490,31 @@ fn json_kind(v: &Value) -> &'static str {
 /// The side effects that decide friction floors for a multi-step intent: the worst step.
 /// A capability's class for these parameters: the declared one, or the gate's classification
 /// of them when the manifest says `classify` (a Critical command under strict safety is refused).
-fn class_of(
-    cap: &Capability,
-    params: &Value,
-    level: SafetyLevel,
-    at: &str,
-) -> Result<(SideEffects, AuthLevel, Option<Classified>), Refusal> {
-    let Some(classifier) = &cap.classifier else {
-        return Ok((cap.side_effects, cap.auth_level, None));
-    };
-    let c = classifier
-        .classify(params)
-        .map_err(|e| Refusal::InvalidParams(format!("{at}{e}")))?;
-    if strictly_refused(level, &c) {
-        return Err(Refusal::Strict(format!(
+impl Gate {
+    fn class_of(
+        &self,
+        cap: &Capability,
+        params: &Value,
+        at: &str,
+    ) -> Result<(SideEffects, AuthLevel, Option<Classified>), Refusal> {
+        let Some(classifier) = &cap.classifier else {
+            return Ok((cap.side_effects, cap.auth_level, None));
+        };
+        let c = classifier
+            .classify(params)
+            .map_err(|e| Refusal::InvalidParams(format!("{at}{e}")))?;
+        if !strictly_refused(self.config.file.safety.level, &c) {
+            return Ok((c.side_effects, c.auth_level, Some(c)));
+        }
+        // Worded as the prompt would be: the agent (and its user) read it. The audit records this
+        // text as it was said; the phrase keys are not kept there, a reworded config being part
+        // of the audited policy anyway.
+        let wording = self.config.file.shell_risk.wording();
+        Err(Refusal::Strict(format!(
             "{at}refused under strict safety: {}",
-            c.summary()
-        )));
+            c.summary_in(&wording)
+        )))
     }
-    Ok((c.side_effects, c.auth_level, Some(c)))
 }
 
 fn worst(a: SideEffects, b: SideEffects) -> SideEffects {

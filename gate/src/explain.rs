@@ -44,12 +44,22 @@ pub struct Explanation {
 
 impl Explanation {
     /// Shows the gate's rating of a classified intent; returns the class it picked.
-    fn classified(&mut self, c: &crate::classify::Classified) -> (SideEffects, AuthLevel) {
+    /// Reasons are shown in the config's wording, like the prompt shows them; each keeps its
+    /// phrase key and arguments (`message`) beside.
+    fn classified(
+        &mut self,
+        c: &crate::classify::Classified,
+        wording: &pcp_shell_risk::Wording,
+    ) -> (SideEffects, AuthLevel) {
         self.side_effects = Some(c.side_effects);
         self.auth_level = Some(c.auth_level);
         self.risk = Some(c.risk);
         self.reasons = c.assessment.reasons.clone();
-        self.why.push(format!("the gate rates it {}", c.summary()));
+        for r in &mut self.reasons {
+            r.why = r.message.render(wording);
+        }
+        self.why
+            .push(format!("the gate rates it {}", c.summary_in(wording)));
         (c.side_effects, c.auth_level)
     }
 }
@@ -122,7 +132,7 @@ impl Gate {
         ex.threshold = ev.threshold;
         ex.effective_threshold = ev.effective;
         let class = match &ev.classified {
-            Some(c) => ex.classified(c),
+            Some(c) => ex.classified(c, &self.config.file.shell_risk.wording()),
             None => (ev.capability.side_effects, ev.capability.auth_level),
         };
         let (se, auth, level) = (class.0, class.1, &ex.safety_level);

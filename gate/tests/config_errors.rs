@@ -255,3 +255,83 @@ fn the_shipped_config_and_manifests_load() {
     // The shipped manifests say which parameters they take: a delete takes a path, nothing else.
     assert_eq!(config.registry.get("file.delete").unwrap().params, ["path"]);
 }
+
+#[test]
+fn a_reworded_phrase_with_an_unknown_key_or_placeholder_is_refused_at_its_line() {
+    let (line, col, msg) = error_of("[shell_risk.reasons]\ndeletes_recursivly = \"löscht\"\n");
+    assert_eq!((line, col), (2, 1));
+    assert!(
+        msg.contains("[shell_risk.reasons] `deletes_recursivly` is not a phrase's key"),
+        "{msg}"
+    );
+    let (line, _, msg) = error_of(
+        "[shell_risk.reasons]\ndeletes = \"löscht\"\ndeletes_outside = \"{how} ({pfad})\"\n",
+    );
+    assert_eq!(line, 3);
+    assert!(
+        msg.contains(
+            "[shell_risk.reasons] deletes_outside: `{pfad}` is not one of its placeholders \
+             ({how}, {path})"
+        ),
+        "{msg}"
+    );
+}
+
+/// The `[shell_risk.reasons]` block of the shipped config: `(key, English)` of each commented
+/// line, in order.
+fn documented_phrases(text: &str) -> Vec<(String, String)> {
+    let block = text
+        .split_once("[shell_risk.reasons]\n")
+        .expect("the shipped config documents [shell_risk.reasons]")
+        .1;
+    block
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .filter_map(|l| {
+            let (key, value) = l.strip_prefix("# ")?.split_once(" = ")?;
+            let english = value.strip_prefix('"')?.strip_suffix('"')?;
+            Some((key.to_string(), english.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn the_shipped_config_lists_every_phrase_with_its_english_and_no_other() {
+    let text = std::fs::read_to_string(support::assets().join("config/gate.toml")).unwrap();
+    let documented = documented_phrases(&text);
+    let catalogue: Vec<(String, String)> = pcp_shell_risk::phrases::ALL
+        .iter()
+        .map(|p| (p.key.to_string(), p.english.to_string()))
+        .collect();
+    let missing: Vec<_> = catalogue
+        .iter()
+        .filter(|p| !documented.contains(p))
+        .collect();
+    let unknown: Vec<_> = documented
+        .iter()
+        .filter(|p| !catalogue.contains(p))
+        .collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "assets/config/gate.toml [shell_risk.reasons] lacks {missing:?} and lists {unknown:?}, \
+         which no phrase is"
+    );
+}
+
+#[test]
+fn a_reworded_phrase_loads_and_words_the_classification() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    let text =
+        "[shell_risk.reasons]\ndeletes_recursively = \"löscht rekursiv\"\nlevel_high = \"hoch\"\n";
+    std::fs::write(&path, text).unwrap();
+    let config = GateConfig::load(&path).unwrap();
+    let wording = config.file.shell_risk.wording();
+    let ctx = pcp_shell_risk::Context::new("/home/u", None);
+    let a = pcp_shell_risk::classify("rm -r /tmp/x", &ctx);
+    assert_eq!(
+        a.summary_in(&wording),
+        "löscht rekursiv outside the working folder (/tmp/x)"
+    );
+    assert_eq!(wording.level(a.risk), "hoch");
+}

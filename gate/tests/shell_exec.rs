@@ -100,6 +100,30 @@ fn strict_safety_refuses_critical_commands_outright() {
 }
 
 #[test]
+fn the_prompt_and_a_strict_refusal_word_the_reasons_as_the_config_says() {
+    let reworded = "[shell_risk.reasons]\nruns_as_root = \"läuft als root ({program})\"\n\
+                    level_critical = \"kritisch\"\nlevel_high = \"hoch\"\n\
+                    deletes_outside = \"{how} außerhalb ({path})\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = gate(
+        dir.path(),
+        &format!("[safety]\nlevel = \"strict\"\n{reworded}"),
+    );
+    let o = denied(g.submit(shell("sudo apt-get install foo"), 0));
+    assert!(
+        o.reason.contains("kritisch — läuft als root (sudo)"),
+        "{}",
+        o.reason
+    );
+    let (id, _) = prompt_of(g.submit(shell("rm -rf /tmp/cache"), S));
+    let (_, why) = &g.prompt(id).unwrap().extra[0];
+    assert_eq!(
+        why,
+        "hoch — deletes recursively and without asking außerhalb (/tmp/cache)"
+    );
+}
+
+#[test]
 fn deny_rules_match_the_command_as_written() {
     let dir = tempfile::tempdir().unwrap();
     let rule = "[[rule]]\ncapability = \"shell.exec\"\ndecision = \"deny\"\n\

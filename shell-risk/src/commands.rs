@@ -3,6 +3,7 @@
 //! read on standard input, and awk programs.
 
 use crate::Risk;
+use crate::phrases as say;
 use crate::rules::{Inner, Stdin, Verdict};
 use crate::words::Word;
 
@@ -66,7 +67,7 @@ pub(crate) fn wrapper(name: &str, args: &[Word]) -> Option<Verdict> {
     }
     let mut v = Verdict::default();
     if ROOT.contains(&name) {
-        v.add(Risk::Critical, format!("runs as root ({name})"));
+        v.add(Risk::Critical, say::RUNS_AS_ROOT.with("program", name));
     }
     if name == "su" {
         if let Some(i) = args
@@ -82,7 +83,7 @@ pub(crate) fn wrapper(name: &str, args: &[Word]) -> Option<Verdict> {
             .first()
             .is_some_and(|a| matches!(a.lit(), Some("-v" | "-V")))
     {
-        v.add(Risk::Safe, "looks up a command");
+        v.add(Risk::Safe, &say::LOOKS_UP_COMMAND);
         return Some(v);
     }
     let Some(mut i) = skip_options(name, args, &mut v) else {
@@ -103,9 +104,9 @@ pub(crate) fn wrapper(name: &str, args: &[Word]) -> Option<Verdict> {
     let rest: Vec<Word> = args.get(i..).unwrap_or(&[]).to_vec();
     if rest.is_empty() {
         let what = match name {
-            "env" => "prints the environment",
-            "sudo" | "su" | "doas" | "pkexec" | "run0" => "opens a root shell",
-            _ => "runs nothing",
+            "env" => &say::PRINTS_ENVIRONMENT,
+            "sudo" | "su" | "doas" | "pkexec" | "run0" => &say::OPENS_ROOT_SHELL,
+            _ => &say::RUNS_NOTHING,
         };
         let risk = if v.findings.is_empty() && name != "xargs" {
             Risk::Safe
@@ -113,7 +114,7 @@ pub(crate) fn wrapper(name: &str, args: &[Word]) -> Option<Verdict> {
             Risk::Moderate
         };
         if name == "xargs" {
-            v.add(Risk::Safe, "prints its input (xargs echo)");
+            v.add(Risk::Safe, &say::PRINTS_INPUT);
         } else {
             v.add(risk, what);
         }
@@ -149,7 +150,7 @@ fn skip_options(name: &str, args: &[Word], v: &mut Verdict) -> Option<usize> {
             if crate::rules::DANGEROUS_VARIABLES.contains(&var) {
                 v.add(
                     Risk::High,
-                    format!("sets {var}, which changes what the program loads or runs"),
+                    say::SETS_VARIABLE_FOR_PROGRAM.with("variable", var),
                 );
             }
             i += 1;
@@ -173,14 +174,17 @@ fn skip_options(name: &str, args: &[Word], v: &mut Verdict) -> Option<usize> {
 fn push_code(v: &mut Verdict, word: Option<&Word>, how: &str) {
     match word {
         Some(Word::Lit(code)) => v.inner.push(Inner::Code(code.clone())),
-        Some(Word::Fetched(_)) => {
-            v.add(Risk::Critical, format!("runs a downloaded script ({how})"))
-        }
+        Some(Word::Fetched(_)) => v.add(
+            Risk::Critical,
+            say::RUNS_DOWNLOADED_SCRIPT.with("command", how),
+        ),
         Some(Word::Dyn(t)) => v.add(
             Risk::High,
-            format!("runs shell code known only when it runs ({how} {t})"),
+            say::RUNS_DYNAMIC_SHELL_CODE
+                .with("command", how)
+                .with("code", t),
         ),
-        None => v.add(Risk::Moderate, format!("{how} with nothing to run")),
+        None => v.add(Risk::Moderate, say::NOTHING_TO_RUN.with("command", how)),
     }
 }
 
@@ -219,7 +223,7 @@ pub(crate) fn interpreter(name: &str, args: &[Word], stdin: &Stdin) -> Option<Ve
     }
     let mut v = Verdict::default();
     if args.len() == 1 && matches!(args[0].lit(), Some("--version" | "-V" | "--help")) {
-        v.add(Risk::Safe, "prints its version");
+        v.add(Risk::Safe, &say::PRINTS_ITS_VERSION);
         return Some(v);
     }
     let inline = if shell { ["-c", "-c"] } else { ["-c", "-e"] };
@@ -230,29 +234,30 @@ pub(crate) fn interpreter(name: &str, args: &[Word], stdin: &Stdin) -> Option<Ve
                 if shell {
                     push_code(&mut v, args.get(i + 1), &format!("{name} -c"));
                 } else {
-                    v.add(Risk::Moderate, format!("runs inline {name} code"));
+                    v.add(Risk::Moderate, say::RUNS_INLINE_CODE.with("program", name));
                 }
                 return Some(v);
             }
             Some("-m") if !shell => {
-                v.add(Risk::Moderate, format!("runs a {name} module"));
+                v.add(Risk::Moderate, say::RUNS_MODULE.with("program", name));
                 return Some(v);
             }
             Some("-") | Some("-s") => break,
             Some("-o" | "-O" | "+o" | "+O") if shell => i += 2,
             Some(s) if s.starts_with('-') || s.starts_with('+') => i += 1,
             Some(script) => {
-                v.add(Risk::Moderate, format!("runs the script {script}"));
+                v.add(Risk::Moderate, say::RUNS_SCRIPT.with("script", script));
                 return Some(v);
             }
             None => {
                 match a {
-                    Word::Fetched(_) => {
-                        v.add(Risk::Critical, format!("runs a downloaded script ({name})"))
-                    }
+                    Word::Fetched(_) => v.add(
+                        Risk::Critical,
+                        say::RUNS_DOWNLOADED_SCRIPT.with("command", name),
+                    ),
                     _ => v.add(
                         Risk::Moderate,
-                        format!("runs a script named only when it runs ({name})"),
+                        say::RUNS_DYNAMIC_SCRIPT.with("program", name),
                     ),
                 }
                 return Some(v);
@@ -264,20 +269,17 @@ pub(crate) fn interpreter(name: &str, args: &[Word], stdin: &Stdin) -> Option<Ve
         Stdin::Text(code) if shell => v.inner.push(Inner::Code(code.clone())),
         Stdin::Text(_) => v.add(
             Risk::Moderate,
-            format!("runs {name} code from a here-document"),
+            say::RUNS_HERE_DOCUMENT.with("program", name),
         ),
-        Stdin::Dynamic => v.add(
-            Risk::High,
-            format!("runs {name} code assembled only when it runs"),
-        ),
+        Stdin::Dynamic => v.add(Risk::High, say::RUNS_DYNAMIC_CODE.with("program", name)),
         Stdin::File => v.add(
             Risk::Moderate,
-            format!("runs a script from a file ({name})"),
+            say::RUNS_SCRIPT_FROM_FILE.with("program", name),
         ),
         Stdin::Inherit => {
             v.add(
                 Risk::Moderate,
-                format!("starts {name}, reading code from its input"),
+                say::READS_CODE_FROM_INPUT.with("program", name),
             );
             v.runs_stdin = true;
         }
@@ -292,7 +294,7 @@ fn awk(args: &[Word]) -> Verdict {
     while let Some(a) = args.get(i) {
         match a.lit() {
             Some("-f" | "--file") => {
-                v.add(Risk::Moderate, "runs an awk program from a file");
+                v.add(Risk::Moderate, &say::RUNS_AWK_FILE);
                 return v;
             }
             Some("-F" | "-v") => i += 2,
@@ -302,24 +304,18 @@ fn awk(args: &[Word]) -> Verdict {
                     .iter()
                     .any(|k| program.contains(k));
                 if writes {
-                    v.add(
-                        Risk::Moderate,
-                        "runs an awk program that may run commands or write files",
-                    );
+                    v.add(Risk::Moderate, &say::RUNS_AWK_THAT_WRITES);
                 } else {
-                    v.add(Risk::Safe, "reads text with awk");
+                    v.add(Risk::Safe, &say::READS_TEXT_WITH_AWK);
                 }
                 return v;
             }
             None => {
-                v.add(
-                    Risk::Moderate,
-                    "runs an awk program known only when it runs",
-                );
+                v.add(Risk::Moderate, &say::RUNS_DYNAMIC_AWK);
                 return v;
             }
         }
     }
-    v.add(Risk::Moderate, "runs awk without a program");
+    v.add(Risk::Moderate, &say::RUNS_AWK_WITHOUT_PROGRAM);
     v
 }

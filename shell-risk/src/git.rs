@@ -2,6 +2,8 @@
 //! checkouts and history rewrites are High; configuration that runs commands is High.
 
 use crate::Risk;
+use crate::message::Message;
+use crate::phrases as say;
 use crate::rules::{Inner, Verdict, has_flag, operands};
 use crate::words::Word;
 
@@ -69,9 +71,9 @@ pub(crate) fn git(args: &[Word]) -> Verdict {
                     .unwrap_or("")
                     .to_ascii_lowercase();
                 if GIT_COMMAND_KEYS.iter().any(|k| key.starts_with(k)) {
-                    v.add(Risk::High, "sets git configuration that runs a command");
+                    v.add(Risk::High, &say::SETS_GIT_COMMAND_CONFIG);
                 } else {
-                    v.add(Risk::Moderate, "overrides git configuration");
+                    v.add(Risk::Moderate, &say::OVERRIDES_GIT_CONFIG);
                 }
                 i += 2;
             }
@@ -80,10 +82,7 @@ pub(crate) fn git(args: &[Word]) -> Verdict {
         }
     }
     let Some(sub) = args.get(i).and_then(Word::lit) else {
-        v.add(
-            Risk::Moderate,
-            "runs git with a subcommand known only when it runs",
-        );
+        v.add(Risk::Moderate, &say::RUNS_DYNAMIC_GIT);
         return v;
     };
     let rest = args.get(i + 1..).unwrap_or(&[]);
@@ -93,22 +92,22 @@ pub(crate) fn git(args: &[Word]) -> Verdict {
 }
 
 /// The level of `git SUB REST…`.
-fn subcommand(sub: &str, rest: &[Word], v: &mut Verdict) -> (Risk, String) {
+fn subcommand(sub: &str, rest: &[Word], v: &mut Verdict) -> (Risk, Message) {
     let (ops, flags) = operands(rest);
     let lits: Vec<&str> = rest.iter().filter_map(Word::lit).collect();
-    let high = |why: &str| (Risk::High, why.to_string());
+    let high = |why: Message| (Risk::High, why);
     match sub {
         s if GIT_READ_ONLY.contains(&s) => {
             if flags
                 .iter()
                 .any(|f| f.starts_with("--output") || *f == "--ext-diff")
             {
-                (
-                    Risk::Moderate,
-                    "writes git output to a file or runs an external diff".into(),
-                )
+                (Risk::Moderate, (&say::WRITES_GIT_OUTPUT).into())
             } else {
-                (Risk::Safe, format!("only reads (git {s})"))
+                (
+                    Risk::Safe,
+                    say::ONLY_READS_COMMAND.with("command", format!("git {s}")),
+                )
             }
         }
         "branch" => branch(&ops, &flags, &lits),
@@ -118,52 +117,49 @@ fn subcommand(sub: &str, rest: &[Word], v: &mut Verdict) -> (Risk, String) {
         "config" => config(&ops, &flags),
         "push" => push(&ops, &flags),
         "reset" if lits.contains(&"--hard") => {
-            high("throws away uncommitted changes (git reset --hard)")
+            high(say::THROWS_AWAY_CHANGES.with("command", "git reset --hard"))
         }
         "clean" if has_flag(&flags, 'n', &["dry-run"]) => (
             Risk::Safe,
-            "only lists what it would delete (git clean -n)".into(),
+            say::LISTS_WHAT_CLEAN_DELETES.with("command", "git clean -n"),
         ),
         "clean" if has_flag(&flags, 'f', &["force"]) => {
-            high("deletes untracked files beyond recovery (git clean)")
+            high(say::DELETES_UNTRACKED.with("command", "git clean"))
         }
         "checkout"
             if lits.contains(&"--") || lits.contains(&".") || has_flag(&flags, 'f', &["force"]) =>
         {
-            high("discards uncommitted changes (git checkout)")
+            high(say::DISCARDS_CHANGES.with("command", "git checkout"))
         }
         "restore"
             if !(lits.contains(&"--staged")
                 && flags.iter().all(|f| matches!(*f, "--staged" | "-S"))) =>
         {
-            high("discards uncommitted changes (git restore)")
+            high(say::DISCARDS_CHANGES.with("command", "git restore"))
         }
         "switch"
             if lits
                 .iter()
                 .any(|l| matches!(*l, "--discard-changes" | "-f" | "--force")) =>
         {
-            high("discards uncommitted changes (git switch)")
+            high(say::DISCARDS_CHANGES.with("command", "git switch"))
         }
-        "filter-branch" | "filter-repo" => high("rewrites the repository's history"),
+        "filter-branch" | "filter-repo" => high((&say::REWRITES_HISTORY).into()),
         "gc" if lits.iter().any(|l| l.starts_with("--prune")) => {
-            high("destroys unreachable commits (git gc --prune)")
+            high(say::DESTROYS_UNREACHABLE.with("command", "git gc --prune"))
         }
-        "update-ref" if lits.contains(&"-d") => high("deletes a reference"),
+        "update-ref" if lits.contains(&"-d") => high((&say::DELETES_REFERENCE).into()),
         _ => (
             Risk::Moderate,
-            format!("changes the repository or talks to a remote (git {sub})"),
+            say::CHANGES_REPOSITORY_OR_REMOTE.with("command", format!("git {sub}")),
         ),
     }
 }
 
-fn branch(ops: &[&Word], flags: &[&str], lits: &[&str]) -> (Risk, String) {
+fn branch(ops: &[&Word], flags: &[&str], lits: &[&str]) -> (Risk, Message) {
     let deleting = has_flag(flags, 'd', &["delete"]);
     if has_flag(flags, 'D', &[]) || (deleting && has_flag(flags, 'f', &["force"])) {
-        return (
-            Risk::High,
-            "deletes a branch even if it is not merged".into(),
-        );
+        return (Risk::High, (&say::DELETES_UNMERGED_BRANCH).into());
     }
     let changes = deleting
         || has_flag(flags, 'm', &["move"])
@@ -171,9 +167,12 @@ fn branch(ops: &[&Word], flags: &[&str], lits: &[&str]) -> (Risk, String) {
         || has_flag(flags, 'c', &["copy"]);
     let lists = ["--list", "-l", "--show-current", "--contains", "--merged"];
     if (ops.is_empty() && !changes) || lists.iter().any(|l| lits.contains(l)) {
-        (Risk::Safe, "only reads (git branch)".into())
+        (
+            Risk::Safe,
+            say::ONLY_READS_COMMAND.with("command", "git branch"),
+        )
     } else {
-        (Risk::Moderate, "changes branches".into())
+        (Risk::Moderate, (&say::CHANGES_BRANCHES).into())
     }
 }
 
@@ -184,25 +183,26 @@ fn listing(
     flags: &[&str],
     lits: &[&str],
     v: &mut Verdict,
-) -> (Risk, String) {
+) -> (Risk, Message) {
     let first = ops.first().and_then(|w| w.lit());
-    let reads = (Risk::Safe, format!("only reads (git {sub})"));
+    let reads = (
+        Risk::Safe,
+        say::ONLY_READS_COMMAND.with("command", format!("git {sub}")),
+    );
     match (sub, first) {
-        ("stash", Some("clear" | "drop")) => (Risk::High, "throws away stashed changes".into()),
-        ("reflog", Some("expire" | "delete")) => {
-            (Risk::High, "destroys the record of past commits".into())
-        }
+        ("stash", Some("clear" | "drop")) => (Risk::High, (&say::THROWS_AWAY_STASH).into()),
+        ("reflog", Some("expire" | "delete")) => (Risk::High, (&say::DESTROYS_REFLOG).into()),
         ("submodule", Some("foreach")) => {
             let code: Vec<&str> = ops.iter().skip(1).map(|w| w.text()).collect();
             v.inner.push(Inner::Code(code.join(" ")));
-            (Risk::Moderate, "runs a command in every submodule".into())
+            (Risk::Moderate, (&say::RUNS_IN_SUBMODULES).into())
         }
         ("tag", _)
             if flags
                 .iter()
                 .any(|f| matches!(*f, "-d" | "--delete" | "-a" | "-s" | "-f")) =>
         {
-            (Risk::Moderate, "changes tags".into())
+            (Risk::Moderate, (&say::CHANGES_TAGS).into())
         }
         ("tag", _) if lits.contains(&"-l") || lits.contains(&"--list") => reads,
         ("tag" | "remote" | "reflog" | "submodule" | "notes", None)
@@ -214,12 +214,12 @@ fn listing(
         | ("remote", Some("show" | "get-url")) => reads,
         _ => (
             Risk::Moderate,
-            format!("changes the repository (git {sub})"),
+            say::CHANGES_REPOSITORY.with("command", format!("git {sub}")),
         ),
     }
 }
 
-fn config(ops: &[&Word], flags: &[&str]) -> (Risk, String) {
+fn config(ops: &[&Word], flags: &[&str]) -> (Risk, Message) {
     let reads = flags
         .iter()
         .any(|f| f.starts_with("--get") || matches!(*f, "--list" | "-l"))
@@ -233,18 +233,18 @@ fn config(ops: &[&Word], flags: &[&str]) -> (Risk, String) {
         .map(|w| w.text().to_ascii_lowercase())
         .unwrap_or_default();
     if reads {
-        (Risk::Safe, "only reads (git config)".into())
-    } else if GIT_COMMAND_KEYS.iter().any(|k| key.starts_with(k)) {
         (
-            Risk::High,
-            "sets git configuration that runs a command".into(),
+            Risk::Safe,
+            say::ONLY_READS_COMMAND.with("command", "git config"),
         )
+    } else if GIT_COMMAND_KEYS.iter().any(|k| key.starts_with(k)) {
+        (Risk::High, (&say::SETS_GIT_COMMAND_CONFIG).into())
     } else {
-        (Risk::Moderate, "changes git configuration".into())
+        (Risk::Moderate, (&say::CHANGES_GIT_CONFIG).into())
     }
 }
 
-fn push(ops: &[&Word], flags: &[&str]) -> (Risk, String) {
+fn push(ops: &[&Word], flags: &[&str]) -> (Risk, Message) {
     let forced = flags.iter().any(|f| {
         matches!(
             *f,
@@ -256,11 +256,8 @@ fn push(ops: &[&Word], flags: &[&str]) -> (Risk, String) {
             .is_some_and(|s| s.starts_with('+') || s.starts_with(':'))
     });
     if forced {
-        (
-            Risk::High,
-            "force-pushes or deletes on the remote: rewrites shared history".into(),
-        )
+        (Risk::High, (&say::FORCE_PUSHES).into())
     } else {
-        (Risk::Moderate, "publishes commits to a remote".into())
+        (Risk::Moderate, (&say::PUBLISHES_COMMITS).into())
     }
 }

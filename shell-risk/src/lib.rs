@@ -8,7 +8,9 @@
 
 mod commands;
 mod git;
+mod message;
 mod paths;
+pub mod phrases;
 mod readonly;
 mod rules;
 mod sed;
@@ -21,7 +23,9 @@ use std::fmt;
 
 use serde::Serialize;
 
+pub use message::{Arg, Message, Wording, WordingError, phrase_by_key};
 pub use paths::{Context, Place};
+pub use phrases::Phrase;
 
 /// A command's risk, lowest first (caro's levels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -71,8 +75,22 @@ pub struct Reason {
     pub risk: Risk,
     /// The simple command as written (shortened when long).
     pub command: String,
-    /// What it does, in words ("deletes recursively outside the working folder").
+    /// What it does, in English ("deletes recursively outside the working folder"): `message`
+    /// rendered in the catalogue's own wording.
     pub why: String,
+    /// What it does, as a phrase and its arguments: for rendering in another [`Wording`].
+    pub message: Message,
+}
+
+impl Reason {
+    pub(crate) fn new(risk: Risk, command: String, message: Message) -> Reason {
+        Reason {
+            risk,
+            command,
+            why: message.english(),
+            message,
+        }
+    }
 }
 
 /// A command's level and the reason for every simple command in it, highest first.
@@ -85,14 +103,20 @@ pub struct Assessment {
 impl Assessment {
     /// The reasons at the command's own level, as one line: what a prompt shows.
     pub fn summary(&self) -> String {
-        let mut seen: Vec<&str> = Vec::new();
+        self.summary_in(&Wording::default())
+    }
+
+    /// [`Assessment::summary`] in `wording`.
+    pub fn summary_in(&self, wording: &Wording) -> String {
+        let mut seen: Vec<String> = Vec::new();
         for r in self.reasons.iter().filter(|r| r.risk == self.risk) {
-            if !seen.contains(&r.why.as_str()) {
-                seen.push(&r.why);
+            let why = r.message.render(wording);
+            if !seen.contains(&why) {
+                seen.push(why);
             }
         }
         if seen.is_empty() {
-            return "only reads".to_string();
+            return wording.template(&phrases::ONLY_READS).to_string();
         }
         seen.join("; ")
     }
@@ -128,12 +152,11 @@ pub fn classify_path_outside(path: &str, ctx: &Context) -> Assessment {
         a.risk = Risk::High;
         a.reasons.insert(
             0,
-            Reason {
-                risk: Risk::High,
-                command: path.to_string(),
-                why: "writes a file while the working folder is unknown: counted as outside it"
-                    .to_string(),
-            },
+            Reason::new(
+                Risk::High,
+                path.to_string(),
+                Message::from(&phrases::WRITE_UNKNOWN_FOLDER),
+            ),
         );
     }
     a

@@ -3,6 +3,7 @@
 //! start-up file, a block device. Resolution is lexical (`.` and `..` folded, nothing read from
 //! disk), so classifying never touches the file system.
 
+use crate::phrases::{self, Phrase};
 use std::path::{Component, Path, PathBuf};
 
 /// Where the command runs: the working folder the agent was started in and the user's home.
@@ -151,16 +152,17 @@ pub enum Place {
 }
 
 impl Place {
-    pub fn describe(self) -> &'static str {
+    /// The place in words, as a phrase of the catalogue.
+    pub fn describe(self) -> &'static Phrase {
         match self {
-            Place::Root => "the root folder /",
-            Place::Home => "the home folder",
-            Place::System => "a system folder",
-            Place::WorkingFolder => "the working folder itself",
-            Place::Inside => "the working folder",
-            Place::Startup => "a shell start-up or login file",
-            Place::Dotfile => "a dotfile or configuration folder",
-            Place::Outside => "a place outside the working folder",
+            Place::Root => &phrases::PLACE_ROOT,
+            Place::Home => &phrases::PLACE_HOME,
+            Place::System => &phrases::PLACE_SYSTEM,
+            Place::WorkingFolder => &phrases::PLACE_WORKING_FOLDER,
+            Place::Inside => &phrases::PLACE_INSIDE,
+            Place::Startup => &phrases::PLACE_STARTUP,
+            Place::Dotfile => &phrases::PLACE_DOTFILE,
+            Place::Outside => &phrases::PLACE_OUTSIDE,
         }
     }
 }

@@ -2,6 +2,8 @@
 //! file) and the allow-list of read-only commands with the flags that would make each one write.
 
 use crate::Risk;
+use crate::message::Message;
+use crate::phrases as say;
 use crate::rules::{Inner, Verdict, operands, write_finding};
 use crate::words::{Expander, Word};
 
@@ -33,7 +35,7 @@ pub(crate) fn find(args: &[Word], exp: &Expander<'_>) -> Verdict {
                     }
                 }
                 if cmd.is_empty() {
-                    v.add(Risk::Moderate, "runs an empty -exec");
+                    v.add(Risk::Moderate, &say::RUNS_EMPTY_EXEC);
                 } else {
                     v.inner.push(Inner::Words(cmd));
                 }
@@ -63,7 +65,7 @@ pub(crate) fn find(args: &[Word], exp: &Expander<'_>) -> Verdict {
         }
     }
     if v.findings.is_empty() && v.inner.is_empty() {
-        v.add(Risk::Safe, "only reads (find)");
+        v.add(Risk::Safe, say::ONLY_READS_COMMAND.with("command", "find"));
     }
     v
 }
@@ -311,23 +313,21 @@ pub(crate) fn safe_entry(name: &str, args: &[Word]) -> Option<Verdict> {
         .filter(|o| !(name == "date" && o.lit().is_some_and(|s| s.starts_with('+'))))
         .count();
     if bad_flag || counted > entry.max_operands {
-        return Some(moderate(format!(
-            "{name} with options that write or change things"
-        )));
+        return Some(moderate(say::WRITING_OPTIONS.with("program", name)));
     }
     Some(Verdict {
-        findings: vec![(Risk::Safe, format!("only reads ({name})"))],
+        findings: vec![(Risk::Safe, say::ONLY_READS_COMMAND.with("command", name))],
         ..Verdict::default()
     })
 }
 
-pub(crate) fn moderate(why: String) -> Verdict {
+pub(crate) fn moderate(why: impl Into<Message>) -> Verdict {
     let mut v = Verdict::default();
     v.add(Risk::Moderate, why);
     v
 }
 
-pub(crate) fn with(risk: Risk, why: impl Into<String>) -> Verdict {
+pub(crate) fn with(risk: Risk, why: impl Into<Message>) -> Verdict {
     let mut v = Verdict::default();
     v.add(risk, why);
     v

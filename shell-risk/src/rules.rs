@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use crate::commands;
+use crate::message::Message;
 use crate::paths::{self, Place};
+use crate::phrases as say;
 use crate::words::{Expander, Word};
 use crate::{Assessment, Context, Reason, Risk};
 
@@ -35,7 +37,7 @@ pub(crate) enum Inner {
 /// One simple command's judgement.
 #[derive(Debug, Default)]
 pub(crate) struct Verdict {
-    pub findings: Vec<(Risk, String)>,
+    pub findings: Vec<(Risk, Message)>,
     pub inner: Vec<Inner>,
     /// It downloads (`curl`, `wget`): its output is code nobody has read.
     pub downloads: bool,
@@ -46,11 +48,11 @@ pub(crate) struct Verdict {
 }
 
 impl Verdict {
-    pub(crate) fn add(&mut self, risk: Risk, why: impl Into<String>) {
+    pub(crate) fn add(&mut self, risk: Risk, why: impl Into<Message>) {
         self.findings.push((risk, why.into()));
     }
 
-    fn safe(why: &str) -> Verdict {
+    fn safe(why: &'static say::Phrase) -> Verdict {
         let mut v = Verdict::default();
         v.add(Risk::Safe, why);
         v
@@ -78,15 +80,12 @@ pub(crate) fn assess(words: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdi
         Word::Lit(s) => s.as_str(),
         Word::Fetched(_) => {
             let mut v = Verdict::default();
-            v.add(Risk::Critical, "runs a program named by a download");
+            v.add(Risk::Critical, &say::RUNS_DOWNLOADED_PROGRAM_NAME);
             return v;
         }
         Word::Dyn(_) => {
             let mut v = Verdict::default();
-            v.add(
-                Risk::High,
-                "runs a command whose name is known only when it runs",
-            );
+            v.add(Risk::High, &say::RUNS_DYNAMIC_COMMAND_NAME);
             return v;
         }
     };
@@ -95,7 +94,7 @@ pub(crate) fn assess(words: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdi
         let mut v = Verdict::default();
         v.add(
             Risk::Moderate,
-            format!("runs the program {raw} from a folder"),
+            say::RUNS_PROGRAM_FROM_FOLDER.with("program", raw),
         );
         return v;
     }
@@ -110,13 +109,13 @@ pub(crate) fn assess(words: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdi
         "rm" | "unlink" | "shred" | "srm" => deletion(name, args, exp),
         "rmdir" => {
             let mut v = Verdict::default();
-            v.add(Risk::Moderate, "removes empty folders");
+            v.add(Risk::Moderate, &say::REMOVES_EMPTY_FOLDERS);
             v
         }
         "cd" | "pushd" => change_folder(args, exp),
         "popd" => Verdict {
             cd: Some(None),
-            ..Verdict::safe("changes the shell's folder")
+            ..Verdict::safe(&say::CHANGES_SHELL_FOLDER)
         },
         "dd" => dd(args, exp),
         "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => permissions(name, args, exp),
@@ -134,12 +133,12 @@ pub(crate) fn assess(words: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdi
 fn eval(args: &[Word]) -> Verdict {
     let mut v = Verdict::default();
     if args.iter().any(|a| matches!(a, Word::Fetched(_))) {
-        v.add(Risk::Critical, "evaluates downloaded code");
+        v.add(Risk::Critical, &say::EVALUATES_DOWNLOADED_CODE);
     } else if args.iter().all(|a| a.lit().is_some()) {
         let code: Vec<&str> = args.iter().map(Word::text).collect();
         v.inner.push(Inner::Code(code.join(" ")));
     } else {
-        v.add(Risk::High, "evaluates shell code known only when it runs");
+        v.add(Risk::High, &say::EVALUATES_DYNAMIC_CODE);
     }
     v
 }
@@ -148,12 +147,9 @@ fn eval(args: &[Word]) -> Verdict {
 fn source(args: &[Word]) -> Verdict {
     let mut v = Verdict::default();
     match args.first() {
-        Some(Word::Fetched(_)) => v.add(Risk::Critical, "runs a downloaded script in the shell"),
-        Some(w) => v.add(
-            Risk::Moderate,
-            format!("runs the script {} in the shell", w.text()),
-        ),
-        None => v.add(Risk::Moderate, "source without a file"),
+        Some(Word::Fetched(_)) => v.add(Risk::Critical, &say::SOURCES_DOWNLOADED_SCRIPT),
+        Some(w) => v.add(Risk::Moderate, say::SOURCES_SCRIPT.with("script", w.text())),
+        None => v.add(Risk::Moderate, &say::SOURCE_WITHOUT_FILE),
     }
     v
 }
@@ -169,7 +165,7 @@ fn change_folder(args: &[Word], exp: &Expander<'_>) -> Verdict {
     };
     Verdict {
         cd: Some(cd),
-        ..Verdict::safe("changes the shell's folder")
+        ..Verdict::safe(&say::CHANGES_SHELL_FOLDER)
     }
 }
 
@@ -208,25 +204,23 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
     let shred = matches!(name, "shred" | "srm");
     let mut v = Verdict::default();
     let how = match (recursive, forced) {
-        (true, true) => "deletes recursively and without asking",
-        (true, false) => "deletes recursively",
-        (false, true) => "deletes without asking",
-        (false, false) => "deletes",
+        (true, true) => &say::DELETES_RECURSIVELY_WITHOUT_ASKING,
+        (true, false) => &say::DELETES_RECURSIVELY,
+        (false, true) => &say::DELETES_WITHOUT_ASKING,
+        (false, false) => &say::DELETES,
     };
-    let how = if shred {
-        "overwrites and deletes beyond recovery"
-    } else {
-        how
-    };
+    let how = if shred { &say::SHREDS } else { how };
     if targets.is_empty() {
-        v.add(Risk::Moderate, "deletes nothing it names");
+        v.add(Risk::Moderate, &say::DELETES_NOTHING_NAMED);
     }
     for t in targets {
         let Some(text) = t.lit() else {
             // Which files go is decided when it runs: nobody can review it now.
             v.add(
                 Risk::High,
-                format!("{how} paths known only when it runs ({})", t.text()),
+                say::DELETES_DYNAMIC_PATHS
+                    .with_phrase("how", how)
+                    .with("paths", t.text()),
             );
             continue;
         };
@@ -234,22 +228,26 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
         let Some(path) = exp.resolve(&base) else {
             v.add(
                 Risk::High,
-                format!("{how} {text} after changing to a folder known only when it runs"),
+                say::DELETES_AFTER_DYNAMIC_CD
+                    .with_phrase("how", how)
+                    .with("path", text),
             );
             continue;
         };
         if paths::is_block_device(&path) {
             v.add(
                 Risk::Critical,
-                format!("{how} the disk device {}", path.display()),
+                say::DELETES_DISK_DEVICE
+                    .with_phrase("how", how)
+                    .with("path", path.display()),
             );
             continue;
         }
         let place = paths::place(&path, exp.ctx);
         let what = if glob {
-            format!("everything in {}", place.describe())
+            say::EVERYTHING_IN.with_phrase("place", place.describe())
         } else {
-            place.describe().to_string()
+            place.describe().into()
         };
         let risk = match place {
             Place::Root | Place::Home => Risk::Critical,
@@ -260,21 +258,21 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
             Place::Inside if shred => Risk::High,
             Place::Inside => Risk::Moderate,
         };
+        // Each of these phrases starts with `{how}`, filled once below.
         let why = match place {
             Place::Inside | Place::WorkingFolder if risk == Risk::Moderate => {
-                format!("{how} inside the working folder ({text})")
+                say::DELETES_INSIDE_WORKING_FOLDER.with("path", text)
             }
-            Place::Outside if glob => format!(
-                "{how} everything in {}, outside the working folder",
-                path.display()
-            ),
-            Place::Outside => format!("{how} outside the working folder ({})", path.display()),
-            Place::Dotfile | Place::Startup => format!(
-                "{how} {what}, outside the working folder ({})",
-                path.display()
-            ),
-            _ => format!("{how} {what} ({})", path.display()),
-        };
+            Place::Outside if glob => say::DELETES_EVERYTHING_OUTSIDE.with("path", path.display()),
+            Place::Outside => say::DELETES_OUTSIDE.with("path", path.display()),
+            Place::Dotfile | Place::Startup => say::DELETES_PLACE_OUTSIDE
+                .with_phrase("what", what)
+                .with("path", path.display()),
+            _ => say::DELETES_PLACE
+                .with_phrase("what", what)
+                .with("path", path.display()),
+        }
+        .with_phrase("how", how);
         v.add(risk, why);
     }
     v
@@ -282,7 +280,7 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
 
 fn dd(args: &[Word], exp: &Expander<'_>) -> Verdict {
     let mut v = Verdict::default();
-    v.add(Risk::Moderate, "copies raw data");
+    v.add(Risk::Moderate, &say::COPIES_RAW_DATA);
     for a in args {
         match a {
             Word::Lit(s) => {
@@ -294,10 +292,7 @@ fn dd(args: &[Word], exp: &Expander<'_>) -> Verdict {
                 }
             }
             other if other.text().starts_with("of=") => {
-                v.add(
-                    Risk::High,
-                    "writes raw data to a file known only when it runs",
-                );
+                v.add(Risk::High, &say::WRITES_RAW_DATA_DYNAMIC);
             }
             _ => {}
         }
@@ -316,12 +311,12 @@ fn permissions(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
         && let Some(Word::Lit(mode)) = ops.first()
         && (mode.contains('s') || (mode.len() == 4 && mode.starts_with(['2', '4', '6'])))
     {
-        v.add(Risk::High, "sets the set-user-ID or set-group-ID bit");
+        v.add(Risk::High, &say::SETS_SETUID);
     }
     let verb = if name == "chmod" || name == "chattr" || name == "setfacl" {
-        "changes permissions of"
+        &say::CHANGES_PERMISSIONS_OF
     } else {
-        "changes the owner of"
+        &say::CHANGES_OWNER_OF
     };
     let targets = ops.iter().skip(skip);
     let mut any = false;
@@ -333,7 +328,7 @@ fn permissions(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
             } else {
                 Risk::Moderate
             };
-            v.add(risk, format!("{verb} paths known only when it runs"));
+            v.add(risk, say::CHANGES_DYNAMIC_PATHS.with_phrase("verb", verb));
             continue;
         };
         let place = paths::place(&path, exp.ctx);
@@ -343,14 +338,21 @@ fn permissions(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
             Place::Outside | Place::Dotfile | Place::WorkingFolder if recursive => Risk::High,
             _ => Risk::Moderate,
         };
-        let rec = if recursive { ", recursively" } else { "" };
+        let phrase = if recursive {
+            &say::CHANGES_PLACE_RECURSIVELY
+        } else {
+            &say::CHANGES_PLACE
+        };
         v.add(
             risk,
-            format!("{verb} {} ({}){rec}", place.describe(), path.display()),
+            phrase
+                .with_phrase("verb", verb)
+                .with_phrase("place", place.describe())
+                .with("path", path.display()),
         );
     }
     if !any {
-        v.add(Risk::Moderate, format!("{verb} files"));
+        v.add(Risk::Moderate, say::CHANGES_FILES.with_phrase("verb", verb));
     }
     v
 }
@@ -358,7 +360,7 @@ fn permissions(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
 fn copy_like(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
     let (ops, flags) = operands(args);
     let mut v = Verdict::default();
-    v.add(Risk::Moderate, format!("writes files ({name})"));
+    v.add(Risk::Moderate, say::WRITES_FILES.with("program", name));
     let target_dir = args
         .iter()
         .position(|a| a.lit() == Some("-t"))
@@ -393,7 +395,9 @@ fn copy_like(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
                 };
                 v.add(
                     risk,
-                    format!("moves away {} ({})", place.describe(), path.display()),
+                    say::MOVES_AWAY
+                        .with_phrase("place", place.describe())
+                        .with("path", path.display()),
                 );
             }
         }
@@ -404,7 +408,7 @@ fn copy_like(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
 fn tee(args: &[Word], exp: &Expander<'_>) -> Verdict {
     let (ops, flags) = operands(args);
     let append = has_flag(&flags, 'a', &["append"]);
-    let mut v = Verdict::safe("copies its input to its output");
+    let mut v = Verdict::safe(&say::COPIES_INPUT);
     for o in ops {
         if let Some((risk, why)) = write_finding(o, append, exp) {
             v.add(risk, why);
@@ -419,29 +423,26 @@ fn kill(args: &[Word]) -> Verdict {
     let mut targets = 0;
     for a in args {
         match a.lit() {
-            Some("-l" | "-L") => return Verdict::safe("lists signal names"),
+            Some("-l" | "-L") => return Verdict::safe(&say::LISTS_SIGNALS),
             Some(s) if !seen_signal && s.starts_with('-') && s != "-1" => seen_signal = true,
             Some("-s" | "-n") => {}
             Some("-1") if seen_signal => {
-                v.add(
-                    Risk::Critical,
-                    "signals every process the user can reach (pid -1)",
-                );
+                v.add(Risk::Critical, &say::SIGNALS_EVERY_REACHABLE_PROCESS);
                 targets += 1;
             }
             Some("1") | Some("-1") => {
-                v.add(Risk::Critical, "signals init or every process (pid 1 / -1)");
+                v.add(Risk::Critical, &say::SIGNALS_INIT);
                 targets += 1;
             }
             Some(_) => targets += 1,
             None => {
-                v.add(Risk::High, "signals processes chosen only when it runs");
+                v.add(Risk::High, &say::SIGNALS_DYNAMIC_PROCESSES);
                 targets += 1;
             }
         }
     }
     if targets > 0 {
-        v.add(Risk::Moderate, "sends a signal to processes");
+        v.add(Risk::Moderate, &say::SENDS_SIGNAL);
     }
     v
 }
@@ -452,21 +453,25 @@ pub(crate) fn write_finding(
     word: &Word,
     append: bool,
     exp: &Expander<'_>,
-) -> Option<(Risk, String)> {
-    let verb = if append { "appends to" } else { "overwrites" };
+) -> Option<(Risk, Message)> {
+    let verb = if append {
+        &say::APPENDS_TO
+    } else {
+        &say::OVERWRITES
+    };
     let text = match word {
         Word::Lit(s) => s,
         _ => {
             return Some((
                 Risk::Moderate,
-                format!("writes to a file named only when it runs ({})", word.text()),
+                say::WRITES_DYNAMIC_FILE.with("file", word.text()),
             ));
         }
     };
     let Some(path) = exp.resolve(text) else {
         return Some((
             Risk::Moderate,
-            format!("writes {text} in a folder known only when it runs"),
+            say::WRITES_IN_DYNAMIC_FOLDER.with("file", text),
         ));
     };
     if paths::is_harmless_device(&path) {
@@ -475,7 +480,7 @@ pub(crate) fn write_finding(
     if paths::is_block_device(&path) {
         return Some((
             Risk::Critical,
-            format!("writes to the disk device {}", path.display()),
+            say::WRITES_DISK_DEVICE.with("path", path.display()),
         ));
     }
     let place = paths::place(&path, exp.ctx);
@@ -483,27 +488,30 @@ pub(crate) fn write_finding(
     Some(match place {
         Place::Root | Place::System => (
             Risk::Critical,
-            format!("writes into a system folder ({shown})"),
+            say::WRITES_SYSTEM_FOLDER.with("path", shown),
         ),
         Place::Startup if !append => (
             Risk::Critical,
-            format!("{verb} a shell start-up or login file ({shown})"),
+            say::WRITES_STARTUP_FILE
+                .with_phrase("verb", verb)
+                .with("path", shown),
         ),
         Place::Startup => (
             Risk::High,
-            format!("{verb} a shell start-up or login file ({shown})"),
+            say::WRITES_STARTUP_FILE
+                .with_phrase("verb", verb)
+                .with("path", shown),
         ),
         Place::Dotfile | Place::Home => (
             Risk::High,
-            format!("{verb} a dotfile or configuration file outside the working folder ({shown})"),
+            say::WRITES_DOTFILE_OUTSIDE
+                .with_phrase("verb", verb)
+                .with("path", shown),
         ),
-        Place::Outside => (
-            Risk::Moderate,
-            format!("writes a file outside the working folder ({shown})"),
-        ),
+        Place::Outside => (Risk::Moderate, say::WRITES_OUTSIDE.with("path", shown)),
         Place::Inside | Place::WorkingFolder => (
             Risk::Moderate,
-            format!("writes a file in the working folder ({text})"),
+            say::WRITES_IN_WORKING_FOLDER.with("path", text),
         ),
     })
 }
@@ -523,14 +531,14 @@ pub(crate) fn classify_write_path(path: &str, ctx: &Context) -> Assessment {
         _ => path.to_string(),
     };
     let (mut risk, mut why) = write_finding(&Word::Lit(expanded.clone()), false, &exp)
-        .unwrap_or((Risk::Moderate, "writes a file".to_string()));
+        .unwrap_or((Risk::Moderate, Message::from(&say::WRITES_A_FILE)));
     let inside = |p: &std::path::Path| has_cwd && p.starts_with(&ctx.cwd);
     if path.trim().is_empty() {
-        (risk, why) = (Risk::High, "names no file".to_string());
+        (risk, why) = (Risk::High, Message::from(&say::NAMES_NO_FILE));
     } else if !expanded.starts_with('/') && !has_cwd {
         (risk, why) = (
             Risk::High,
-            format!("writes {path}, relative to no known folder"),
+            say::WRITES_RELATIVE_TO_NOTHING.with("path", path),
         );
     } else if risk == Risk::Moderate {
         let resolved = paths::resolve(&ctx.cwd, &expanded);
@@ -539,20 +547,13 @@ pub(crate) fn classify_write_path(path: &str, ctx: &Context) -> Assessment {
                 .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
         });
         if inside(&resolved) && dotted {
-            (risk, why) = (
-                Risk::High,
-                format!("writes a dotfile or configuration file ({path})"),
-            );
+            (risk, why) = (Risk::High, say::WRITES_DOTFILE.with("path", path));
         } else if has_cwd && !inside(&resolved) {
             risk = Risk::High;
         }
     }
     Assessment {
         risk,
-        reasons: vec![Reason {
-            risk,
-            command: path.to_string(),
-            why,
-        }],
+        reasons: vec![Reason::new(risk, path.to_string(), why)],
     }
 }

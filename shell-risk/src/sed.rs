@@ -3,6 +3,7 @@
 //! cannot read counts as not read-only.
 
 use crate::Risk;
+use crate::phrases as say;
 use crate::rules::{Verdict, write_finding};
 use crate::words::{Expander, Word};
 
@@ -55,7 +56,7 @@ pub(crate) fn sed(args: &[Word], exp: &Expander<'_>) -> Verdict {
         }
     }
     if in_place {
-        v.add(Risk::Moderate, "edits files in place (sed -i)");
+        v.add(Risk::Moderate, &say::SED_IN_PLACE);
         for f in &files {
             if let Some(found) = write_finding(f, false, exp) {
                 v.add(found.0, found.1);
@@ -63,20 +64,17 @@ pub(crate) fn sed(args: &[Word], exp: &Expander<'_>) -> Verdict {
         }
     }
     if from_file {
-        v.add(Risk::Moderate, "runs a sed script from a file");
+        v.add(Risk::Moderate, &say::SED_SCRIPT_FILE);
     }
     for s in scripts {
         let text = s.text();
         let text = text.strip_prefix("--expression=").unwrap_or(text);
         if s.lit().is_none() || !script_only_reads(text) {
-            v.add(
-                Risk::Moderate,
-                "runs a sed script that may write files or run commands",
-            );
+            v.add(Risk::Moderate, &say::SED_MAY_WRITE);
         }
     }
     if v.findings.is_empty() {
-        v.add(Risk::Safe, "only reads (sed)");
+        v.add(Risk::Safe, say::ONLY_READS_COMMAND.with("command", "sed"));
     }
     v
 }

@@ -2,6 +2,7 @@
 //! firewalls, accounts, kernel, mounts, downloads, `rsync`, network shells; then the read-only
 //! allow-list, then Moderate for everything else.
 
+use crate::phrases as say;
 use crate::readonly::{moderate, safe_entry, with};
 use crate::rules::{Verdict, has_flag, operands, write_finding};
 use crate::words::{Expander, Word};
@@ -29,7 +30,7 @@ pub(crate) fn by_name(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict 
             return crate::tools::packages(name, args);
         }
         "truncate" => {
-            let mut v = moderate("truncates files".into());
+            let mut v = moderate(&say::TRUNCATES_FILES);
             let (ops, _) = operands(args);
             for o in ops {
                 if let Some(f) = write_finding(o, false, exp) {
@@ -43,20 +44,22 @@ pub(crate) fn by_name(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict 
             let deletes = fl
                 .iter()
                 .any(|f| f.starts_with("--delete") || *f == "--remove-source-files");
-            let mut v = moderate("copies files (rsync)".into());
+            let mut v = moderate(&say::COPIES_FILES_RSYNC);
             if let Some(dest) = ops.last()
                 && let Some(f) = write_finding(dest, false, exp)
             {
-                let risk =
-                    if deletes && f.0 >= Risk::Moderate && !f.1.contains("in the working folder") {
-                        Risk::High.max(f.0)
-                    } else {
-                        f.0
-                    };
+                let risk = if deletes
+                    && f.0 >= Risk::Moderate
+                    && !std::ptr::eq(f.1.phrase, &say::WRITES_IN_WORKING_FOLDER)
+                {
+                    Risk::High.max(f.0)
+                } else {
+                    f.0
+                };
                 v.add(
                     risk,
                     if deletes {
-                        format!("deletes what is not in the source: {}", f.1)
+                        say::DELETES_NOT_IN_SOURCE.with_phrase("write", f.1)
                     } else {
                         f.1
                     },
@@ -72,7 +75,7 @@ pub(crate) fn by_name(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict 
                     .iter()
                     .any(|a| a.starts_with("EXEC:") || a.starts_with("SYSTEM:")) =>
         {
-            return with(Risk::High, "connects a shell to the network");
+            return with(Risk::High, &say::CONNECTS_SHELL_TO_NETWORK);
         }
         _ => {}
     }
@@ -85,13 +88,16 @@ pub(crate) fn by_name(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict 
             Some("--version" | "-V" | "--help" | "version" | "-version")
         )
     {
-        return with(Risk::Safe, format!("prints {name}'s version or help"));
+        return with(
+            Risk::Safe,
+            say::PRINTS_VERSION_OR_HELP.with("program", name),
+        );
     }
-    moderate(format!("runs {name}, which is not on the read-only list"))
+    moderate(say::NOT_ON_READ_ONLY_LIST.with("program", name))
 }
 
 fn download(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
-    let mut v = moderate(format!("downloads or uploads over the network ({name})"));
+    let mut v = moderate(say::DOWNLOADS.with("program", name));
     v.downloads = true;
     let mut i = 0;
     while let Some(a) = args.get(i) {
@@ -122,10 +128,9 @@ fn machine(name: &str, args: &[Word]) -> Option<Verdict> {
         .filter(|s| s.starts_with('-'))
         .collect();
     let verdict = match name {
-        n if n.starts_with("mkfs") || n.starts_with("mke2fs") => with(
-            Risk::Critical,
-            "makes a file system: formats a disk or partition",
-        ),
+        n if n.starts_with("mkfs") || n.starts_with("mke2fs") => {
+            with(Risk::Critical, &say::MAKES_FILE_SYSTEM)
+        }
         "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk"
         | "blkdiscard" | "cryptsetup" | "mdadm" | "zpool" | "pvcreate" | "vgremove"
         | "lvremove" | "badblocks" => {
@@ -133,47 +138,43 @@ fn machine(name: &str, args: &[Word]) -> Option<Verdict> {
                 .iter()
                 .any(|a| matches!(*a, "-l" | "--list" | "status" | "list"))
             {
-                with(Risk::Safe, format!("only reads ({name})"))
+                with(Risk::Safe, say::ONLY_READS_COMMAND.with("command", name))
             } else {
-                with(Risk::Critical, "partitions, formats or wipes a disk")
+                with(Risk::Critical, &say::WIPES_DISK)
             }
         }
         "shutdown" | "reboot" | "poweroff" | "halt" | "init" | "telinit" | "kexec" => {
-            with(Risk::Critical, "shuts down or restarts the machine")
+            with(Risk::Critical, &say::SHUTS_DOWN)
         }
-        "pkill" | "killall" | "killall5" | "skill" | "slay" => with(
-            Risk::High,
-            "kills processes by name: every match, not one process",
-        ),
+        "pkill" | "killall" | "killall5" | "skill" | "slay" => {
+            with(Risk::High, &say::KILLS_BY_NAME)
+        }
         "systemctl" | "service" => crate::tools::services(name, args),
         "ufw" => match sub {
-            Some("status" | "show" | "version") => with(Risk::Safe, "only reads (ufw)"),
-            Some("disable" | "reset") => with(Risk::Critical, "disables the firewall"),
-            _ => with(Risk::High, "changes firewall rules"),
+            Some("status" | "show" | "version") => {
+                with(Risk::Safe, say::ONLY_READS_COMMAND.with("command", "ufw"))
+            }
+            Some("disable" | "reset") => with(Risk::Critical, &say::DISABLES_FIREWALL),
+            _ => with(Risk::High, &say::CHANGES_FIREWALL),
         },
         "iptables" | "ip6tables" | "nft" | "firewall-cmd" | "iptables-restore" => {
             firewall(name, sub, &flags, &lits)
         }
         "setenforce" | "aa-disable" | "aa-teardown" => {
-            with(Risk::Critical, "turns off mandatory access control")
+            with(Risk::Critical, &say::TURNS_OFF_ACCESS_CONTROL)
         }
         "useradd" | "userdel" | "usermod" | "groupadd" | "groupdel" | "passwd" | "chpasswd"
         | "visudo" | "adduser" | "deluser" | "chsh" | "chage" => {
-            with(Risk::Critical, "changes user accounts or who may use root")
+            with(Risk::Critical, &say::CHANGES_ACCOUNTS)
         }
-        "sysctl" if !has_flag(&flags, 'w', &["write", "load", "system"]) => {
-            with(Risk::Safe, "only reads (sysctl)")
-        }
-        "modprobe" | "insmod" | "rmmod" | "sysctl" => {
-            with(Risk::Critical, "changes the running kernel")
-        }
-        "umount" | "swapoff" | "swapon" | "losetup" => {
-            with(Risk::High, "mounts or unmounts file systems or swap")
-        }
-        "mount" if !args.is_empty() => with(Risk::High, "mounts a file system"),
-        "crontab" if has_flag(&flags, 'r', &[]) => {
-            with(Risk::High, "removes every scheduled job of the user")
-        }
+        "sysctl" if !has_flag(&flags, 'w', &["write", "load", "system"]) => with(
+            Risk::Safe,
+            say::ONLY_READS_COMMAND.with("command", "sysctl"),
+        ),
+        "modprobe" | "insmod" | "rmmod" | "sysctl" => with(Risk::Critical, &say::CHANGES_KERNEL),
+        "umount" | "swapoff" | "swapon" | "losetup" => with(Risk::High, &say::MOUNTS_OR_UNMOUNTS),
+        "mount" if !args.is_empty() => with(Risk::High, &say::MOUNTS),
+        "crontab" if has_flag(&flags, 'r', &[]) => with(Risk::High, &say::REMOVES_CRON_JOBS),
         _ => return None,
     };
     Some(verdict)
@@ -193,10 +194,10 @@ fn firewall(name: &str, sub: Option<&str>, flags: &[&str], lits: &[&str]) -> Ver
         )
     }) || sub == Some("list");
     if opens {
-        with(Risk::Critical, "flushes or opens the firewall")
+        with(Risk::Critical, &say::OPENS_FIREWALL)
     } else if reads {
-        with(Risk::Safe, format!("only reads ({name})"))
+        with(Risk::Safe, say::ONLY_READS_COMMAND.with("command", name))
     } else {
-        with(Risk::High, "changes firewall rules")
+        with(Risk::High, &say::CHANGES_FIREWALL)
     }
 }

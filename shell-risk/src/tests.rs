@@ -212,3 +212,85 @@ fn the_end_of_the_input_keeps_its_meaning() {
         );
     }
 }
+
+#[test]
+fn every_phrase_key_is_its_name_in_lower_case_and_unique() {
+    let mut keys = std::collections::BTreeSet::new();
+    for (phrase, name) in phrases::ALL.iter().zip(phrases::NAMES) {
+        assert_eq!(phrase.key, name.to_ascii_lowercase());
+        assert!(keys.insert(phrase.key), "{} twice", phrase.key);
+    }
+    assert_eq!(phrases::ALL.len(), phrases::NAMES.len());
+}
+
+#[test]
+fn a_reworded_phrase_rewords_composed_reasons_whole() {
+    let a = classify("rm -r /tmp/x", &ctx());
+    assert_eq!(
+        a.summary(),
+        "deletes recursively outside the working folder (/tmp/x)"
+    );
+    assert_eq!(a.reasons[0].message.key(), "deletes_outside");
+    let wording = Wording::from_templates([
+        ("deletes_recursively", "löscht rekursiv"),
+        (
+            "deletes_outside",
+            "{how} außerhalb des Arbeitsordners ({path})",
+        ),
+    ])
+    .unwrap();
+    assert_eq!(
+        a.summary_in(&wording),
+        "löscht rekursiv außerhalb des Arbeitsordners (/tmp/x)"
+    );
+    // A phrase nested two deep (a place inside "everything in …") follows the wording too.
+    let b = classify("rm -r ~/.config/*", &ctx());
+    let wording = Wording::from_templates([("place_dotfile", "ein Punktordner")]).unwrap();
+    assert!(
+        b.summary_in(&wording)
+            .contains("everything in ein Punktordner"),
+        "{}",
+        b.summary_in(&wording)
+    );
+    assert_eq!(
+        classify("ls", &ctx())
+            .summary_in(&Wording::from_templates([("only_reads", "liest nur")]).unwrap()),
+        "only reads (ls)"
+    );
+    let empty = Assessment {
+        risk: Risk::Safe,
+        reasons: Vec::new(),
+    };
+    let wording =
+        Wording::from_templates([("only_reads", "liest nur"), ("level_high", "hoch")]).unwrap();
+    assert_eq!(empty.summary_in(&wording), "liest nur");
+    assert_eq!(wording.level(Risk::High), "hoch");
+    assert_eq!(wording.level(Risk::Safe), "safe");
+}
+
+#[test]
+fn a_wording_with_an_unknown_key_or_placeholder_is_refused() {
+    let e = Wording::from_templates([("deletes_recursivly", "x")]).unwrap_err();
+    assert_eq!(e.to_string(), "`deletes_recursivly` is not a phrase's key");
+    let e = Wording::from_templates([("deletes_outside", "{how} ({pfad})")]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "deletes_outside: `{pfad}` is not one of its placeholders ({how}, {path})"
+    );
+    let e = Wording::from_templates([("deletes", "löscht {was}")]).unwrap_err();
+    assert!(e.to_string().contains("(none)"), "{e}");
+    let e = Wording::from_templates([("deletes", "löscht {")]).unwrap_err();
+    assert!(e.to_string().contains("never closed"), "{e}");
+}
+
+#[test]
+fn every_phrase_renders_its_english_with_its_arguments_filled() {
+    for phrase in phrases::ALL {
+        let mut message = Message::from(*phrase);
+        for name in phrase.placeholders() {
+            message = message.with(name, format!("<{name}>"));
+        }
+        let rendered = message.english();
+        assert!(!rendered.contains('{'), "{}: {rendered}", phrase.key);
+    }
+}

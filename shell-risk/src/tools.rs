@@ -2,10 +2,12 @@
 //! `ip`, package managers, containers.
 
 use crate::Risk;
+use crate::message::Message;
+use crate::phrases as say;
 use crate::rules::{Verdict, operands};
 use crate::words::Word;
 
-fn with(risk: Risk, why: impl Into<String>) -> Verdict {
+fn with(risk: Risk, why: impl Into<Message>) -> Verdict {
     let mut v = Verdict::default();
     v.add(risk, why);
     v
@@ -49,22 +51,24 @@ pub(crate) fn services(name: &str, args: &[Word]) -> Verdict {
         "status" | "show" | "cat" | "list-units" | "list-unit-files" | "list-timers"
         | "list-sockets" | "list-dependencies" | "list-jobs" | "is-active" | "is-enabled"
         | "is-failed" | "is-system-running" | "help" | "get-default" | "--version"
-        | "--status-all" | "show-environment" => {
-            with(Risk::Safe, format!("only reads ({name} {verb})"))
-        }
-        "stop" | "disable" | "mask" | "kill" if guard => with(
-            Risk::Critical,
-            "stops or disables the firewall or a security service",
+        | "--status-all" | "show-environment" => with(
+            Risk::Safe,
+            say::ONLY_READS_COMMAND.with("command", format!("{name} {verb}")),
         ),
+        "stop" | "disable" | "mask" | "kill" if guard => {
+            with(Risk::Critical, &say::STOPS_GUARD_SERVICE)
+        }
         "stop" | "disable" | "mask" | "kill" | "reset-failed" => {
-            with(Risk::High, format!("stops or disables a service ({verb})"))
+            with(Risk::High, say::STOPS_SERVICE.with("action", verb))
         }
         "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "hybrid-sleep"
-        | "isolate" | "rescue" | "emergency" | "default" | "soft-reboot" => with(
-            Risk::Critical,
-            "shuts down, suspends or switches the whole system",
+        | "isolate" | "rescue" | "emergency" | "default" | "soft-reboot" => {
+            with(Risk::Critical, &say::SWITCHES_SYSTEM)
+        }
+        _ => with(
+            Risk::Moderate,
+            say::CHANGES_SERVICES.with("command", format!("{name} {verb}")),
         ),
-        _ => with(Risk::Moderate, format!("changes services ({name} {verb})")),
     }
 }
 
@@ -72,8 +76,10 @@ pub(crate) fn ip(args: &[Word]) -> Verdict {
     let (ops, _) = operands(args);
     let verb = ops.get(1).and_then(|w| w.lit());
     match verb {
-        None | Some("show" | "list" | "ls" | "get" | "lst") => with(Risk::Safe, "only reads (ip)"),
-        _ => with(Risk::High, "changes network interfaces or routes"),
+        None | Some("show" | "list" | "ls" | "get" | "lst") => {
+            with(Risk::Safe, say::ONLY_READS_COMMAND.with("command", "ip"))
+        }
+        _ => with(Risk::High, &say::CHANGES_NETWORK),
     }
 }
 
@@ -83,7 +89,10 @@ pub(crate) fn packages(name: &str, args: &[Word]) -> Verdict {
     let sub = ops.first().and_then(|w| w.lit()).unwrap_or("");
     let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
     if args.len() == 1 && matches!(lits.first(), Some(&("--version" | "-V" | "-v" | "version"))) {
-        return with(Risk::Safe, format!("prints {name}'s version"));
+        return with(
+            Risk::Safe,
+            say::PRINTS_PROGRAM_VERSION.with("program", name),
+        );
     }
     let reads: &[&str] = match name {
         "apt" | "apt-get" | "dnf" | "yum" | "zypper" | "apk" | "snap" | "flatpak" | "brew" => &[
@@ -142,29 +151,29 @@ pub(crate) fn packages(name: &str, args: &[Word]) -> Verdict {
                 || l.contains("docker.sock")
         });
         if whole {
-            return with(
-                Risk::Critical,
-                "gives a container the whole machine (privileged, host root or the docker socket)",
-            );
+            return with(Risk::Critical, &say::CONTAINER_GETS_MACHINE);
         }
     }
     if matches!(name, "docker" | "podman")
         && lits.iter().any(|l| matches!(*l, "prune" | "rm" | "rmi"))
     {
-        return with(Risk::High, "deletes containers, images or volumes");
+        return with(Risk::High, &say::DELETES_CONTAINERS);
     }
     if reads.contains(&sub) {
-        return with(Risk::Safe, format!("only reads ({name} {sub})"));
+        return with(
+            Risk::Safe,
+            say::ONLY_READS_COMMAND.with("command", format!("{name} {sub}")),
+        );
     }
     if removes.contains(&sub) {
         return with(
             Risk::High,
-            format!("removes packages or resources ({name} {sub})"),
+            say::REMOVES_PACKAGES.with("command", format!("{name} {sub}")),
         );
     }
     with(
         Risk::Moderate,
-        format!("runs {name} {sub}, which installs, builds or changes things"),
+        say::INSTALLS_OR_BUILDS.with("command", format!("{name} {sub}")),
     )
 }
 
@@ -176,14 +185,17 @@ fn low_level(name: &str, flags: &[&str]) -> Option<Verdict> {
                 .iter()
                 .any(|f| f.starts_with("-R") || *f == "--remove")
             {
-                with(Risk::High, "removes system packages")
+                with(Risk::High, &say::REMOVES_SYSTEM_PACKAGES)
             } else if flags
                 .iter()
                 .any(|f| f.starts_with("-Q") || f.starts_with("-Ss") || f.starts_with("-Si"))
             {
-                with(Risk::Safe, "only reads (pacman)")
+                with(
+                    Risk::Safe,
+                    say::ONLY_READS_COMMAND.with("command", "pacman"),
+                )
             } else {
-                with(Risk::Moderate, "installs or upgrades system packages")
+                with(Risk::Moderate, &say::INSTALLS_SYSTEM_PACKAGES)
             },
         );
     }
@@ -193,7 +205,7 @@ fn low_level(name: &str, flags: &[&str]) -> Option<Verdict> {
                 .iter()
                 .any(|f| matches!(*f, "-r" | "-P" | "--remove" | "--purge" | "-e" | "--erase"))
             {
-                with(Risk::High, "removes system packages")
+                with(Risk::High, &say::REMOVES_SYSTEM_PACKAGES)
             } else if flags.iter().any(|f| {
                 matches!(
                     *f,
@@ -208,9 +220,9 @@ fn low_level(name: &str, flags: &[&str]) -> Option<Verdict> {
                         | "--get-selections"
                 ) || f.starts_with("-q")
             }) {
-                with(Risk::Safe, format!("only reads ({name})"))
+                with(Risk::Safe, say::ONLY_READS_COMMAND.with("command", name))
             } else {
-                with(Risk::Moderate, format!("installs packages ({name})"))
+                with(Risk::Moderate, say::INSTALLS_PACKAGES.with("program", name))
             },
         );
     }

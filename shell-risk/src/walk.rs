@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use tree_sitter::{Node, Parser, Tree};
 
+use crate::message::Message;
+use crate::phrases as say;
 use crate::rules::{self, Inner, Stdin, Verdict};
 use crate::words::{Expander, Word, text};
 use crate::{Assessment, Context, MAX_COMMAND_BYTES, MAX_NESTING, Reason, Risk};
@@ -90,26 +92,27 @@ impl<'s> Walker<'s> {
 
     fn run(&mut self) {
         if self.src.len() > MAX_COMMAND_BYTES {
-            let why = format!("is longer than {MAX_COMMAND_BYTES} bytes: too long to assess");
-            self.push(Risk::High, self.src, &why);
+            let why = say::TOO_LONG.with("limit", MAX_COMMAND_BYTES);
+            self.push(Risk::High, self.src, why);
             return;
         }
         let Some(tree) = parse(self.src) else {
-            self.push(
-                Risk::High,
-                self.src,
-                "could not be parsed as a shell command",
-            );
+            self.push(Risk::High, self.src, &say::UNPARSABLE);
             return;
         };
         let root = tree.root_node();
         if root.has_error() {
-            let at = first_error(root).map_or_else(String::new, |n| {
-                let p = n.start_position();
-                format!(" (at line {}, column {})", p.row + 1, p.column + 1)
-            });
-            let why = format!("is not a complete, valid shell command{at}: it cannot be assessed");
-            self.push(Risk::High, self.src, &why);
+            let why = match first_error(root) {
+                Some(n) => {
+                    let p = n.start_position();
+                    let at = say::INVALID_SYNTAX_POSITION
+                        .with("line", p.row + 1)
+                        .with("column", p.column + 1);
+                    say::INVALID_SYNTAX.with_phrase("position", at)
+                }
+                None => say::INVALID_SYNTAX.with("position", ""),
+            };
+            self.push(Risk::High, self.src, why);
         }
         self.walk(root, 0);
     }
@@ -123,26 +126,23 @@ impl<'s> Walker<'s> {
         }
     }
 
-    fn push(&mut self, risk: Risk, command: &str, why: &str) {
-        let command = quote(command);
+    fn push(&mut self, risk: Risk, command: &str, why: impl Into<Message>) {
+        let reason = Reason::new(risk, quote(command), why.into());
+        // Alike when they read alike in English, whichever phrases they were made of.
         if self
             .reasons
             .iter()
-            .any(|r| r.risk == risk && r.why == why && r.command == command)
+            .any(|r| r.risk == risk && r.why == reason.why && r.command == reason.command)
         {
             return;
         }
-        self.reasons.push(Reason {
-            risk,
-            command,
-            why: why.to_string(),
-        });
+        self.reasons.push(reason);
     }
 
     /// Tree depth guard: tree-sitter nests deeply on inputs like `((((…`; recursion stops here.
     fn too_deep(&mut self, node: Node<'_>, level: usize) -> bool {
         if level > 400 {
-            let why = "nests too deeply to assess";
+            let why = &say::NESTS_TOO_DEEPLY;
             self.push(Risk::High, text(node, self.src), why);
             return true;
         }
@@ -176,7 +176,7 @@ impl<'s> Walker<'s> {
                 self.push(
                     Risk::Moderate,
                     text(node, self.src),
-                    "changes shell variables",
+                    &say::CHANGES_SHELL_VARIABLES,
                 );
                 self.walk_children(node, level);
             }
@@ -248,13 +248,9 @@ impl<'s> Walker<'s> {
             if info.runs_stdin {
                 let whole = text(node, self.src);
                 if downloaded {
-                    self.push(
-                        Risk::Critical,
-                        whole,
-                        "pipes a download straight into an interpreter: runs code nobody has read",
-                    );
+                    self.push(Risk::Critical, whole, &say::PIPES_DOWNLOAD_INTO_INTERPRETER);
                 } else {
-                    self.push(Risk::High, whole, "runs code it reads from a pipe");
+                    self.push(Risk::High, whole, &say::RUNS_CODE_FROM_PIPE);
                 }
             }
             downloaded |= info.downloads;
@@ -316,12 +312,12 @@ impl<'s> Walker<'s> {
     /// Judges one simple command's words and follows what it runs inside it.
     fn simple(&mut self, words: &[Word], stdin: &Stdin, display: &str, depth: usize) -> StageInfo {
         if depth > MAX_NESTING {
-            self.push(Risk::High, display, "nests commands too deeply to assess");
+            self.push(Risk::High, display, &say::NESTS_COMMANDS_TOO_DEEPLY);
             return StageInfo::default();
         }
         let verdict: Verdict = rules::assess(words, stdin, &self.expander());
         for (risk, why) in &verdict.findings {
-            self.push(*risk, display, why);
+            self.push(*risk, display, why.clone());
         }
         if verdict.downloads {
             self.downloads += 1;
@@ -349,7 +345,7 @@ impl<'s> Walker<'s> {
     /// Classifies code a command runs (`bash -c '…'`, `eval`, a here-document fed to a shell).
     fn nested(&mut self, code: &str, display: &str, depth: usize) {
         if depth > MAX_NESTING {
-            self.push(Risk::High, display, "nests commands too deeply to assess");
+            self.push(Risk::High, display, &say::NESTS_COMMANDS_TOO_DEEPLY);
             return;
         }
         let source = terminated(code);
@@ -357,7 +353,7 @@ impl<'s> Walker<'s> {
         inner.run();
         self.downloads += inner.downloads;
         for r in inner.reasons {
-            self.push(r.risk, &r.command, &r.why);
+            self.push(r.risk, &r.command, r.message);
         }
     }
 
@@ -368,8 +364,8 @@ impl<'s> Walker<'s> {
             .map(|n| text(n, self.src))
             .unwrap_or("");
         if rules::DANGEROUS_VARIABLES.contains(&name) {
-            let why = format!("sets {name}, which changes what every later program loads or runs");
-            self.push(Risk::High, text(node, self.src), &why);
+            let why = say::SETS_VARIABLE_FOR_LATER_PROGRAMS.with("variable", name);
+            self.push(Risk::High, text(node, self.src), why);
         }
     }
 
@@ -448,7 +444,7 @@ impl<'s> Walker<'s> {
 
     fn write_target(&mut self, word: &Word, append: bool, display: &str) {
         if let Some((risk, why)) = rules::write_finding(word, append, &self.expander()) {
-            self.push(risk, display, &why);
+            self.push(risk, display, why);
         }
     }
 
@@ -475,13 +471,9 @@ impl<'s> Walker<'s> {
         });
         let display = text(node, self.src);
         if forks {
-            self.push(
-                Risk::Critical,
-                display,
-                "defines a function that starts copies of itself: a fork bomb",
-            );
+            self.push(Risk::Critical, display, &say::FORK_BOMB);
         } else if recursive {
-            self.push(Risk::High, display, "defines a function that calls itself");
+            self.push(Risk::High, display, &say::RECURSIVE_FUNCTION);
         }
     }
 }

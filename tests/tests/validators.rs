@@ -347,6 +347,20 @@ const BAD: &[Bad] = &[
         names: &["[policy_change] lowers", "{oops}"],
     },
     Bad {
+        text: "[shell_risk.reasons]\ndeletes_recursivly = \"löscht\"\n",
+        line: 2,
+        names: &["[shell_risk.reasons] `deletes_recursivly` is not a phrase's key"],
+    },
+    Bad {
+        text: "[shell_risk.reasons]\ndeletes_outside = \"{how} ({pfad})\"\n",
+        line: 2,
+        names: &[
+            "[shell_risk.reasons] deletes_outside",
+            "`{pfad}`",
+            "({how}, {path})",
+        ],
+    },
+    Bad {
         text: "[session]\nprofile = \" \"\n",
         line: 2,
         names: &["[session] profile"],

@@ -116,6 +116,60 @@ fn explain_prints_the_deny_rule_that_matched() {
     assert!(at.starts_with(&format!("{}:", config.display())), "{at}");
 }
 
+/// `pcpctl explain shell.exec …` for `rm -rf /tmp/x`, with `reasons` added to the config.
+fn explain_rm_rf(dir: &Path, reasons: &str) -> Value {
+    let config = config_in(dir);
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(reasons);
+    std::fs::write(&config, text).unwrap();
+    let params = r#"{"command":"rm -rf /tmp/x","cwd":"/home/u"}"#;
+    let args = ["explain", "shell.exec", "--params", params, "--config"];
+    let o = pcpctl(&[&args[..], &[config.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{o:?}");
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+#[test]
+fn explain_words_the_gate_s_reasons_as_the_config_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let english = explain_rm_rf(dir.path(), "");
+    let rates = "the gate rates it high — deletes recursively and without asking outside the \
+                 working folder (/tmp/x)";
+    assert!(
+        english["why"].as_array().unwrap().contains(&json!(rates)),
+        "{english}"
+    );
+    let reworded = explain_rm_rf(
+        dir.path(),
+        "[shell_risk.reasons]\n\
+         deletes_recursively_without_asking = \"löscht rekursiv ohne Rückfrage\"\n\
+         deletes_outside = \"{how} außerhalb des Arbeitsordners ({path})\"\n\
+         level_high = \"hoch\"\n",
+    );
+    let rates = "the gate rates it hoch — löscht rekursiv ohne Rückfrage außerhalb des \
+                 Arbeitsordners (/tmp/x)";
+    assert!(
+        reworded["why"].as_array().unwrap().contains(&json!(rates)),
+        "{reworded}"
+    );
+    let reason = &reworded["reasons"][0];
+    assert_eq!(
+        reason["why"],
+        "löscht rekursiv ohne Rückfrage außerhalb des Arbeitsordners (/tmp/x)"
+    );
+    // The phrase and its arguments stay beside, for a client that words it itself.
+    assert_eq!(reason["message"]["key"], "deletes_outside");
+    assert_eq!(reason["message"]["args"]["path"], "/tmp/x");
+    assert_eq!(
+        reason["message"]["args"]["how"]["key"],
+        "deletes_recursively_without_asking"
+    );
+    assert_eq!(
+        reworded["risk"], english["risk"],
+        "wording changes no level"
+    );
+}
+
 #[test]
 fn replay_prints_one_line_per_intent() {
     let dir = tempfile::tempdir().unwrap();

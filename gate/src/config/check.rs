@@ -1,17 +1,37 @@
 //! What serde cannot check in the gate's sections: counts and timeouts that must not be zero, a
-//! profile that must not be empty, and the policy-change prompt's wording templates. Each
+//! profile that must not be empty, the policy-change prompt's wording templates and the shell
+//! classifier's reworded phrases. Each
 //! refusal names the file, the line and column of the key, and the key.
 
 use std::path::Path;
 
-use super::{ConfigFile, PolicyChangeConfig};
+use super::{ConfigFile, PolicyChangeConfig, ShellRiskConfig};
 use crate::capability::Template;
 use crate::error::ConfigError;
 
 /// Checks `file`, read from `text` of `path`.
 pub(super) fn check(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
     check_numbers(path, text, file)?;
-    check_wording(path, text, &file.policy_change)
+    check_wording(path, text, &file.policy_change)?;
+    check_reasons(path, text, &file.shell_risk)
+}
+
+/// Each reworded phrase names a phrase of the catalogue and only that phrase's placeholders.
+fn check_reasons(path: &Path, text: &str, shell_risk: &ShellRiskConfig) -> Result<(), ConfigError> {
+    let mut wording = pcp_shell_risk::Wording::default();
+    for (key, template) in &shell_risk.reasons {
+        wording.set(key, template).map_err(|e| {
+            let message = match e {
+                pcp_shell_risk::WordingError::UnknownKey(_) => format!(
+                    "[shell_risk.reasons] {e}: the keys are listed, commented out, in the \
+                     default config"
+                ),
+                _ => format!("[shell_risk.reasons] {e}"),
+            };
+            ConfigError::at_key(path, text, &format!("shell_risk.reasons.{key}"), message)
+        })?;
+    }
+    Ok(())
 }
 
 /// The policy-change prompt's templates parse and use only their own placeholders.

@@ -50,7 +50,7 @@ impl<A: Sections, B: Sections> Sections for (A, B) {
 }
 
 /// The gate's top-level keys, as [`ConfigFile`] names them.
-pub const GATE_SECTIONS: [&str; 13] = [
+pub const GATE_SECTIONS: [&str; 14] = [
     "gate",
     "safety",
     "timeouts",
@@ -62,6 +62,7 @@ pub const GATE_SECTIONS: [&str; 13] = [
     "session",
     "manifests",
     "policy_change",
+    "shell_risk",
     "capability",
     "rule",
 ];
@@ -81,6 +82,7 @@ impl ConfigFile {
             "session" => self.session = map.next_value()?,
             "manifests" => self.manifests = map.next_value()?,
             "policy_change" => self.policy_change = map.next_value()?,
+            "shell_risk" => self.shell_risk = map.next_value()?,
             "capability" => self.capabilities = map.next_value()?,
             "rule" => self.rules = map.next_value()?,
             other => return Err(de::Error::custom(format!("unknown section `{other}`"))),

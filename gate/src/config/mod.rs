@@ -1,6 +1,6 @@
 //! The gate's part of the compositor config file (`[gate]`, `[safety]`, `[timeouts]`,
 //! `[friction]`, `[queue]`, `[tokens]`, `[audit]`, `[state]`, `[session]`, `[manifests]`,
-//! `[policy_change]`, `[[capability]]`, `[[rule]]`), its loading from trusted files with errors
+//! `[policy_change]`, `[shell_risk]`, `[[capability]]`, `[[rule]]`), its loading from trusted files with errors
 //! that name file:line:column, and the default paths. The file is one document
 //! ([`document`]): the other sections belong to whoever embeds the gate and are read in the same
 //! pass; the gate alone reads none but its own.
@@ -8,6 +8,7 @@
 mod check;
 pub mod document;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,29 @@ impl Default for GateSectionConfig {
             session_approvals: false,
             risk_label: "risk".to_string(),
         }
+    }
+}
+
+/// `[shell_risk]`: the wording of the shell-command classifier as prompts, `pcpctl explain` and
+/// refusals show it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShellRiskConfig {
+    /// `[shell_risk.reasons]`: a phrase's key → its replacement template, with the phrase's own
+    /// `{placeholders}` (`deletes_recursively = "löscht rekursiv"`). A phrase not named keeps its
+    /// English; the keys are those of `pcp_shell_risk::phrases::ALL`.
+    pub reasons: BTreeMap<String, String>,
+}
+
+impl ShellRiskConfig {
+    /// The wording these replacements make. The config's check refused a bad key or template
+    /// before this is asked, so none is skipped here but in a config never checked.
+    pub fn wording(&self) -> pcp_shell_risk::Wording {
+        let mut wording = pcp_shell_risk::Wording::default();
+        for (key, template) in &self.reasons {
+            let _ = wording.set(key, template);
+        }
+        wording
     }
 }
 
@@ -322,6 +346,7 @@ pub struct ConfigFile {
     pub session: SessionConfig,
     pub manifests: ManifestConfig,
     pub policy_change: PolicyChangeConfig,
+    pub shell_risk: ShellRiskConfig,
     /// Moved into the registry at load (compared there, not here).
     #[serde(rename = "capability", skip_serializing)]
     pub capabilities: Vec<CapabilityManifest>,
@@ -365,6 +390,10 @@ pub fn gate_rules() -> Vec<crate::policy::KeyRule> {
         KeyRule::new("session.parent_authorizer", TrueLowers),
         KeyRule::new("manifests.dirs", MembersLower),
         KeyRule::new("policy_change.*", AnyChangeLowers),
+        // The reasons' wording is what the user weighs a shell command by: a replacement could
+        // call `rm -rf ~` harmless. So, like `risk_label` and the policy-change wording, any
+        // change to it is proposed and confirmed as lowering protection, never applied quietly.
+        KeyRule::new("shell_risk.*", AnyChangeLowers),
     ]
 }
 
