@@ -249,6 +249,8 @@ struct Harness {
     polled: Instant,
     /// The script is playing a dialog now (its decision waits for the whole performance).
     playing: bool,
+    /// Whether a screen locker held the session when last looked (`locked`/`unlocked` events).
+    locked: bool,
     /// A phrase said on stdin, for the next dialog's microphone.
     next_phrase: Option<String>,
     /// The gate's state file.
@@ -395,6 +397,7 @@ impl Harness {
             quit: false,
             polled: Instant::now(),
             playing: false,
+            locked: false,
             next_phrase: None,
             state,
             program: None,
@@ -431,6 +434,11 @@ impl Harness {
     /// One round: the event loop, the decisions made, a live command.
     fn tick(&mut self) {
         self.fx.pump();
+        let locked = self.fx.locked();
+        if locked != self.locked {
+            self.locked = locked;
+            emit(&json!({"event": if locked { "locked" } else { "unlocked" }}));
+        }
         // Not while the script plays a dialog: its decision line carries the whole performance.
         if !self.playing && self.polled.elapsed() >= Duration::from_millis(50) {
             self.polled = Instant::now();

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::run::{Harness, Lines, Tools, finish, go, spawn_as, subject};
+use crate::run::{Harness, Lines, Tools, finish, go, spawn_as, spawn_as_user, subject};
 use crate::world::{ADMIN_PW, USER_PW, World};
 
 const SELF: &str = "org.pcp.test.self";
@@ -215,14 +215,33 @@ pub fn all() -> Vec<Case> {
     ]
 }
 
+/// Runs the real swaylock as the test user against the harness's display and waits until the
+/// session is locked.
+fn lock(harness: &Harness, lines: &mut Lines) -> Result<std::process::Child, String> {
+    let env = |key: &str| harness.ready[key].as_str().unwrap_or_default().to_string();
+    let (child, _stdin) = spawn_as_user(
+        &["swaylock", "--no-unlock-indicator", "--color", "ff0000"],
+        &[
+            ("WAYLAND_DISPLAY", env("wayland_display")),
+            ("XDG_RUNTIME_DIR", env("xdg_runtime_dir")),
+            ("HOME", "/tmp".into()),
+        ],
+        "swaylock",
+        &lines.tx,
+    )?;
+    lines.wait_for("harness", Duration::from_secs(30), |l| {
+        l.contains("\"event\":\"locked\"")
+    })?;
+    Ok(child)
+}
+
 /// The request arrives while the session is locked: it must be held (no dialog) until the
 /// locker unlocks (swaylock's documented SIGUSR1), and then be shown and answered.
 fn held_until_unlocked(lines: &mut Lines) -> Result<(), String> {
-    lines.wait_for("harness", Duration::from_secs(30), |l| {
-        l.contains("held while the session is locked")
-    })?;
-    // Time enough for a dialog the agent failed to hold to show and be answered.
-    std::thread::sleep(Duration::from_secs(2));
+    lines.wait_for("subject", Duration::from_secs(10), |l| l.starts_with("pk "))?;
+    // Time enough for a dialog the agent failed to hold to show and be answered (an unheld
+    // one is up and answered within about a second).
+    std::thread::sleep(Duration::from_secs(3));
     lines.drain();
     if let Some(l) = lines
         .log
@@ -239,7 +258,7 @@ fn held_until_unlocked(lines: &mut Lines) -> Result<(), String> {
         return Err(format!("pkill swaylock: {unlocked}"));
     }
     lines.wait_for("harness", Duration::from_secs(30), |l| {
-        l.contains("held polkit request(s) go on")
+        l.contains("\"event\":\"unlocked\"")
     })?;
     Ok(())
 }
@@ -253,7 +272,7 @@ fn second(
     config: &str,
     lines: &mut Lines,
 ) -> Result<(), String> {
-    let (harness, agent) = Harness::start(tools, &dir.join("second"), script, config, &[], lines)?;
+    let (harness, agent) = Harness::start(tools, &dir.join("second"), script, config, lines)?;
     harness.stop();
     if let Some(name) = agent {
         return Err(format!(
@@ -312,12 +331,7 @@ impl Case {
             self.agent, self.config
         );
         let dir = world.dir.join(format!("case-{pid}"));
-        let locker: &[&str] = if self.locked {
-            &["swaylock", "--no-unlock-indicator", "--color", "ff0000"]
-        } else {
-            &[]
-        };
-        let started = Harness::start(tools, &dir, &self.script, &config, locker, lines);
+        let started = Harness::start(tools, &dir, &self.script, &config, lines);
         let (harness, agent) = match started {
             Ok(h) => h,
             Err(e) => {
@@ -326,7 +340,14 @@ impl Case {
             }
         };
         let mut result = Ok(());
-        if self.second {
+        let mut locker = None;
+        if self.locked {
+            match lock(&harness, lines) {
+                Ok(child) => locker = Some(child),
+                Err(e) => result = Err(e),
+            }
+        }
+        if result.is_ok() && self.second {
             result = second(tools, &dir, &self.script, &config, lines);
         }
         if result.is_ok() {
@@ -339,6 +360,10 @@ impl Case {
             result = forge(world, &name, lines);
         }
         harness.stop();
+        if let Some(mut locker) = locker {
+            let _ = locker.kill();
+            let _ = locker.wait();
+        }
         finish(child, stdin);
         result
     }
@@ -354,11 +379,6 @@ impl Case {
                 "the harness's agent registered: {registered}, expected {}",
                 self.agent
             ));
-        }
-        if self.locked {
-            lines.wait_for("harness", Duration::from_secs(30), |l| {
-                l.contains("the session is locked")
-            })?;
         }
         go(stdin)?;
         if self.locked {

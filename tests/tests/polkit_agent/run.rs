@@ -179,6 +179,8 @@ impl Lines {
 pub struct Harness {
     child: Child,
     _stdin: ChildStdin,
+    /// Its `ready` line: where its clients connect (`wayland_display`, `xdg_runtime_dir`).
+    pub ready: serde_json::Value,
 }
 
 impl Harness {
@@ -189,7 +191,6 @@ impl Harness {
         dir: &Path,
         script: &str,
         config: &str,
-        program: &[&str],
         lines: &mut Lines,
     ) -> Result<(Harness, Option<String>), String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -200,19 +201,14 @@ impl Harness {
             std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             chmod(path, 0o644)?;
         }
-        let (harness, user, extra) = (
-            tools.harness.to_string_lossy(),
-            user.to_string_lossy(),
-            extra.to_string_lossy(),
-        );
-        let mut args = vec![&*harness, "--user", &*user, "--config", &*extra];
-        if !program.is_empty() {
-            // A client of the harness's display it runs itself (a screen locker).
-            args.push("--");
-            args.extend_from_slice(program);
-        }
         let (child, stdin) = spawn_as_user(
-            &args,
+            &[
+                &tools.harness.to_string_lossy(),
+                "--user",
+                &user.to_string_lossy(),
+                "--config",
+                &extra.to_string_lossy(),
+            ],
             &[
                 ("LD_LIBRARY_PATH", tools.lib.to_string_lossy().into_owned()),
                 ("RUST_LOG", "info".into()),
@@ -234,6 +230,7 @@ impl Harness {
             Harness {
                 child,
                 _stdin: stdin,
+                ready,
             },
             agent,
         ))
