@@ -234,7 +234,12 @@ impl Gate {
 
     /// The client withdrew its intent.
     pub fn cancel(&mut self, id: IntentId, now_ms: i64) -> Option<Outcome> {
-        self.end_open(id, Resolution::Cancelled, "the client cancelled".into(), now_ms)
+        self.end_open(
+            id,
+            Resolution::Cancelled,
+            "the client cancelled".into(),
+            now_ms,
+        )
     }
 
     /// The front end's own check of the user failed for good (polkit: PAM refused every
