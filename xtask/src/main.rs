@@ -29,7 +29,7 @@ const USAGE: &str =
           winit inside another display, headless otherwise) and your config
           (--config FILE, else $XDG_CONFIG_HOME/pcp/config.toml); extra arguments go to
           pcp-compositor
-  bench   run the criterion benchmarks (release)
+  bench   run the criterion benchmarks and the polkit agent's (release)
   fuzz    [--seconds N] [--keep] [TARGET...] run the fuzz targets (all by default) for N seconds
           each (default 60), one after the other; a table of executions and crashes at the end.
           --keep starts from, adds to and minimizes the corpus kept in fuzz/corpus/ and records
@@ -297,7 +297,21 @@ fn bench(extra: &[String]) -> Result<()> {
     let cache = setup::setup()?;
     let mut args = vec!["bench", "--workspace"];
     args.extend(extra.iter().map(String::as_str));
-    cargo(&args, &cache)
+    cargo(&args, &cache)?;
+    // The session's polkit agent against Debian's pkttyagent on the real polkitd (needs root,
+    // as the test does): tests/tests/polkit_agent/bench.rs prints the figures after the cases.
+    cargo_with(
+        &[
+            "test",
+            "--release",
+            "-p",
+            "pcp-tests",
+            "--test",
+            "polkit_agent",
+        ],
+        &[("PCP_POLKIT_BENCH", "5")],
+        &cache,
+    )
 }
 
 fn demo() -> Result<()> {

@@ -3,13 +3,10 @@
 //! (given a terminal by `script`, fed the password as soon as it prints its prompt). A
 //! measurement to compare, not a timed test: it never fails on the numbers.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::world::{USER, USER_PW, World};
+use crate::tty_agent::start_pkttyagent;
+use crate::world::{USER, World};
 use crate::{channel_pair, finish, go, passwords, spawn_as, wait_for};
 
 const SUBJECT: &str = r#"echo "pid $$"; read go
@@ -94,58 +91,4 @@ fn once(world: &World, pkttyagent: bool) -> Result<f64, String> {
         ));
     }
     Ok(ms)
-}
-
-/// pkttyagent for the subject, on a terminal from `script`. pkttyagent turns echo off with
-/// TCSAFLUSH after printing its prompt, which drops what was typed in between; so the password is
-/// typed as soon as the prompt appears and again every 20 ms until pkttyagent moves on.
-fn start_pkttyagent(pid: &str) -> Result<std::process::Child, String> {
-    let command = format!("pkttyagent --process {pid}");
-    let mut child = Command::new("setpriv")
-        .args([
-            &format!("--reuid={USER}"),
-            &format!("--regid={USER}"),
-            "--init-groups",
-        ])
-        .args(["script", "-qfec", &command, "/dev/null"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start pkttyagent under script: {e}"))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    // 0: no prompt yet, 1: prompt shown, 2: answered (output after the prompt), 3: ended.
-    let state = Arc::new(AtomicU8::new(0));
-    let typist = Arc::clone(&state);
-    std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 512];
-        while let Ok(n) = stdout.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-            if typist.load(Ordering::SeqCst) == 1 {
-                typist.store(2, Ordering::SeqCst);
-            } else if seen.windows(9).any(|w| w == b"Password:") {
-                typist.store(1, Ordering::SeqCst);
-                seen.clear();
-            }
-        }
-        typist.store(3, Ordering::SeqCst);
-    });
-    std::thread::spawn(move || {
-        loop {
-            match state.load(Ordering::SeqCst) {
-                0 => std::thread::sleep(Duration::from_millis(1)),
-                1 => {
-                    let _ = writeln!(stdin, "{USER_PW}");
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                2 => std::thread::sleep(Duration::from_millis(5)),
-                _ => break,
-            }
-        }
-    });
-    Ok(child)
 }

@@ -12,6 +12,7 @@ mod bench;
 mod cases;
 mod owner;
 mod roles;
+mod tty_agent;
 mod world;
 
 use std::collections::HashMap;

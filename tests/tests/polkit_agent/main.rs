@@ -16,6 +16,11 @@
 #[path = "../../../polkit/tests/polkitd/world.rs"]
 mod world;
 
+// Debian's pkttyagent, driven as the crate's own bench drives it.
+#[path = "../../../polkit/tests/polkitd/tty_agent.rs"]
+mod tty_agent;
+
+mod bench;
 mod cases;
 mod forge;
 mod run;
@@ -172,6 +177,16 @@ fn inside() -> i32 {
                 failed.push(case.name);
             }
         }
+    }
+    let rounds: usize = std::env::var("PCP_POLKIT_BENCH")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    if rounds > 0
+        && let Err(e) = bench::run(&world, &tools, rounds)
+    {
+        println!("FAIL bench: {e}");
+        failed.push("bench");
     }
     if failed.is_empty() {
         println!("polkit agent test: all cases passed");
