@@ -4,8 +4,9 @@
 //! line per clip: the answer, the transcript, where in the audio it was decided and how long
 //! recognizing that last block took.
 //!
-//! `cargo run -p pcp-speech --example eval_voice -- MANIFEST RESULTS [SPEECH_CONFIG]`, where
-//! SPEECH_CONFIG is a TOML file with a `[speech]` section (the defaults otherwise).
+//! `cargo run -p pcp-speech --example eval_voice -- MANIFEST RESULTS [SPEECH_CONFIG]
+//! [--denoise=on|off]`, where SPEECH_CONFIG is a TOML file with a `[speech]` section (the
+//! defaults otherwise) and `--denoise` sets its `denoise` key.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -70,11 +71,19 @@ fn seed(id: &str) -> u32 {
 }
 
 fn run() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (flags, args): (Vec<String>, Vec<String>) =
+        std::env::args().skip(1).partition(|a| a.starts_with("--"));
     let (Some(manifest), Some(results)) = (args.first(), args.get(1)) else {
-        return Err("usage: eval_voice MANIFEST RESULTS [SPEECH_CONFIG]".into());
+        return Err("usage: eval_voice MANIFEST RESULTS [SPEECH_CONFIG] [--denoise=on|off]".into());
     };
-    let config = config(args.get(2).map(Path::new))?;
+    let mut config = config(args.get(2).map(Path::new))?;
+    for flag in &flags {
+        config.denoise = match flag.as_str() {
+            "--denoise=on" => true,
+            "--denoise=off" => false,
+            other => return Err(format!("unknown flag `{other}`")),
+        };
+    }
     let model = SpeechModel::load_configured(&config).map_err(|e| e.to_string())?;
     let phrases =
         (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());

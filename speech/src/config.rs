@@ -114,6 +114,10 @@ pub struct Config {
     /// recognizer runs slower than real time, where every second of silence before the answer
     /// would delay it by more than a second. 0 or 100..=5000.
     pub lead_in_ms: u64,
+    /// Noise suppression (RNNoise, see `denoise`) on the captured audio before the resampler to
+    /// the model's rate; off by default for the false approvals it let through on the evaluation
+    /// set (see docs/voice-tuning.md).
+    pub denoise: bool,
     /// Extra `--key=value` options for the model's `conf/model.conf` (Kaldi decoder and
     /// endpoint settings), applied on a private copy of that file when the model loads.
     pub decoder_options: Vec<String>,
@@ -206,6 +210,7 @@ impl Default for Config {
             decoder_phases: DEFAULT_DECODER_PHASES,
             parallel_phases: true,
             lead_in_ms: 0,
+            denoise: false,
             decoder_options: DEFAULT_DECODER_OPTIONS
                 .iter()
                 .map(|o| (*o).to_string())

@@ -1,9 +1,11 @@
 //! Sample conversion: any cpal sample type and channel count to mono `f32`, and mono `f32` at the
-//! device's rate to mono `i16` at the model's rate through rubato's FFT resampler.
+//! device's rate to mono `i16` at the model's rate through rubato's FFT resampler, with the
+//! noise suppressor (`[speech] denoise`, at 48 kHz) in front of it when it is on.
 
 use cpal::{FromSample, Sample};
 use rubato::{FftFixedIn, Resampler};
 
+use crate::denoise::{DENOISE_RATE, Denoiser};
 use crate::error::SpeechError;
 
 /// Input frames per resampler call: ~20 ms at 48 kHz, small enough to add little latency.
@@ -34,72 +36,165 @@ fn to_i16(s: f32) -> i16 {
     }
 }
 
-/// Mono `f32` at `from` Hz in, mono `i16` at `to` Hz out.
-pub struct Converter {
+/// One FFT resampler with the partial chunk it keeps between calls.
+struct Resample {
     from: u32,
     to: u32,
-    resampler: Option<FftFixedIn<f32>>,
+    chunk: usize,
+    inner: FftFixedIn<f32>,
     pending: Vec<f32>,
     out_buf: Vec<Vec<f32>>,
 }
 
-impl Converter {
-    /// A converter; with equal rates it only converts the sample type.
-    pub fn new(from: u32, to: u32) -> Result<Converter, SpeechError> {
-        let resampler = if from == to {
-            None
-        } else {
-            let r = FftFixedIn::<f32>::new(from as usize, to as usize, RESAMPLE_CHUNK, 2, 1)
-                .map_err(|e| SpeechError::Resample {
+impl Resample {
+    fn new(from: u32, to: u32, chunk: usize) -> Result<Resample, SpeechError> {
+        let inner =
+            FftFixedIn::<f32>::new(from as usize, to as usize, chunk, 2, 1).map_err(|e| {
+                SpeechError::Resample {
                     from,
                     to,
                     reason: e.to_string(),
-                })?;
-            Some(r)
-        };
-        let out_len = resampler.as_ref().map_or(0, |r| r.output_frames_max());
-        Ok(Converter {
+                }
+            })?;
+        let out_len = inner.output_frames_max();
+        Ok(Resample {
             from,
             to,
-            resampler,
-            pending: Vec::new(),
+            chunk,
+            inner,
+            pending: Vec::with_capacity(4 * chunk),
             out_buf: vec![vec![0.0; out_len]],
         })
     }
 
-    /// Converts `input`, appending what is ready to `out` (the resampler keeps a partial chunk).
-    pub fn push(&mut self, input: &[f32], out: &mut Vec<i16>) -> Result<(), SpeechError> {
-        let Some(resampler) = self.resampler.as_mut() else {
-            out.extend(input.iter().map(|s| to_i16(*s)));
-            return Ok(());
-        };
+    /// Resamples `input`, appending every full chunk's output to `out`.
+    fn push(&mut self, input: &[f32], out: &mut Vec<f32>) -> Result<(), SpeechError> {
         // A NaN or infinity would make the FFT resampler fail on every later chunk.
         self.pending
             .extend(input.iter().map(|s| if s.is_finite() { *s } else { 0.0 }));
         let mut start = 0;
-        while self.pending.len() - start >= RESAMPLE_CHUNK {
-            let chunk = [&self.pending[start..start + RESAMPLE_CHUNK]];
-            let (_, written) = resampler
+        while self.pending.len() - start >= self.chunk {
+            let chunk = [&self.pending[start..start + self.chunk]];
+            let (_, written) = self
+                .inner
                 .process_into_buffer(&chunk, &mut self.out_buf, None)
                 .map_err(|e| SpeechError::Resample {
                     from: self.from,
                     to: self.to,
                     reason: e.to_string(),
                 })?;
-            out.extend(self.out_buf[0][..written].iter().map(|s| to_i16(*s)));
-            start += RESAMPLE_CHUNK;
+            out.extend_from_slice(&self.out_buf[0][..written]);
+            start += self.chunk;
         }
+        // `drain` keeps the capacity: no allocation once a block's worth has been seen.
         self.pending.drain(..start);
         Ok(())
     }
 
-    /// Flushes the partial chunk (padded with silence) at the end of a finite input.
-    pub fn flush(&mut self, out: &mut Vec<i16>) -> Result<(), SpeechError> {
-        if self.resampler.is_some() && !self.pending.is_empty() {
-            let pad = RESAMPLE_CHUNK - self.pending.len();
-            let silence = vec![0.0; pad];
-            self.push(&silence, out)?;
+    /// Pads the partial chunk with silence and resamples it.
+    fn flush(&mut self, out: &mut Vec<f32>) -> Result<(), SpeechError> {
+        if self.pending.is_empty() {
+            return Ok(());
         }
+        let silence = vec![0.0; self.chunk - self.pending.len()];
+        self.push(&silence, out)
+    }
+}
+
+/// Mono `f32` at `from` Hz in, mono `i16` at `to` Hz out, optionally denoised on the way.
+pub struct Converter {
+    /// With the noise suppressor, from a device rate other than 48 kHz to 48 kHz: RNNoise only
+    /// works at 48 kHz. A second resampling costs a little CPU and its chunk's latency, but
+    /// keeps one path for every device rate (a 16 kHz microphone is denoised the same way).
+    to_denoise: Option<Resample>,
+    denoiser: Option<Denoiser>,
+    /// To the model's rate; none when the rates are equal.
+    to_model: Option<Resample>,
+    /// Reused between calls, so a block allocates nothing once the first few have passed.
+    at_48k: Vec<f32>,
+    denoised: Vec<f32>,
+    resampled: Vec<f32>,
+}
+
+impl Converter {
+    /// A converter without the noise suppressor; with equal rates it only converts the sample
+    /// type.
+    pub fn new(from: u32, to: u32) -> Result<Converter, SpeechError> {
+        Self::with_denoise(from, to, false)
+    }
+
+    /// A converter that runs the noise suppressor first when `denoise` is set.
+    pub fn with_denoise(from: u32, to: u32, denoise: bool) -> Result<Converter, SpeechError> {
+        let to_denoise = if denoise && from != DENOISE_RATE {
+            // ~10 ms of input per call (at least one RNNoise frame's worth at 48 kHz), not the
+            // model resampler's 1024 samples, which are 64 ms at a 16 kHz device.
+            let chunk = (from as usize / 100).max(16);
+            Some(Resample::new(from, DENOISE_RATE, chunk)?)
+        } else {
+            None
+        };
+        let middle = if denoise { DENOISE_RATE } else { from };
+        let to_model = if middle == to {
+            None
+        } else {
+            Some(Resample::new(middle, to, RESAMPLE_CHUNK)?)
+        };
+        Ok(Converter {
+            to_denoise,
+            denoiser: denoise.then(Denoiser::new),
+            to_model,
+            at_48k: Vec::new(),
+            denoised: Vec::new(),
+            resampled: Vec::new(),
+        })
+    }
+
+    /// Converts `input`, appending what is ready to `out` (each stage keeps a partial chunk or
+    /// frame for the next call).
+    pub fn push(&mut self, input: &[f32], out: &mut Vec<i16>) -> Result<(), SpeechError> {
+        self.run(input, false, out)
+    }
+
+    /// Flushes every stage's partial chunk (padded with silence) at the end of a finite input.
+    pub fn flush(&mut self, out: &mut Vec<i16>) -> Result<(), SpeechError> {
+        self.run(&[], true, out)
+    }
+
+    fn run(&mut self, input: &[f32], flush: bool, out: &mut Vec<i16>) -> Result<(), SpeechError> {
+        let Converter {
+            to_denoise,
+            denoiser,
+            to_model,
+            at_48k,
+            denoised,
+            resampled,
+        } = self;
+        let mut current = input;
+        if let Some(r) = to_denoise {
+            at_48k.clear();
+            r.push(current, at_48k)?;
+            if flush {
+                r.flush(at_48k)?;
+            }
+            current = at_48k;
+        }
+        if let Some(d) = denoiser {
+            denoised.clear();
+            d.push(current, denoised);
+            if flush {
+                d.flush(denoised);
+            }
+            current = denoised;
+        }
+        if let Some(r) = to_model {
+            resampled.clear();
+            r.push(current, resampled)?;
+            if flush {
+                r.flush(resampled)?;
+            }
+            current = resampled;
+        }
+        out.extend(current.iter().map(|s| to_i16(*s)));
         Ok(())
     }
 }
@@ -161,5 +256,34 @@ mod tests {
             .push(&[f32::NAN, 1.5, -2.0, 0.5 / 32_768.0], &mut out)
             .unwrap();
         assert_eq!(out, [0, 32_767, -32_768, 1]);
+    }
+
+    #[test]
+    fn denoising_converter_streams_at_any_device_rate() {
+        // 1 s of a 440 Hz tone at each rate, whole or in odd blocks: the same samples out, about
+        // 1 s of them at 16 kHz (the resamplers' and the suppressor's delays are a few frames).
+        for rate in [48_000u32, 44_100, 16_000] {
+            let input: Vec<f32> = (0..rate)
+                .map(|i| 0.3 * (2.0 * std::f32::consts::PI * 440.0 * i as f32 / rate as f32).sin())
+                .collect();
+            let mut whole = Vec::new();
+            let mut c = Converter::with_denoise(rate, 16_000, true).unwrap();
+            c.push(&input, &mut whole).unwrap();
+            c.flush(&mut whole).unwrap();
+            let mut pieces = Vec::new();
+            let mut c = Converter::with_denoise(rate, 16_000, true).unwrap();
+            for block in input.chunks(rate as usize / 50 + 7) {
+                c.push(block, &mut pieces).unwrap();
+            }
+            c.flush(&mut pieces).unwrap();
+            assert_eq!(whole, pieces, "{rate} Hz");
+            assert!(
+                (16_000..=17_500).contains(&whole.len()),
+                "{rate} Hz: {}",
+                whole.len()
+            );
+            let peak = whole.iter().map(|s| s.unsigned_abs()).max().unwrap();
+            assert!(peak > 3_000, "{rate} Hz: the tone is gone ({peak})");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Voice confirmation: cpal capture, resampling, Vosk grammar recognition, phrase packs, spoken
+//! Voice confirmation: cpal capture, resampling, noise suppression, Vosk grammar recognition, phrase packs, spoken
 //! prompts and availability probing.
 //!
 //! The compositor builds one [`SpeechEngine`] at start-up, asks [`SpeechEngine::available`]
@@ -19,6 +19,8 @@ pub mod config;
 #[cfg(feature = "vosk")]
 pub mod convert;
 pub mod decide;
+#[cfg(feature = "vosk")]
+pub mod denoise;
 #[cfg(feature = "vosk")]
 pub mod engine;
 pub mod error;

@@ -361,7 +361,7 @@ pub(crate) fn listen_round(
     let started = Instant::now();
     let rate = source.rate();
     let mut recognizer = AnswerRecognizer::with_challenge(model, pack, config, challenge)?;
-    let mut converter = Converter::new(rate, model.sample_rate())?;
+    let mut converter = Converter::with_denoise(rate, model.sample_rate(), config.denoise)?;
     let limit_frames = timeout.as_millis() as u64 * u64::from(rate) / 1000;
     let level_frames = (config.level_interval_ms * u64::from(rate) / 1000).max(1);
     let mut frames = 0u64;

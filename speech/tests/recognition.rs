@@ -455,3 +455,44 @@ fn phases_on_their_own_threads_read_clear_answers_as_phases_in_turn_do() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// With `[speech] denoise` on, clear answers are still heard, at 48 kHz (straight into the
+/// suppressor) and at rates brought to 48 kHz first, and other speech still approves nothing.
+#[test]
+fn with_denoise_clear_answers_are_still_heard() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("네", ReportAnswer::Approve, (48_000, 1)),
+        ("아니요", ReportAnswer::Deny, (22_050, 1)),
+        ("취소", ReportAnswer::Cancel, (16_000, 1)),
+        ("네", ReportAnswer::Approve, (44_100, 2)),
+    ];
+    let mut wrong = Vec::new();
+    for (i, (text, want, (rate, ch))) in cases.into_iter().enumerate() {
+        let wav = speech(
+            dir.path(),
+            &format!("{i}.wav"),
+            text,
+            rate,
+            ch,
+            Encoding::I16,
+            (0.5, 1.5),
+        );
+        let _decoding = seeded();
+        let options = ListenOptions {
+            model: None,
+            input: ListenInput::Wav(wav),
+            lang: Some("ko".into()),
+            timeout: None,
+            config: Config {
+                denoise: true,
+                ..repeatable()
+            },
+        };
+        let report = run_with_model(&model(), options).unwrap();
+        if report.answer != want {
+            wrong.push(format!("{text} ({rate} Hz): {report:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

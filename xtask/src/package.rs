@@ -376,8 +376,9 @@ fn collect_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// `/usr/share/doc/pcp-confirm/copyright` (machine-readable format): the project, the DejaVu
-/// fonts built into the binaries, libvosk, and every Rust crate compiled into them with its
-/// licence as its manifest declares it.
+/// fonts built into the binaries, libvosk, RNNoise (`nnnoiseless`, whose BSD licence asks for its
+/// notice in a binary's documentation), and every Rust crate compiled into them with its licence
+/// as its manifest declares it.
 fn copyright() -> Result<String> {
     let repo = root();
     let dejavu = std::fs::read_to_string(repo.join("assets/fonts/LICENSE-DejaVu.txt"))
@@ -389,6 +390,25 @@ fn copyright() -> Result<String> {
         .map(|(_, rest)| rest.split("\n\nFiles:").next().unwrap_or(rest).trim_end())
         .map(|text| format!("License: bitstream-vera{text}"))
         .context("assets/fonts/LICENSE-DejaVu.txt has no bitstream-vera licence")?;
+    // RNNoise's notice as nnnoiseless ships it, as a BSD-3-Clause licence paragraph.
+    let rnnoise = std::fs::read_to_string(repo.join("assets/package/LICENSE-nnnoiseless.txt"))
+        .context("cannot read assets/package/LICENSE-nnnoiseless.txt")?;
+    let (holders, terms) = rnnoise.split_once("\n\n").unwrap_or_default();
+    let debian = |text: &str| {
+        let lines = text.trim().lines();
+        lines
+            .map(|l| {
+                if l.is_empty() {
+                    " .".into()
+                } else {
+                    format!(" {l}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let rnnoise_holders = debian(holders).trim_start().to_string();
+    let rnnoise_license = format!("License: BSD-3-Clause\n{}", debian(terms));
     let crates = crate_licences()?;
     let mut text = format!(
         "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
@@ -411,10 +431,14 @@ Copyright: the pcp-confirm authors
  Copyright (c) 2003 by Bitstream, Inc. All Rights Reserved (DejaVu Sans).
  Bitstream Vera is a trademark of Bitstream, Inc.
  DejaVu changes are in public domain.
-Comment: DejaVu Sans and DejaVu Sans Bold are built into this binary (the dialog's text).
-License: (MIT or Apache-2.0) and bitstream-vera
+ {rnnoise_holders}
+Comment: DejaVu Sans and DejaVu Sans Bold are built into this binary (the dialog's text), and
+ RNNoise's noise suppressor and model through the nnnoiseless crate ([speech] denoise).
+License: (MIT or Apache-2.0) and bitstream-vera and BSD-3-Clause
 
 {dejavu_license}
+
+{rnnoise_license}
 
 License: Apache-2.0
  On Debian systems, the complete text of the Apache License, Version 2.0 can be

@@ -24,11 +24,13 @@ use report::Outcome;
 
 pub const USAGE: &str =
     "  eval-voice [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE]
+             [--denoise on|off]
           generate the voice evaluation set (espeak-ng + sox, cached in the pcp cache dir), run
           it through pcp-speech with the Korean model, print the confusion table, the false
           approvals, the answers right within one repeat and the latency, and write them to
           target/eval-voice/. --ci runs the small
-          fixed subset that `cargo xtask test` runs and fails on any false approval";
+          fixed subset that `cargo xtask test` runs and fails on any false approval. --denoise
+          sets `[speech] denoise` over the config's (the files then end in -denoise-on/-off)";
 
 /// The CI subset: every this-many-th clip of the held-out part.
 const CI_EVERY: usize = 10;
@@ -42,6 +44,8 @@ struct Options {
     ci: bool,
     jobs: usize,
     speech_config: Option<PathBuf>,
+    /// `[speech] denoise` over the config's, so both settings run without editing a file.
+    denoise: Option<bool>,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -50,6 +54,7 @@ fn parse(args: &[String]) -> Result<Options> {
         ci: false,
         jobs: 2,
         speech_config: None,
+        denoise: None,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -77,6 +82,13 @@ fn parse(args: &[String]) -> Result<Options> {
                     .with_context(|| format!("--jobs `{v}`: expected a positive number"))?;
             }
             "--speech-config" => options.speech_config = Some(value("--speech-config")?.into()),
+            "--denoise" => {
+                options.denoise = match value("--denoise")?.as_str() {
+                    "on" => Some(true),
+                    "off" => Some(false),
+                    other => bail!("--denoise `{other}`: expected on or off"),
+                }
+            }
             other => bail!("eval-voice: unknown argument `{other}`\n{USAGE}"),
         }
     }
@@ -102,7 +114,7 @@ pub fn run(args: &[String]) -> Result<()> {
 
     let out = crate::root().join("target/eval-voice");
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let label = if options.ci {
+    let mut label = if options.ci {
         "ci".to_string()
     } else {
         options
@@ -112,6 +124,12 @@ pub fn run(args: &[String]) -> Result<()> {
             .collect::<Vec<_>>()
             .join("+")
     };
+    // Both settings' results side by side, for comparing them clip by clip.
+    match options.denoise {
+        Some(true) => label.push_str("-denoise-on"),
+        Some(false) => label.push_str("-denoise-off"),
+        None => {}
+    }
     let manifest = out.join(format!("manifest-{label}.jsonl"));
     let mut text = String::new();
     for clip in &chosen {
@@ -126,10 +144,14 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     std::fs::write(&manifest, text)?;
     let results = out.join(format!("results-{label}.jsonl"));
-    run_runner(
+    let denoise_arg = options
+        .denoise
+        .map(|on| format!("--denoise={}", if on { "on" } else { "off" }));
+    run_runner_with(
         &manifest,
         &results,
         options.speech_config.as_deref(),
+        denoise_arg.as_deref(),
         &cache,
     )?;
 
@@ -283,6 +305,17 @@ pub fn run_runner(
     speech_config: Option<&Path>,
     cache: &Path,
 ) -> Result<()> {
+    run_runner_with(manifest, results, speech_config, None, cache)
+}
+
+/// [`run_runner`] with one more flag for the runner (`--denoise=on` or `--denoise=off`).
+fn run_runner_with(
+    manifest: &Path,
+    results: &Path,
+    speech_config: Option<&Path>,
+    flag: Option<&str>,
+    cache: &Path,
+) -> Result<()> {
     let manifest_arg = manifest.to_string_lossy().into_owned();
     let results_arg = results.to_string_lossy().into_owned();
     let mut cargo_args = vec![
@@ -300,6 +333,9 @@ pub fn run_runner(
     if let Some(config) = speech_config {
         config_arg = config.to_string_lossy().into_owned();
         cargo_args.push(&config_arg);
+    }
+    if let Some(flag) = flag {
+        cargo_args.push(flag);
     }
     crate::cargo(&cargo_args, cache)
 }
