@@ -1,7 +1,8 @@
 //! The catalogue of every phrase a reason is made of: each declared once, with a stable key and
 //! its English template. A template's `{placeholders}` are filled with command words and paths
 //! (never translated) or with another phrase (the "how" of a deletion, the place it reaches), so
-//! a reworded catalogue rewords composed reasons whole. [`crate::message`] fills them in.
+//! a reworded catalogue rewords composed reasons whole. A [`crate::Message`] fills them in, with
+//! the words of a [`crate::Wording`].
 
 /// One phrase: its stable key (what a config names it by) and its English template.
 #[derive(Debug, PartialEq, Eq, Hash)]
