@@ -457,7 +457,8 @@ fn phases_on_their_own_threads_read_clear_answers_as_phases_in_turn_do() {
 }
 
 /// With `[speech] denoise` on, clear answers are still heard, at 48 kHz (straight into the
-/// suppressor) and at rates brought to 48 kHz first, and other speech still approves nothing.
+/// suppressor) and at rates brought to 48 kHz first. (What it does to other speech is measured
+/// by `cargo xtask eval-voice --denoise on`: it approves some of it, which is why it is off.)
 #[test]
 fn with_denoise_clear_answers_are_still_heard() {
     let dir = tempfile::tempdir().unwrap();
