@@ -177,7 +177,8 @@ impl PcpHandler for App {
             Effect::Pending { .. }
             | Effect::Decided(_)
             | Effect::Execute(_)
-            | Effect::EntrySubmitted { .. } => {}
+            | Effect::EntrySubmitted { .. }
+            | Effect::EntryNextAccount { .. } => {}
         }
     }
 }

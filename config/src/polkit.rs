@@ -41,6 +41,9 @@ pub struct PolkitText {
     pub broken: String,
     /// Once PAM accepted the password: Approve answers now.
     pub accepted: String,
+    /// The account row, when polkitd offers several accounts (`auth_admin`): `{account}` is the
+    /// one asked for, `{next}` the one a press on the row (or Down in the entry) switches to.
+    pub account: String,
 }
 
 /// Most password attempts a request may get.
@@ -66,6 +69,7 @@ impl Default for PolkitText {
             wrong: "Authentication failed. {tries} tries left.".into(),
             broken: "The password check failed ({reason}). {tries} tries left.".into(),
             accepted: "Password accepted. Approve to continue.".into(),
+            account: "For {account}. Tap here or press Down to use {next}.".into(),
         }
     }
 }
@@ -120,6 +124,13 @@ impl PolkitText {
     /// `wrong` with the tries left filled in.
     pub fn wrong(&self, tries: u32) -> String {
         self.wrong.replace("{tries}", &tries.to_string())
+    }
+
+    /// `account` with the account asked for and the next one filled in.
+    pub fn account(&self, account: &str, next: &str) -> String {
+        self.account
+            .replace("{account}", account)
+            .replace("{next}", next)
     }
 
     /// `broken` with the reason and the tries left filled in.
@@ -185,6 +196,10 @@ mod tests {
         let t = PolkitText::default();
         assert_eq!(t.wrong(2), "Authentication failed. 2 tries left.");
         assert!(t.broken("no helper", 1).contains("(no helper). 1 tries"));
+        assert_eq!(
+            t.account("alice", "root"),
+            "For alice. Tap here or press Down to use root."
+        );
     }
 }
 

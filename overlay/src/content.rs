@@ -129,6 +129,9 @@ pub struct DialogContent {
     /// The prompt has a text entry (a password its front end asks for): two live rows, the
     /// entry and its message, filled from [`LiveState::entry`].
     pub entry: bool,
+    /// The entry can be answered as another account (polkit's `auth_admin` offers several): a
+    /// third row names the account asked for, and a press on it asks for the next one.
+    pub entry_account: bool,
 }
 
 /// Longest verified identity, in characters once made visible, the dialog shows. A longer one
@@ -226,6 +229,8 @@ struct ContentFile {
     offer_session: bool,
     #[serde(default)]
     entry: bool,
+    #[serde(default)]
+    entry_account: bool,
 }
 
 fn default_modalities() -> Vec<Modality> {
@@ -306,6 +311,9 @@ pub struct EntryLine {
     pub message: Option<String>,
     /// The user gave it the keyboard: keys go into it, and a caret shows it.
     pub focused: bool,
+    /// The account row's words (which account is asked, how to ask for another), when the
+    /// content has that row.
+    pub account: Option<String>,
 }
 
 /// Live state of the voice modality.
@@ -390,6 +398,7 @@ pub fn load_content(path: &Path, config: &crate::Config) -> Result<DialogContent
         voice_unavailable: file.voice_unavailable,
         offer_session: file.offer_session,
         entry: file.entry,
+        entry_account: file.entry_account,
     };
     content.validate(config)?;
     Ok(content)
@@ -560,6 +569,7 @@ mod tests {
             voice_unavailable: None,
             offer_session: false,
             entry: false,
+            entry_account: false,
         };
         let e = c.validate(&Config::default()).unwrap_err().to_string();
         assert!(e.contains("shows in full"), "{e}");

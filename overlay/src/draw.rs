@@ -208,6 +208,15 @@ fn row_label<'a>(row: Row, scene: &Scene<'a>) -> (Cow<'a, str>, crate::config::R
             ),
             p.card,
         ),
+        Row::EntryAccount => (
+            Cow::Borrowed(
+                live.entry
+                    .as_ref()
+                    .and_then(|e| e.account.as_deref())
+                    .unwrap_or_default(),
+            ),
+            p.focus,
+        ),
         other => {
             let (label, dot) = fixed_row_label(other, scene);
             (Cow::Borrowed(label), dot)
@@ -221,7 +230,7 @@ fn fixed_row_label<'a>(row: Row, scene: &Scene<'a>) -> (&'a str, crate::config::
     let text = &scene.config.text;
     let live = scene.live;
     match row {
-        Row::Entry | Row::EntryMessage => ("", p.muted),
+        Row::Entry | Row::EntryMessage | Row::EntryAccount => ("", p.muted),
         Row::Voice => match live.voice {
             VoiceState::Listening => (text.listening.as_str(), p.meter),
             VoiceState::Heard => (text.voice_heard.as_str(), p.routine),

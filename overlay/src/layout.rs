@@ -155,6 +155,8 @@ pub enum Row {
     Entry,
     /// The entry's message (a failed try, PAM's text).
     EntryMessage,
+    /// Which account the entry is for; a press asks for the next one.
+    EntryAccount,
 }
 
 /// The dialog laid out for one content, scale and output size.

@@ -27,7 +27,7 @@ pub use content::{
 };
 pub use dialog::{Choice, ConfirmDialog, Key, KeyState, RenderedDialog};
 pub use guard::ClickGuard;
-pub use layout::{IRect, Layout};
+pub use layout::{IRect, Layout, Row};
 pub use placement::{Output, Point, Rect, nearest_output, place_dialog};
 pub use text::Fonts;
 

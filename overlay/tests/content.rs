@@ -33,6 +33,7 @@ fn content() -> DialogContent {
         voice_unavailable: None,
         offer_session: false,
         entry: false,
+        entry_account: false,
     }
 }
 

@@ -34,6 +34,7 @@ fn content(risk: Risk) -> DialogContent {
         voice_unavailable: None,
         offer_session: false,
         entry: false,
+        entry_account: false,
     }
 }
 

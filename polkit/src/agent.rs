@@ -122,6 +122,14 @@ impl Agent {
         self.shared.authenticate(cookie, uid)
     }
 
+    /// Asks for another of the request's identities: the running attempt, if nothing was typed
+    /// into it yet, is stopped without counting a try, and one as `uid` starts. While PAM is
+    /// weighing a typed secret the switch is refused ([`AgentError::AttemptRunning`]).
+    pub fn switch_identity(&self, cookie: &str, uid: u32) -> Result<(), AgentError> {
+        self.shared.drop_unanswered_attempt(cookie, uid)?;
+        self.shared.authenticate(cookie, uid)
+    }
+
     /// Answers the helper's current prompt. The secret goes to the helper's stdin and nowhere
     /// else, and is zeroed once written.
     pub fn respond(&self, cookie: &str, secret: Secret) -> Result<(), AgentError> {

@@ -44,6 +44,9 @@ struct Attempt {
     secrets: mpsc::Sender<Secret>,
     stopper: Stopper,
     awaiting_answer: bool,
+    /// A secret went to the helper in this attempt: PAM is weighing it, so the attempt may no
+    /// longer be dropped for another identity (that would be a try PAM never counted).
+    answered: bool,
 }
 
 impl Shared {
@@ -151,11 +154,38 @@ impl Shared {
             return Err(AgentError::NoPrompt);
         }
         attempt.awaiting_answer = false;
+        attempt.answered = true;
         // The helper thread holds the receiver until the attempt ends.
         attempt
             .secrets
             .send(secret)
             .map_err(|_| AgentError::NoPrompt)
+    }
+
+    /// Stops the running attempt when nothing was typed into it yet, so that another identity
+    /// can be asked; no try is counted for it. An attempt whose secret PAM is weighing stays.
+    /// `uid` must be one of the request's identities, checked first so a bad switch leaves the
+    /// running attempt alone.
+    pub(crate) fn drop_unanswered_attempt(&self, cookie: &str, uid: u32) -> Result<(), AgentError> {
+        let mut requests = self.lock();
+        let pending = requests
+            .open
+            .get_mut(cookie)
+            .ok_or_else(|| AgentError::UnknownCookie(cookie.to_owned()))?;
+        if !pending.identities.iter().any(|i| i.uid == uid) {
+            return Err(AgentError::NoSuchIdentity { uid });
+        }
+        if pending.authenticated {
+            return Err(AgentError::AlreadyAuthenticated);
+        }
+        if pending.attempt.as_ref().is_some_and(|a| a.answered) {
+            return Err(AgentError::AttemptRunning);
+        }
+        if let Some(attempt) = pending.attempt.take() {
+            // Its verdict, if any comes, names an attempt that is no longer current: ignored.
+            attempt.stopper.stop();
+        }
+        Ok(())
     }
 
     /// Starts a password attempt for `uid` on a thread of its own.
@@ -195,6 +225,7 @@ impl Shared {
             secrets: tx,
             stopper: conversation.stopper(),
             awaiting_answer: false,
+            answered: false,
         });
         drop(requests);
         let shared = Arc::clone(self);

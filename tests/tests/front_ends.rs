@@ -236,3 +236,77 @@ fn a_front_ends_entry_takes_keys_only_after_an_explicit_act_and_locks_approve_un
     let d = decided(&heard, ticket);
     assert!(d.outcome.approved, "{d:?}");
 }
+
+fn account_switches(effects: &[Effect], ticket: Ticket) -> usize {
+    effects
+        .iter()
+        .filter(|e| matches!(e, Effect::EntryNextAccount { ticket: t } if *t == ticket))
+        .count()
+}
+
+#[test]
+fn the_account_row_asks_for_the_next_account_by_touch_or_down_but_not_while_checking() {
+    use pcp_plugin::EntryUpdate;
+    use pcp_plugin::ui::EntryState;
+    const KEY_DOWN: u32 = 108;
+    let mut fx = Fixture::new(ONE);
+    let recorder = Recorder::default();
+    let front = fx.pcp_mut().add_front_end(Box::new(recorder.clone()));
+    let ticket = Ticket { front, number: 1 };
+    let intent = local_intent("settings.change", json!({"key": "a", "value": "b"}));
+    fx.run_command(Command::Submit { ticket, intent });
+    let ask = || EntryUpdate::Ask {
+        label: "Password: ".into(),
+        echo: false,
+    };
+    fx.run_command(Command::Entry {
+        ticket,
+        update: ask(),
+    });
+    assert!(
+        fx.row_centre(pcp_overlay::Row::EntryAccount).is_none(),
+        "one account: no row"
+    );
+    fx.run_command(Command::Entry {
+        ticket,
+        update: EntryUpdate::Account("For alice. Tap here to use root.".into()),
+    });
+    recorder.take();
+    fx.advance_clock(2000);
+    let (x, y) = fx
+        .row_centre(pcp_overlay::Row::EntryAccount)
+        .expect("the account row is drawn");
+    fx.save_png(0, "entry-account-row");
+
+    // A tap on the row: the front end hears it, and the entry waits for its next question.
+    fx.inject_touch_down(x, y);
+    fx.inject_touch_up();
+    assert_eq!(account_switches(&recorder.take(), ticket), 1);
+    assert_eq!(fx.dialog_entry().unwrap().state, EntryState::Waiting);
+    assert!(fx.dialog_open(), "the tap answered nothing");
+
+    // Down in the focused entry does the same; typed text is dropped with the old account.
+    fx.run_command(Command::Entry {
+        ticket,
+        update: ask(),
+    });
+    // The tap on the dialog was an explicit act: the entry has the keyboard.
+    assert!(fx.dialog_entry().unwrap().focused);
+    tap(&mut fx, KEY_P);
+    tap(&mut fx, KEY_DOWN);
+    assert_eq!(account_switches(&recorder.take(), ticket), 1);
+    assert_eq!(fx.dialog_entry().unwrap().shown, "");
+
+    // While a typed line is being checked, the account stays.
+    fx.run_command(Command::Entry {
+        ticket,
+        update: ask(),
+    });
+    tap(&mut fx, KEY_W);
+    tap(&mut fx, KEY_ENTER);
+    assert_eq!(submitted(&recorder.take()), ["w"]);
+    fx.inject_touch_down(x, y);
+    fx.inject_touch_up();
+    assert_eq!(account_switches(&recorder.take(), ticket), 0);
+    assert_eq!(fx.dialog_entry().unwrap().state, EntryState::Checking);
+}

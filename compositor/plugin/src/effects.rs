@@ -123,6 +123,11 @@ pub enum EntryUpdate {
     Message(String),
     /// The text was accepted: Approve may answer now, and nothing more is typed.
     Accepted,
+    /// The entry may be answered as another account: a row shows these words (which account
+    /// is asked, how to ask for another), and a press on it, or the Down arrow while the entry
+    /// has the keyboard, asks the front end for the next ([`Effect::EntryNextAccount`]). The
+    /// front end then asks again ([`EntryUpdate::Ask`]) for the account it chose.
+    Account(String),
 }
 
 /// Text typed into an entry (a password): zeroed when dropped, never formatted. A clone is a
@@ -169,6 +174,9 @@ pub enum Effect {
     /// The user typed a line into the entry of the ticket's prompt and pressed Enter (only
     /// after giving the dialog the keyboard by an explicit act). For the front end alone.
     EntrySubmitted { ticket: Ticket, text: SecretText },
+    /// The user asked to answer the entry of the ticket's prompt as the next account (see
+    /// [`EntryUpdate::Account`]). For the front end alone.
+    EntryNextAccount { ticket: Ticket },
 }
 
 impl Command {
@@ -203,6 +211,7 @@ impl Effect {
             Effect::PolicySettled { .. } => "policy-settled",
             Effect::EndSession => "end-session",
             Effect::EntrySubmitted { .. } => "entry-submitted",
+            Effect::EntryNextAccount { .. } => "entry-next-account",
         }
     }
 
@@ -211,7 +220,9 @@ impl Effect {
         match self {
             Effect::Pending { ticket, .. } => Some(*ticket),
             Effect::Decided(d) => Some(d.ticket),
-            Effect::EntrySubmitted { ticket, .. } => Some(*ticket),
+            Effect::EntrySubmitted { ticket, .. } | Effect::EntryNextAccount { ticket } => {
+                Some(*ticket)
+            }
             _ => None,
         }
     }
@@ -221,8 +232,8 @@ impl Effect {
 /// answers to its tickets. It never holds the engine: a delivery that fails returns a command
 /// instead of calling back.
 pub trait FrontEnd {
-    /// `effect` is a [`Effect::Pending`], [`Effect::Decided`] or [`Effect::EntrySubmitted`]
-    /// for one of this front end's tickets. Returns a command to run next (`Undeliverable` for an approval it could not
+    /// `effect` is a [`Effect::Pending`], [`Effect::Decided`], [`Effect::EntrySubmitted`] or
+    /// [`Effect::EntryNextAccount`] for one of this front end's tickets. Returns a command to run next (`Undeliverable` for an approval it could not
     /// pass on), or `None`.
     fn deliver(&mut self, effect: Effect) -> Option<Command>;
 }

@@ -216,7 +216,13 @@ impl Engine {
             }
         };
         self.settle(events, world, &mut out);
-        // Lines typed into an entry go to the front end whose prompt it is, and only there.
+        self.entry_news(&mut out);
+        out
+    }
+
+    /// What the user did in a front end's entry: the lines typed and the accounts asked for go
+    /// to the front end whose prompt it is, and only there.
+    fn entry_news(&mut self, out: &mut Vec<Effect>) {
         for (id, text) in self.ui.take_submitted() {
             if let Some(ask) = self.asks.get(&id) {
                 out.push(Effect::EntrySubmitted {
@@ -225,7 +231,11 @@ impl Engine {
                 });
             }
         }
-        out
+        for id in self.ui.take_account_switches() {
+            if let Some(ask) = self.asks.get(&id) {
+                out.push(Effect::EntryNextAccount { ticket: ask.ticket });
+            }
+        }
     }
 
     fn submit(

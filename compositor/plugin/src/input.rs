@@ -145,12 +145,13 @@ pub fn apply_key<D: PcpHandler>(state: &mut D, taken: Option<Vec<PromptEvent>>) 
 }
 
 /// What a keysym types into the dialog's entry: a character (none with Ctrl, Alt or Super
-/// held: those are shortcuts, not text), Backspace or Enter.
+/// held: those are shortcuts, not text), Backspace, Enter, or Down (the next account).
 fn entry_key(sym: Keysym, modifiers: &ModifiersState) -> crate::ui::EntryKey {
     use crate::ui::EntryKey;
     match sym.raw() {
         keysyms::KEY_BackSpace => EntryKey::Backspace,
         keysyms::KEY_Return | keysyms::KEY_KP_Enter => EntryKey::Enter,
+        keysyms::KEY_Down | keysyms::KEY_KP_Down => EntryKey::NextAccount,
         _ if modifiers.ctrl || modifiers.alt || modifiers.logo => EntryKey::Other,
         _ => sym.key_char().map_or(EntryKey::Other, EntryKey::Char),
     }

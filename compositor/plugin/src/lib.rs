@@ -300,7 +300,9 @@ fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
             let ticket = d.ticket;
             deliver(state.pcp(), ticket, effect, now)
         }
-        Effect::EntrySubmitted { ticket, .. } => deliver(state.pcp(), ticket, effect, now),
+        Effect::EntrySubmitted { ticket, .. } | Effect::EntryNextAccount { ticket } => {
+            deliver(state.pcp(), ticket, effect, now)
+        }
         other => {
             state.effect(other);
             None

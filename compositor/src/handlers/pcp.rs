@@ -69,7 +69,8 @@ impl PcpHandler for State {
             Effect::Pending { .. }
             | Effect::Decided(_)
             | Effect::Execute(_)
-            | Effect::EntrySubmitted { .. } => {}
+            | Effect::EntrySubmitted { .. }
+            | Effect::EntryNextAccount { .. } => {}
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use pcp_gate::{ClientIdentity, Intent};
 use pcp_plugin::{Command, Decided, Effect, EntryUpdate, FrontEndId, Ticket};
 use pcp_polkit::{
-    Agent, AgentEvent, Answer, AttemptEnd, AuthRequest, ClosedBy, Refusal, Reply, Secret,
+    Agent, AgentEvent, Answer, AttemptEnd, AuthRequest, ClosedBy, Identity, Refusal, Reply, Secret,
 };
 use serde_json::{Map, Value, json};
 
@@ -23,10 +23,28 @@ const MAX_CMDLINE: usize = 1024;
 /// One open polkit request.
 struct Open {
     cookie: String,
-    /// The identity the password is asked for (the first polkitd offered, in our order).
-    uid: u32,
+    /// The accounts polkitd offered, in the agent's order: the session user's own, root, the
+    /// others. Never empty.
+    identities: Vec<Identity>,
+    /// The one the password is asked for (an index into `identities`): the first, until the
+    /// user asks for the next.
+    chosen: usize,
     /// PAM accepted a password for it.
     authenticated: bool,
+}
+
+impl Open {
+    fn identity(&self) -> &Identity {
+        &self.identities[self.chosen]
+    }
+
+    /// The account row's words when there is more than one account to choose from.
+    fn account_line(&self, text: &PolkitText) -> Option<String> {
+        let next = self
+            .identities
+            .get((self.chosen + 1) % self.identities.len())?;
+        (self.identities.len() > 1).then(|| text.account(&self.identity().name, &next.name))
+    }
 }
 
 /// The front end's state, shared by the agent's event source and the engine's deliveries.
@@ -98,16 +116,21 @@ impl Front {
     pub fn event(&mut self, event: AgentEvent) -> Vec<Command> {
         match event {
             AgentEvent::Request(request) => self.request(request),
-            AgentEvent::Prompt { cookie, prompt } => self.entry(
-                &cookie,
-                vec![
+            AgentEvent::Prompt { cookie, prompt } => {
+                let mut updates = vec![
                     EntryUpdate::Ask {
                         label: prompt.text,
                         echo: prompt.echo,
                     },
                     EntryUpdate::Message(self.text.how_to_type.clone()),
-                ],
-            ),
+                ];
+                let account = self
+                    .number_of(&cookie)
+                    .and_then(|n| self.open.get(&n))
+                    .and_then(|o| o.account_line(&self.text));
+                updates.extend(account.map(EntryUpdate::Account));
+                self.entry(&cookie, updates)
+            }
             AgentEvent::PamMessage { cookie, text, .. } => {
                 self.entry(&cookie, vec![EntryUpdate::Message(text)])
             }
@@ -131,7 +154,7 @@ impl Front {
 
     fn request(&mut self, request: AuthRequest) -> Vec<Command> {
         let cookie = request.cookie.clone();
-        let Some(identity) = request.identities.first().cloned() else {
+        let Some(first) = request.identities.first().cloned() else {
             // The crate never passes an empty list; fail closed all the same.
             self.answer(&cookie, Answer::Fail("no identity to authenticate".into()));
             return Vec::new();
@@ -149,8 +172,8 @@ impl Front {
         tracing::info!(
             "polkit request {cookie}: {} for {} (uid {}), subject pid {:?}, as ticket {number}",
             request.action_id,
-            identity.name,
-            identity.uid,
+            first.name,
+            first.uid,
             request.subject_pid
         );
         if !request.skipped_identities.is_empty() {
@@ -163,12 +186,13 @@ impl Front {
             number,
             Open {
                 cookie,
-                uid: identity.uid,
+                identities: request.identities.clone(),
+                chosen: 0,
                 authenticated: false,
             },
         );
         let client = requester(request.subject_pid, request.caller_pid);
-        let intent = Intent::new(&capability, params_of(&request, &identity.name), client);
+        let intent = Intent::new(&capability, params_of(&request), client);
         self.waiting.push_back((number, intent));
         if self.current.is_some() {
             tracing::info!(
@@ -207,6 +231,11 @@ impl Front {
             AttemptEnd::Success => {
                 if let Some(open) = self.open.get_mut(&number) {
                     open.authenticated = true;
+                    tracing::info!(
+                        "polkit request {cookie}: PAM accepted the password of {} (uid {})",
+                        open.identity().name,
+                        open.identity().uid
+                    );
                 }
                 (EntryUpdate::Accepted, false)
             }
@@ -306,13 +335,16 @@ impl Front {
         let (Some(agent), Some(open)) = (&self.agent, self.open.get(&number)) else {
             return Some("the agent is not running".into());
         };
-        agent.authenticate(&open.cookie, open.uid).err().map(|e| {
-            tracing::warn!(
-                "polkit request {}: cannot start a password try: {e}",
-                open.cookie
-            );
-            e.to_string()
-        })
+        agent
+            .authenticate(&open.cookie, open.identity().uid)
+            .err()
+            .map(|e| {
+                tracing::warn!(
+                    "polkit request {}: cannot start a password try: {e}",
+                    open.cookie
+                );
+                e.to_string()
+            })
     }
 
     /// An engine answer for one of our tickets.
@@ -329,6 +361,7 @@ impl Front {
                 })
             }
             Effect::Decided(decided) => self.decided(decided),
+            Effect::EntryNextAccount { ticket } => self.next_account(ticket),
             Effect::EntrySubmitted { ticket, mut text } => {
                 let open = self.open.get(&ticket.number)?;
                 let agent = self.agent.as_ref()?;
@@ -344,6 +377,40 @@ impl Front {
             }
             _ => None,
         }
+    }
+
+    /// The user asked for the next account: the attempt in progress (nothing typed into it was
+    /// sent) stops without counting a try, and one for that account starts; its prompt brings
+    /// the entry's next question and the account row's new words.
+    fn next_account(&mut self, ticket: Ticket) -> Option<Command> {
+        let agent = self.agent.as_ref()?;
+        let open = self.open.get_mut(&ticket.number)?;
+        let before = open.chosen;
+        open.chosen = (open.chosen + 1) % open.identities.len();
+        let identity = open.identity().clone();
+        let message = match agent.switch_identity(&open.cookie, identity.uid) {
+            Ok(()) => {
+                tracing::info!(
+                    "polkit request {}: the password is now asked for {} (uid {})",
+                    open.cookie,
+                    identity.name,
+                    identity.uid
+                );
+                self.text.starting.clone()
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "polkit request {}: cannot switch accounts: {e}",
+                    open.cookie
+                );
+                open.chosen = before;
+                e.to_string()
+            }
+        };
+        Some(Command::Entry {
+            ticket,
+            update: EntryUpdate::Message(message),
+        })
     }
 
     /// The engine's decision on a request: polkitd hears it, and the next waiting request
@@ -399,14 +466,19 @@ pub fn capability_of(action_id: &str) -> Result<String, String> {
     ))
 }
 
-/// What the dialog shows of a request: polkit's message, the action id, the identity asked
-/// for, and who asked polkitd when that is another process than the subject (pkexec, with its
-/// command line).
-fn params_of(request: &AuthRequest, identity: &str) -> Value {
+/// What the dialog shows of a request: polkit's message, the action id, the account asked for
+/// (or, when polkitd offers several, all of them in the order they are offered: the entry's
+/// account row says which one is asked now), and who asked polkitd when that is another
+/// process than the subject (pkexec, with its command line).
+fn params_of(request: &AuthRequest) -> Value {
     let mut params = Map::new();
     params.insert("action_id".into(), json!(request.action_id));
     params.insert("message".into(), json!(request.message));
-    params.insert("identity".into(), json!(identity));
+    let names: Vec<&str> = request.identities.iter().map(|i| i.name.as_str()).collect();
+    match names.as_slice() {
+        [one] => params.insert("identity".into(), json!(one)),
+        many => params.insert("identities".into(), json!(many.join(", "))),
+    };
     if let Some(caller) = request.caller_pid
         && request.caller_pid != request.subject_pid
     {

@@ -196,6 +196,7 @@ fn run(d: &mut ConfirmDialog, fresh: &mut Fonts, input: Input) -> Stage {
             .then(|| config.text.voice_no_model.clone()),
         offer_session: input.offer_session,
         entry: false,
+        entry_account: false,
     };
     if let Err(e) = d.show(content.clone(), 0) {
         assert!(!d.is_open(), "refused content is not shown: {e}");

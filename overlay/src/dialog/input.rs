@@ -145,6 +145,24 @@ impl ConfirmDialog {
         })
     }
 
+    /// The live row at a logical, surface-local point, as last rendered.
+    pub fn row_at(&self, x: f64, y: f64) -> Option<crate::layout::Row> {
+        let c = self.current()?;
+        let (px, py) = (x * c.scale, y * c.scale);
+        c.layout
+            .rows
+            .iter()
+            .find(|(_, r)| r.contains(px, py))
+            .map(|(row, _)| *row)
+    }
+
+    /// A live row's bounds as last rendered, in logical surface-local pixels (x, y, w, h).
+    pub fn row_bounds(&self, row: crate::layout::Row) -> Option<[f64; 4]> {
+        let c = self.current()?;
+        let rect = c.layout.rows.iter().find(|(r, _)| *r == row)?.1;
+        Some(logical(rect, c.scale))
+    }
+
     /// A control's bounds as last rendered, in logical surface-local pixels (x, y, w, h).
     pub fn control_bounds(&self, control: Control) -> Option<[f64; 4]> {
         let c = self.current()?;

@@ -1,5 +1,5 @@
 //! The live rows under the separator: one per modality other than visual, why voice is
-//! missing, the hold hint, and a text entry's two rows (the field and its message), each a
+//! missing, the hold hint, and a text entry's rows (the field, its message, the account when it may change), each a
 //! fixed-height row whose words come from the live state.
 
 use super::{IRect, Row};
@@ -30,6 +30,9 @@ pub(super) fn place_live_rows(
     if content.entry {
         push(Row::Entry, &mut y);
         push(Row::EntryMessage, &mut y);
+        if content.entry_account {
+            push(Row::EntryAccount, &mut y);
+        }
     }
     for m in &content.modalities {
         let row = match m {
@@ -72,4 +75,5 @@ pub(super) fn live_row_count(content: &DialogContent, config: &Config) -> usize 
         + usize::from(says_why_voice_is_missing(content))
         + usize::from(content.needs_hold(config))
         + 2 * usize::from(content.entry)
+        + usize::from(content.entry && content.entry_account)
 }

@@ -150,3 +150,22 @@ fn stopping_answers_every_open_request_cancelled() {
     assert_eq!(a.try_recv(), Ok(Reply::Cancelled));
     assert_eq!(b.try_recv(), Ok(Reply::Cancelled));
 }
+
+#[test]
+fn switching_to_an_identity_polkitd_did_not_offer_is_refused() {
+    let (s, _events) = shared(3);
+    let _reply = s.open(request("c")).expect("opened");
+    assert_eq!(
+        s.drop_unanswered_attempt("c", 0),
+        Err(AgentError::NoSuchIdentity { uid: 0 })
+    );
+    assert_eq!(
+        s.drop_unanswered_attempt("gone", 1000),
+        Err(AgentError::UnknownCookie("gone".into()))
+    );
+    assert_eq!(
+        s.drop_unanswered_attempt("c", 1000),
+        Ok(()),
+        "nothing running"
+    );
+}

@@ -101,8 +101,13 @@ impl World {
         };
         write("/usr/share/polkit-1/actions/org.pcp.test.policy", POLICY)?;
         std::fs::create_dir_all("/etc/polkit-1/rules.d").map_err(|e| format!("rules.d: {e}"))?;
-        let rule =
-            format!("polkit.addAdminRule(function(a, s) {{ return [\"unix-user:{ADMIN}\"]; }});\n");
+        // One action offers two accounts, the subject's own and the admin's, so that choosing
+        // between them can be tested.
+        let rule = format!(
+            "polkit.addAdminRule(function(a, s) {{\n\
+             \x20 if (a.id == \"org.pcp.test.choose\") return [\"unix-user:{ADMIN}\", \"unix-user:{USER}\"];\n\
+             \x20 return [\"unix-user:{ADMIN}\"];\n}});\n"
+        );
         write("/etc/polkit-1/rules.d/00-pcp-test.rules", &rule)?;
         let exe = std::env::current_exe().map_err(|e| format!("where is this test? {e}"))?;
         std::fs::copy(&exe, &world.exe).map_err(|e| format!("cannot copy the test: {e}"))?;

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use pcp_gate::{IntentId, Modality};
 use pcp_haptics::{FfKind, RecordingHaptics};
-use pcp_overlay::Control;
+use pcp_overlay::{Control, Row};
 use pcp_plugin::ui::EntryState;
 use serde_json::{Value, json};
 
@@ -601,6 +601,7 @@ impl Harness {
                 "double-tap".into()
             }
             Action::Type => "type (no text)".into(),
+            Action::NextAccount => self.next_account(id),
             Action::Nothing => "nothing".into(),
         }
     }
@@ -652,6 +653,36 @@ impl Harness {
             }
             if start.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
                 return "type (no verdict)".into();
+            }
+        }
+    }
+
+    /// Clicks the entry's account row once it is drawn, and waits until the entry asks again
+    /// (for the next account). Returns what happened with the account the row names then.
+    fn next_account(&mut self, id: IntentId) -> String {
+        let start = Instant::now();
+        let at = loop {
+            if let Some(at) = self.fx.row_centre(Row::EntryAccount) {
+                break at;
+            }
+            if start.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
+                return "next-account (no account row)".into();
+            }
+        };
+        let before = self.fx.dialog_entry().and_then(|e| e.account);
+        self.fx.inject_click(at.0, at.1);
+        let start = Instant::now();
+        loop {
+            let entry = self.fx.dialog_entry();
+            let asks = entry
+                .as_ref()
+                .is_some_and(|e| e.state == EntryState::Typing);
+            let account = entry.and_then(|e| e.account);
+            if asks && account != before {
+                return format!("next-account ({})", account.unwrap_or_default());
+            }
+            if start.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
+                return "next-account (the entry never asked again)".into();
             }
         }
     }

@@ -40,6 +40,9 @@ pub enum Action {
     /// Enter: gives the dialog the keyboard with the focus shortcut first (the explicit act the
     /// entry needs), then waits for the front end's verdict.
     Type,
+    /// Clicks the entry's account row (shown when polkitd offers several accounts): the next
+    /// `type` answers as the next account. Waits until the row is drawn.
+    NextAccount,
     /// Does nothing: the prompt runs to its timeout.
     Nothing,
 }
@@ -54,6 +57,7 @@ impl Action {
             Action::Say => "say",
             Action::DoubleTap => "double-tap",
             Action::Type => "type",
+            Action::NextAccount => "next-account",
             Action::Nothing => "nothing",
         }
     }
@@ -67,6 +71,7 @@ impl Action {
             Action::Say,
             Action::DoubleTap,
             Action::Type,
+            Action::NextAccount,
             Action::Nothing,
         ]
         .into_iter()
@@ -153,7 +158,7 @@ impl Script {
                         do_span.clone(),
                         &format!(
                             "unknown action '{name}': expected approve, deny, allow-session, \
-                             say, double-tap, type or nothing"
+                             say, double-tap, type, next-account or nothing"
                         ),
                     )
                 })?;

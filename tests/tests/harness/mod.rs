@@ -687,6 +687,19 @@ impl Fixture {
         )
     }
 
+    /// The centre of a live row of the dialog in global logical coordinates, as last drawn
+    /// (`None`: the dialog does not have that row).
+    pub fn row_centre(&mut self, row: pcp_overlay::Row) -> Option<(f64, f64)> {
+        pcp_plugin::refresh(self.state());
+        let ui = self.compositor.state.pcp().ui();
+        let placement = ui.placement()?;
+        let [x, y, w, h] = ui.dialog().row_bounds(row)?;
+        Some((
+            f64::from(placement.rect.x) + x + w / 2.0,
+            f64::from(placement.rect.y) + y + h / 2.0,
+        ))
+    }
+
     /// The dialog's own pixels as drawn for its output (premultiplied RGBA, physical size).
     pub fn dialog_pixels(&mut self) -> (u32, u32, Vec<u8>) {
         pcp_plugin::refresh(self.state());

@@ -8,6 +8,8 @@ use crate::world::{ADMIN_PW, USER_PW, World};
 
 const SELF: &str = "org.pcp.test.self";
 const PKEXEC: &str = "pkexec";
+/// An admin action for which polkitd offers two accounts: the subject's own and the admin's.
+const CHOOSE: &str = "org.pcp.test.choose";
 
 /// How long a subject may take: three wrong passwords cost PAM's failure delays, a timeout
 /// case waits for the dialog's (shortened) timeout.
@@ -158,6 +160,25 @@ pub fn all() -> Vec<Case> {
             ..case(
                 "pkexec id -u prints 0 after the admin's password and Approve",
                 script(r#"["type", "approve"]"#, &format!("{ADMIN_PW:?}")),
+            )
+        },
+        Case {
+            actions: CHOOSE,
+            expect: &[(CHOOSE, 0)],
+            must_see: vec![
+                "\"identities\":\"pcptest, pcpadmin\"".into(),
+                "\"user\":[\"type (not accepted)\",\"next-account (For pcpadmin. Tap here or press \
+                 Down to use pcptest.)\",\"type (accepted)\",\"approve (held)\"]"
+                    .into(),
+                "\"resolution\":\"user_approved\"".into(),
+            ],
+            ..case(
+                "two accounts offered: the user's own is asked first (the admin's password fails \
+                 there); the account row switches to the admin, whose password then works: 0",
+                script(
+                    r#"["type", "next-account", "type", "approve"]"#,
+                    &format!("{ADMIN_PW:?}"),
+                ),
             )
         },
         Case {

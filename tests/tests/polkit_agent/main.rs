@@ -8,8 +8,9 @@
 //! Needs root (a private mount namespace, test users, its own bus and polkitd): without it the
 //! test FAILS and says why; `PCP_POLKIT_TEST_SKIP=1` (never set by CI) skips it. One binary,
 //! three roles (`PCP_POLKIT_ROLE`): none → build `pcp-harness` and re-run inside `unshare
-//! --mount`; `inside` → build the world and play the cases (cases.rs); `forge` → call the
-//! compositor's agent as a process that is not polkitd (forge.rs).
+//! --mount`; `inside` → build the world and play the cases (cases.rs; `PCP_POLKIT_CASE=TEXT`
+//! plays only those whose name holds TEXT); `forge` → call the compositor's agent as a process
+//! that is not polkitd (forge.rs).
 
 // The crate's own test world; some of it (stopping polkitd) only that test uses.
 #[allow(dead_code)]
@@ -164,7 +165,9 @@ fn inside() -> i32 {
         }
     };
     let mut failed = Vec::new();
-    for case in cases::all() {
+    // For working on one case: only the cases whose name holds this text run.
+    let only = std::env::var("PCP_POLKIT_CASE").unwrap_or_default();
+    for case in cases::all().into_iter().filter(|c| c.name.contains(&only)) {
         let started = std::time::Instant::now();
         match case.run(&world, &tools) {
             Ok(()) => println!(

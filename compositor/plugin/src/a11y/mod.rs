@@ -30,6 +30,7 @@ const APPROVE: NodeId = NodeId(12);
 const SESSION: NodeId = NodeId(13);
 const ENTRY: NodeId = NodeId(14);
 const ENTRY_MESSAGE: NodeId = NodeId(15);
+const ENTRY_ACCOUNT: NodeId = NodeId(16);
 /// Steps are numbered from here.
 const FIRST_STEP: u64 = 100;
 
@@ -352,6 +353,11 @@ fn entry_nodes(e: &pcp_overlay::EntryLine) -> Vec<(NodeId, Node)> {
     if let Some(m) = &e.message {
         nodes.push((ENTRY_MESSAGE, text_node(Role::Status, m)));
     }
+    if let Some(a) = &e.account {
+        // Its words say how to ask for another account (a press, or the arrow key while the
+        // entry has the keyboard); a screen reader reads them like the message.
+        nodes.push((ENTRY_ACCOUNT, text_node(Role::Label, a)));
+    }
     nodes
 }
 
@@ -505,6 +511,7 @@ mod tests {
                 masked: true,
                 message: Some("Authentication failed. 2 tries left.".into()),
                 focused: true,
+                account: None,
             });
         }
         let t = tree_of(&r);

@@ -42,8 +42,8 @@ struct Shown {
     queued: u32,
     modalities: Vec<Modality>,
     press_and_hold: bool,
-    /// A front end attached a text entry to it.
-    entry: bool,
+    /// A front end attached a text entry to it (`Some`), with an account row (`true`).
+    entry: Option<bool>,
 }
 
 impl Shown {
@@ -167,7 +167,7 @@ impl DialogView {
         &mut self,
         prompt: &Prompt,
         challenge: Option<&str>,
-        (voice_note, entry): (Option<&str>, bool),
+        (voice_note, entry): (Option<&str>, Option<bool>),
         queued: u32,
         timeouts: &TimeoutConfig,
         outputs: &[pcp_overlay::Output],
@@ -189,7 +189,8 @@ impl DialogView {
         if !self.shown.as_ref().is_some_and(|s| s.same_prompt(&wanted)) {
             first = self.shown.is_none();
             let mut content = content_of(prompt, challenge, voice_note, queued, left, total);
-            content.entry = entry;
+            content.entry = entry.is_some();
+            content.entry_account = entry == Some(true);
             if let Err(e) = self.dialog.show(content, now_u) {
                 tracing::warn!("the prompt cannot be shown, denying it: {e}");
                 self.hide();
@@ -337,6 +338,7 @@ fn content_of(
         voice_unavailable: voice_note.map(str::to_string),
         offer_session: prompt.offers_session(),
         entry: false,
+        entry_account: false,
     }
 }
 

@@ -40,6 +40,8 @@ pub struct EntryView {
     pub state: EntryState,
     /// The user gave it the keyboard by an explicit act.
     pub focused: bool,
+    /// Which account it is for and how to ask for another, when the front end offers others.
+    pub account: Option<String>,
 }
 
 struct Entry {
@@ -49,6 +51,7 @@ struct Entry {
     message: Option<String>,
     state: EntryState,
     focused: bool,
+    account: Option<String>,
 }
 
 impl super::ConfirmUi {
@@ -76,6 +79,7 @@ impl super::ConfirmUi {
             masked: !v.echo,
             message: v.message,
             focused: v.focused && v.state == EntryState::Typing,
+            account: v.account,
         });
         let dialog = self.dialog.dialog_mut();
         dialog.set_approve_locked(locked);
@@ -91,6 +95,33 @@ impl super::ConfirmUi {
     pub(crate) fn take_submitted(&mut self) -> Vec<(IntentId, SecretText)> {
         self.entries.take_submitted()
     }
+
+    /// The prompts whose entry the user asked to answer as the next account, since the last
+    /// call.
+    pub(crate) fn take_account_switches(&mut self) -> Vec<IntentId> {
+        self.entries.take_account_switches()
+    }
+
+    /// Whether the entry of the prompt shown has an account row.
+    pub(super) fn entry_has_account(&self, prompt: IntentId) -> bool {
+        self.entries
+            .view(prompt)
+            .is_some_and(|v| v.account.is_some())
+    }
+
+    /// The user pressed the account row of the prompt shown (or the Down arrow in its entry):
+    /// the front end hears it, and the entry waits for its next question.
+    pub(super) fn next_account(&mut self) -> bool {
+        let Some(prompt) = self.dialog.shown() else {
+            return false;
+        };
+        if !self.entries.next_account(prompt) {
+            return false;
+        }
+        self.lock_approve(prompt);
+        self.changes.damaged = true;
+        true
+    }
 }
 
 /// Every prompt's entry, and the lines submitted since the engine last asked.
@@ -98,6 +129,7 @@ impl super::ConfirmUi {
 pub(crate) struct Entries {
     open: HashMap<IntentId, Entry>,
     submitted: Vec<(IntentId, SecretText)>,
+    account_switches: Vec<IntentId>,
 }
 
 /// A key as the entry reads it.
@@ -106,6 +138,8 @@ pub enum EntryKey {
     Char(char),
     Backspace,
     Enter,
+    /// Down arrow: answer as the next account, when the entry offers others.
+    NextAccount,
     /// Anything else: left to the dialog (Tab, Escape, arrows…).
     Other,
 }
@@ -120,6 +154,7 @@ impl Entries {
             message: None,
             state: EntryState::Waiting,
             focused: false,
+            account: None,
         });
         match update {
             EntryUpdate::Ask { label, echo } => {
@@ -133,13 +168,41 @@ impl Entries {
                 entry.text = Zeroizing::new(String::new());
                 entry.state = EntryState::Accepted;
             }
+            EntryUpdate::Account(words) => entry.account = Some(words),
         }
+    }
+
+    /// The user asked to answer `prompt`'s entry as the next account: granted while it offers
+    /// others and nothing typed is being checked or was accepted (PAM is weighing that try).
+    /// What was typed so far is zeroed, and the entry waits for the front end's next question.
+    pub fn next_account(&mut self, prompt: IntentId) -> bool {
+        let Some(entry) = self.open.get_mut(&prompt) else {
+            return false;
+        };
+        if entry.account.is_none()
+            || matches!(entry.state, EntryState::Checking | EntryState::Accepted)
+        {
+            return false;
+        }
+        entry.text = Zeroizing::new(String::new());
+        entry.state = EntryState::Waiting;
+        entry.message = None;
+        if !self.account_switches.contains(&prompt) {
+            self.account_switches.push(prompt);
+        }
+        true
+    }
+
+    /// The prompts whose entry asked for the next account since the last call.
+    pub fn take_account_switches(&mut self) -> Vec<IntentId> {
+        std::mem::take(&mut self.account_switches)
     }
 
     /// Forgets `prompt`'s entry (the prompt ended); what was typed is zeroed.
     pub fn remove(&mut self, prompt: IntentId) {
         self.open.remove(&prompt);
         self.submitted.retain(|(p, _)| *p != prompt);
+        self.account_switches.retain(|p| *p != prompt);
     }
 
     pub fn has(&self, prompt: IntentId) -> bool {
@@ -187,6 +250,7 @@ impl Entries {
                 true
             }
             EntryKey::Char(_) | EntryKey::Other => false,
+            EntryKey::NextAccount => self.next_account(prompt),
             EntryKey::Backspace => {
                 entry.text.pop();
                 true
@@ -220,6 +284,7 @@ impl Entries {
             message: e.message.clone(),
             state: e.state,
             focused: e.focused,
+            account: e.account.clone(),
         })
     }
 }

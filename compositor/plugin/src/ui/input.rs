@@ -217,6 +217,12 @@ impl ConfirmUi {
         let Some((x, y)) = self.dialog.local(at) else {
             return Routed::Taken(Vec::new());
         };
+        if pressed
+            && self.dialog.dialog().row_at(x, y) == Some(pcp_overlay::Row::EntryAccount)
+            && self.next_account()
+        {
+            return Routed::Taken(self.activity(now));
+        }
         let now_u = now.max(0) as u64;
         let dialog = self.dialog.dialog_mut();
         let choice = if pressed {
@@ -261,6 +267,11 @@ impl ConfirmUi {
             return Routed::Taken(Vec::new());
         };
         self.input.touch = Some(p);
+        if self.dialog.dialog().row_at(x, y) == Some(pcp_overlay::Row::EntryAccount)
+            && self.next_account()
+        {
+            return Routed::Taken(self.activity(now));
+        }
         let choice = self
             .dialog
             .dialog_mut()

@@ -414,7 +414,10 @@ impl ConfirmUi {
         let was_open = self.dialog.is_open();
         let was_shown = self.dialog.shown();
         let voice_note = self.voice_note(prompt);
-        let entry = self.entries.has(prompt.id);
+        let entry = self
+            .entries
+            .has(prompt.id)
+            .then(|| self.entry_has_account(prompt.id));
         let synced = self.dialog.sync(
             prompt,
             self.voice.challenge_of(prompt.id),
