@@ -13,6 +13,7 @@ mod devices;
 mod host;
 mod install;
 mod kernel_state;
+mod polkit;
 mod procs;
 mod script;
 mod session;

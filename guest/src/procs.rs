@@ -137,6 +137,8 @@ pub fn spawn_logged(cmd: &mut Command, file: &Path) -> Result<(Child, Log)> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dialog {
     pub output: String,
+    /// The dialog's box (x, y, width, height), global logical pixels.
+    pub rect: (f64, f64, f64, f64),
     /// The Approve button's centre, global logical pixels.
     pub approve: (f64, f64),
 }
@@ -146,15 +148,21 @@ pub fn parse_dialog(line: &str) -> Result<Dialog> {
     let bad = || anyhow::anyhow!("cannot read the dialog's place from {line:?}");
     let rest = line.split_once("dialog placed on ").ok_or_else(bad)?.1;
     let (output, rest) = rest.split_once(" at ").ok_or_else(bad)?;
-    let approve = rest.split_once("approve ").ok_or_else(bad)?.1;
-    let approve = approve.split(';').next().ok_or_else(bad)?;
-    let (pos, size) = approve.trim().split_once(' ').ok_or_else(bad)?;
-    let (x, y) = pos.split_once(',').ok_or_else(bad)?;
-    let (w, h) = size.split_once('x').ok_or_else(bad)?;
     let num = |s: &str| s.trim().parse::<f64>().map_err(|_| bad());
+    // `X,Y WxH` up to the next `;`.
+    let boxed = |text: &str| -> Result<(f64, f64, f64, f64)> {
+        let text = text.split(';').next().ok_or_else(bad)?;
+        let (pos, size) = text.trim().split_once(' ').ok_or_else(bad)?;
+        let (x, y) = pos.split_once(',').ok_or_else(bad)?;
+        let (w, h) = size.split_once('x').ok_or_else(bad)?;
+        Ok((num(x)?, num(y)?, num(w)?, num(h)?))
+    };
+    let rect = boxed(rest)?;
+    let (x, y, w, h) = boxed(rest.split_once("approve ").ok_or_else(bad)?.1)?;
     Ok(Dialog {
         output: output.to_string(),
-        approve: (num(x)? + num(w)? / 2.0, num(y)? + num(h)? / 2.0),
+        rect,
+        approve: (x + w / 2.0, y + h / 2.0),
     })
 }
 
@@ -259,12 +267,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_dialog_line_gives_the_output_and_the_approve_centre() {
+    fn the_dialog_line_gives_the_output_its_box_and_the_approve_centre() {
         let line = "2025-01-01T00:00:00Z  INFO pcp_compositor::overlay_ui: dialog placed on \
                     Virtual-1 at 340,200 600x400; approve 360,520 280x60; deny 660,520 280x60";
         let d = parse_dialog(line).unwrap();
         assert_eq!(d.output, "Virtual-1");
         assert_eq!(d.approve, (500.0, 550.0));
+        assert_eq!(d.rect, (340.0, 200.0, 600.0, 400.0));
         assert!(parse_dialog("dialog placed on X at 1,2 3x4; approve none; deny none").is_err());
     }
 

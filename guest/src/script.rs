@@ -101,6 +101,12 @@ pub fn play(args: &Args, host: &mut Host) -> Result<Vec<String>> {
     );
     run(
         &mut s,
+        "admin: pkexec through polkit, 네 + password typed + tap",
+        "user_approved",
+        &mut admin,
+    );
+    run(
+        &mut s,
         "haptic: double tap after the cue",
         "user_approved",
         &mut haptic,
@@ -270,11 +276,36 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
     let mark = s.log.mark();
     let mut submitted = s.submit("file.delete", r#"{"path": "/home/user/report.pdf"}"#)?;
     let (_, dialog) = s.prompt(mark, &mut submitted)?;
+    notes.push(speak_answer(s, player, mark, submitted.started, "voice")?);
+    std::thread::sleep(READ);
+    s.shot("voice-heard")?;
+    let (d, touches) = s.approve(&dialog, submitted, "user_approved")?;
+    notes.push(format!(
+        "modalities {:?}; {touches} touch(es)",
+        d.modalities
+    ));
+    Ok(Done {
+        resolution: d.resolution,
+        decision: Some(d.seconds),
+        notes,
+    })
+}
+
+/// Plays the recorded answer into the microphone once it is open (after log line `mark`) and
+/// waits until the compositor heard it; `since` is when the prompt was asked for, `name` names
+/// the picture taken while the answer plays. Returns a note on the timings.
+fn speak_answer(
+    s: &mut Session<'_>,
+    player: crate::audio::Player,
+    mark: usize,
+    since: Instant,
+    name: &str,
+) -> Result<String> {
     // The voice worker's own line, written as the capture starts: the event loop's
     // "listening for a spoken answer" can come seconds later on the emulated CPU.
     s.log
         .wait(mark, "microphone open", Duration::from_secs(30))?;
-    let listening = submitted.started.elapsed().as_secs_f64();
+    let listening = since.elapsed().as_secs_f64();
     // The answer is played at once. The dialog was placed before the microphone opened, but
     // on the emulated CPU its frame reaches the display about a second later: the picture is
     // taken then, while the clip plays and is recognized.
@@ -286,8 +317,8 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
     std::thread::sleep(Duration::from_secs(1));
     // The loopback's own view while the answer plays: which substreams are open, by whom,
     // and whether each cable carries sound, for a person reading why an answer went unheard.
-    crate::audio::write_loopback_state(&s.out.join("loopback-during-answer.txt"));
-    s.shot("voice-listening")?;
+    crate::audio::write_loopback_state(&s.out.join(format!("loopback-during-{name}.txt")));
+    s.shot(&format!("{name}-listening"))?;
     let length = player
         .join()
         .map_err(|_| anyhow::anyhow!("the thread playing the answer panicked"))??;
@@ -315,24 +346,99 @@ fn voice(s: &mut Session<'_>) -> Result<Done> {
                 }
             )
         })?;
-    notes.push(format!(
-        "listening {listening:.2} s after submission; the {length:.1} s clip heard {:.2} s after \
+    Ok(format!(
+        "listening {listening:.2} s after the request; the {length:.1} s clip heard {:.2} s after \
          it began playing: {}",
         played.elapsed().as_secs_f64(),
         heard
             .split_once("voice answer heard")
             .map_or("", |(_, r)| r.trim())
-    ));
-    std::thread::sleep(READ);
-    s.shot("voice-heard")?;
-    let (d, touches) = s.approve(&dialog, submitted, "user_approved")?;
+    ))
+}
+
+/// What the shell that ran `pkexec` printed, once it has ended.
+fn pkexec_ended(s: &mut Session<'_>) -> Result<Option<String>> {
+    match &mut s.polkit {
+        Ok(polkit) => polkit.finished(),
+        Err(e) => bail!("polkitd did not start in the guest: {e}"),
+    }
+}
+
+/// The capability of `pkexec`'s polkit action.
+const PKEXEC: &str = "polkit.org.freedesktop.policykit.exec";
+
+/// An admin action through the session's polkit agent: the user's shell runs `pkexec
+/// --disable-internal-agent id -u`. Its dialog (system: voice + visual) hears the recorded 네;
+/// a tap on the dialog gives its password entry the keyboard (never the dialog's appearing);
+/// the password is typed on the guest's virtio keyboard and Enter sends it to PAM; once PAM
+/// accepted it, a tap on Approve lets `pkexec` run as root, and it prints 0.
+fn admin(s: &mut Session<'_>) -> Result<Done> {
+    if let Err(e) = &s.polkit {
+        bail!("polkitd did not start in the guest: {e}");
+    }
+    let mut notes = Vec::new();
+    let clip = s.out.join("answer-yes.wav");
+    let player = crate::audio::Player::open(crate::audio::SPEAKER, &clip)?;
+    let mark = s.log.mark();
+    let started = Instant::now();
+    if let Ok(polkit) = &s.polkit {
+        polkit.run_pkexec()?;
+    }
+    let (_, dialog) = s
+        .dialog_after(mark, Duration::from_secs(60))
+        .context("pkexec's request brought no dialog")?;
     notes.push(format!(
-        "modalities {:?}; {touches} touch(es)",
-        d.modalities
+        "dialog on {} {:.2} s after pkexec started",
+        dialog.output,
+        started.elapsed().as_secs_f64()
+    ));
+    notes.push(speak_answer(s, player, mark, started, "admin")?);
+    s.log
+        .wait(mark, "PAM asks", Duration::from_secs(60))
+        .context("PAM never asked for the password")?;
+    // The dialog's header, away from its buttons: the explicit act the entry needs.
+    let (x, y, _, _) = dialog.rect;
+    s.touch_point(&dialog, (x + 60.0, y + 24.0))?;
+    std::thread::sleep(Duration::from_millis(500));
+    for c in crate::polkit::PASSWORD.chars() {
+        s.host.ask(&format!("keys {c}"))?;
+    }
+    s.shot("admin-typed")?;
+    s.host.ask("keys ret")?;
+    s.log
+        .wait(mark, "PAM accepted the password", Duration::from_secs(90))
+        .context("PAM did not accept the typed password")?;
+    std::thread::sleep(READ);
+    s.shot("admin-accepted")?;
+    // A touch too early for the click guard is ignored, as a person's would be: up to four.
+    let (mut printed, mut touches) = (None, 0);
+    while printed.is_none() && touches < 4 {
+        s.touch_approve(&dialog)?;
+        touches += 1;
+        let touched = Instant::now();
+        while printed.is_none() && touched.elapsed() < Duration::from_secs(6) {
+            printed = pkexec_ended(s)?;
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let printed = printed.context("pkexec had not ended 6 s after the fourth touch on Approve")?;
+    let decided = started.elapsed().as_secs_f64();
+    s.shot("admin-decided")?;
+    let record = s.audited_record(PKEXEC)?;
+    let lines: Vec<&str> = printed.lines().collect();
+    if lines != ["0", "exit 0"] {
+        bail!(
+            "pkexec printed {printed:?}, not its uid 0 and exit 0; audited {}",
+            record["resolution"]
+        );
+    }
+    notes.push(format!(
+        "pkexec printed uid 0; {touches} touch(es) on Approve; modalities {}",
+        record["modality_results"]
     ));
     Ok(Done {
-        resolution: d.resolution,
-        decision: Some(d.seconds),
+        resolution: record["resolution"].as_str().unwrap_or("?").to_string(),
+        decision: Some(decided),
         notes,
     })
 }

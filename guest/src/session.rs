@@ -52,6 +52,8 @@ pub struct Session<'a> {
     pub touch: TouchScreen,
     pub mouse: Mouse,
     pub rumble: Option<Rumble>,
+    /// polkitd and the shell that runs `pkexec`, or why they could not start.
+    pub polkit: std::result::Result<crate::polkit::Polkit, String>,
     pub outputs: Vec<Lit>,
     apps: Vec<(String, Child)>,
     shots: usize,
@@ -214,6 +216,20 @@ impl<'a> Session<'a> {
         let config = config_dir.join("config.toml");
         std::fs::copy(&args.config, &config)
             .with_context(|| format!("cannot copy the session's config to {}", config.display()))?;
+        // polkitd beside the session, its agent the compositor: a failure here fails the admin
+        // step only, saying why.
+        let polkit = match crate::polkit::start(&user, &args.out) {
+            Ok((polkit, section)) => {
+                let mut file = std::fs::OpenOptions::new().append(true).open(&config)?;
+                std::io::Write::write_all(&mut file, section.as_bytes())?;
+                host.log(&format!("polkitd up at {:.1} s", uptime()));
+                Ok(polkit)
+            }
+            Err(e) => {
+                host.log(&format!("polkitd not started: {e:#}"));
+                Err(format!("{e:#}"))
+            }
+        };
         user.own(&config)?;
         // The microphone is ALSA's default capture device, so the compositor opens it directly:
         // naming a card makes cpal open every sound device to find it, which takes seconds of
@@ -278,6 +294,7 @@ impl<'a> Session<'a> {
             touch,
             mouse,
             rumble: Some(rumble),
+            polkit,
             outputs: Vec::new(),
             apps: Vec::new(),
             shots: 0,
@@ -372,6 +389,25 @@ impl<'a> Session<'a> {
     /// What each modality said in the newest audit record of `capability` (`pcpctl audit`
     /// on the compositor's state store), as `modality result` pairs in order.
     pub fn audited_results(&self, capability: &str) -> Result<Vec<String>> {
+        let record = self.audited_record(capability)?;
+        Ok(record["modality_results"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|r| {
+                        format!(
+                            "{} {}",
+                            r["modality"].as_str().unwrap_or("?"),
+                            r["result"].as_str().unwrap_or("?")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// The newest audit record of `capability`, as `pcpctl audit --json` prints it.
+    pub fn audited_record(&self, capability: &str) -> Result<serde_json::Value> {
         // As the session's user: pcpctl refuses a state folder another user owns.
         let mut cmd = Command::new(&self.pcpctl);
         cmd.args(["audit", "--json", "--state"])
@@ -388,26 +424,11 @@ impl<'a> Session<'a> {
             );
         }
         let text = String::from_utf8_lossy(&out.stdout);
-        let record = text
-            .lines()
+        text.lines()
             .rev()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
             .find(|r| r["capability"] == capability)
-            .with_context(|| format!("the audit log has no record of {capability}"))?;
-        Ok(record["modality_results"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|r| {
-                        format!(
-                            "{} {}",
-                            r["modality"].as_str().unwrap_or("?"),
-                            r["result"].as_str().unwrap_or("?")
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default())
+            .with_context(|| format!("the audit log has no record of {capability}"))
     }
 
     /// Waits for the dialog to be placed after log line `from`.
@@ -442,6 +463,12 @@ impl<'a> Session<'a> {
     /// Touches the dialog's Approve button (it must be on the first output, where the touch
     /// screen is).
     pub fn touch_approve(&mut self, dialog: &Dialog) -> Result<()> {
+        self.touch_point(dialog, dialog.approve)
+    }
+
+    /// Touches global logical point `p` of the dialog's output (the first output, where the
+    /// touch screen is).
+    pub fn touch_point(&mut self, dialog: &Dialog, p: (f64, f64)) -> Result<()> {
         let first = self.outputs.first().context("no output")?.clone();
         if dialog.output != first.name {
             bail!(
@@ -451,10 +478,7 @@ impl<'a> Session<'a> {
             );
         }
         let (x, y, w, h) = first.rect;
-        let local = (
-            dialog.approve.0 - f64::from(x),
-            dialog.approve.1 - f64::from(y),
-        );
+        let local = (p.0 - f64::from(x), p.1 - f64::from(y));
         self.touch.tap(local, (w, h), PRESS)
     }
 

@@ -117,6 +117,12 @@ impl Front {
         match event {
             AgentEvent::Request(request) => self.request(request),
             AgentEvent::Prompt { cookie, prompt } => {
+                // PAM's question, never an answer: the session test waits for this line.
+                tracing::info!(
+                    "polkit request {cookie}: PAM asks {:?} (echo {})",
+                    prompt.text,
+                    prompt.echo
+                );
                 let mut updates = vec![
                     EntryUpdate::Ask {
                         label: prompt.text,
