@@ -44,6 +44,9 @@ pub struct PolkitText {
     /// The account row, when polkitd offers several accounts (`auth_admin`): `{account}` is the
     /// one asked for, `{next}` the one a press on the row (or Down in the entry) switches to.
     pub account: String,
+    /// In the requester line, for a program whose executable cannot be read (pkexec is
+    /// setuid root, so the session's user may not read `/proc/PID/exe`).
+    pub unreadable_program: String,
 }
 
 /// Most password attempts a request may get.
@@ -70,6 +73,7 @@ impl Default for PolkitText {
             broken: "The password check failed ({reason}). {tries} tries left.".into(),
             accepted: "Password accepted. Approve to continue.".into(),
             account: "For {account}. Tap here or press Down to use {next}.".into(),
+            unreadable_program: "(executable not readable)".into(),
         }
     }
 }

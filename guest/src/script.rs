@@ -403,6 +403,8 @@ fn admin(s: &mut Session<'_>) -> Result<Done> {
     for c in crate::polkit::PASSWORD.chars() {
         s.host.ask(&format!("keys {c}"))?;
     }
+    // The emulated CPU draws the dots about a second after the keys.
+    std::thread::sleep(READ);
     s.shot("admin-typed")?;
     s.host.ask("keys ret")?;
     s.log

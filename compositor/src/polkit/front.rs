@@ -198,7 +198,7 @@ impl Front {
             },
         );
         let client = requester(request.subject_pid, request.caller_pid);
-        let intent = Intent::new(&capability, params_of(&request), client);
+        let intent = Intent::new(&capability, params_of(&request, &self.text), client);
         self.waiting.push_back((number, intent));
         if self.current.is_some() {
             tracing::info!(
@@ -476,7 +476,7 @@ pub fn capability_of(action_id: &str) -> Result<String, String> {
 /// (or, when polkitd offers several, all of them in the order they are offered: the entry's
 /// account row says which one is asked now), and who asked polkitd when that is another
 /// process than the subject (pkexec, with its command line).
-fn params_of(request: &AuthRequest) -> Value {
+fn params_of(request: &AuthRequest, text: &PolkitText) -> Value {
     let mut params = Map::new();
     params.insert("action_id".into(), json!(request.action_id));
     params.insert("message".into(), json!(request.message));
@@ -488,7 +488,8 @@ fn params_of(request: &AuthRequest) -> Value {
     if let Some(caller) = request.caller_pid
         && request.caller_pid != request.subject_pid
     {
-        let exe = pcp_plugin::identity::executable_of(caller).unwrap_or_else(|| "?".into());
+        let exe = pcp_plugin::identity::executable_of(caller)
+            .unwrap_or_else(|| text.unreadable_program.clone());
         let mut line = format!("{exe} (pid {caller})");
         if let Some(cmdline) = command_line(caller) {
             line.push_str(": ");
