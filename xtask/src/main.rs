@@ -39,7 +39,8 @@ const USAGE: &str =
           virtio-gpu and a QXL card and play the scripted session there (touch, voice through
           snd-aloop, force feedback, a GPU unplugged and another plugged in, VT switching, a
           mode change); PNGs of every head and the logs go to target/session-test/ (--nice N
-          runs QEMU at a lower priority)
+          runs QEMU at a lower priority; --decoder-phases N sets the recognizer's phases in the
+          guest, 1 by default)
   eval-voice
           [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE] generate the
           voice evaluation set (espeak-ng) and measure recognition on it (--ci: a subset):

@@ -49,10 +49,16 @@ const VM_LIMIT: Duration = Duration::from_secs(12 * 60);
 struct Options {
     /// `nice` level for QEMU (`--nice N`): the guest's timings are measured at 0.
     nice: i32,
+    /// The recognizer's decoder phases in the guest (`--decoder-phases N`, default 1): to
+    /// measure whether the emulated CPU keeps up with more.
+    decoder_phases: u32,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
-    let mut options = Options { nice: 0 };
+    let mut options = Options {
+        nice: 0,
+        decoder_phases: 1,
+    };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -64,7 +70,17 @@ fn parse(args: &[String]) -> Result<Options> {
                     .filter(|n| (0..=19).contains(n))
                     .with_context(|| format!("--nice {n}: expected 0 to 19"))?;
             }
-            other => bail!("session-test: unknown argument `{other}` (known: --nice N)"),
+            "--decoder-phases" => {
+                let n = it.next().context("--decoder-phases needs a number")?;
+                options.decoder_phases = n
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=3).contains(n))
+                    .with_context(|| format!("--decoder-phases {n}: expected 1 to 3"))?;
+            }
+            other => bail!(
+                "session-test: unknown argument `{other}` (known: --nice N, --decoder-phases N)"
+            ),
         }
     }
     Ok(options)
@@ -89,7 +105,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let kernel = kernel::fetch(&cache)?;
     let modules = kernel::load_order(&kernel.modules, MODULES)?;
     let config = out.join("config.toml");
-    std::fs::write(&config, session_config())
+    std::fs::write(&config, session_config(options.decoder_phases))
         .with_context(|| format!("cannot write {}", config.display()))?;
     let answer = out.join("answer-yes.wav");
     answer::speak(&answer, "네")?;
@@ -200,8 +216,8 @@ fn fresh_output_dir(out: &Path) -> Result<()> {
 /// phase, to keep up on the emulated CPU. Every deadline and threshold stays at its shipped
 /// default; the model is loaded at start and kept (`load_at_start`, `unload_after_s = 0`), as
 /// on a device where loading it takes longer than a voice step.
-fn session_config() -> String {
-    "# Written by `cargo xtask session-test` for the session in the VM.\n\
+fn session_config(decoder_phases: u32) -> String {
+    let config = "# Written by `cargo xtask session-test` for the session in the VM.\n\
          [state]\npath = \"/tmp/pcp-state/state.sqlite3\"\n\n\
          [speech]\nlanguage = \"ko\"\n\
          input_device = \"\"\noutput_device = \"\"\n\
@@ -220,16 +236,16 @@ fn session_config() -> String {
          # The 10 s voice deadline starts when the dialog is shown; under TCG espeak-ng takes\n\
          # longer than that to speak the question, so the microphone would open too late.\n\
          speak_prompt = false\n\
-         # One decoder phase, not two: the second is there for a badly aligned first frame\n\
+         # One decoder phase, not two (unless `--decoder-phases` says otherwise): the second is there for a badly aligned first frame\n\
          # (tested headlessly with the real model at one and two phases). Under TCG two phases\n\
          # kept the recognizer busy 10.3 s for 1.5 s of audio and decided after the 10 s\n\
          # deadline on an idle machine; one phase decided 4.5-8.5 s after the microphone opened.\n\
          # The answer clip is checked on the host at 15 alignments before the VM boots.\n\
-         decoder_phases = 1\n\
+         decoder_phases = {PHASES}\n\
          # The guest answers with a \"네\" recorded before the prompt: it cannot say a challenge\n\
          # word chosen when the prompt begins.\n\
-         challenge = []\n"
-        .to_string()
+         challenge = []\n";
+    config.replace("{PHASES}", &decoder_phases.to_string())
 }
 
 /// The guest's `/init`: loads the modules, mounts the host's root (read-only, under a
