@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::audit::Resolution;
@@ -29,19 +28,12 @@ use crate::token::TokenKey;
 use crate::trust::TrustRules;
 use crate::types::{AuthLevel, RiskClass, SideEffects, Threshold};
 
+// Kept by the state store; named here too, beside the prompt that approves it.
+pub use crate::store::ApprovedPolicy;
+
 /// The capability name of the policy-change prompt in the audit log (reserved: no manifest can
 /// declare it).
 pub const POLICY_CAPABILITY: &str = "pcp.policy.change";
-
-/// The policy last approved, as the state store keeps it: enough to build it again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ApprovedPolicy {
-    pub digest: String,
-    pub sources: PolicySources,
-    pub facts: Vec<ProtectionFact>,
-    /// When it was approved (or first recorded), ms since the epoch.
-    pub approved_ms: i64,
-}
 
 /// The gate's view of policies: the host's facts and rules for the policy in force, and the
 /// policy waiting for the user, if any.

@@ -32,7 +32,7 @@ const LONG_FILES: &[(&str, usize)] = &[
     ("compositor/src/state.rs", 813),
     ("gate/src/capability.rs", 643),
     ("gate/src/policy.rs", 1179),
-    ("gate/src/store.rs", 615),
+    ("gate/src/store.rs", 611),
 ];
 
 /// Functions over the limit today (file, name), and their ceiling.
@@ -51,7 +51,9 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
 
 /// `pcp-gate`'s top-level modules that depend on each other in a cycle today. `classify` and
 /// `family` (the shell and path classifier, the `mcp.*` families) joined it through
-/// `capability`, which builds them from a manifest and which they read.
+/// `capability`, which builds them from a manifest and which they read. The store and its
+/// writer left it when the friction key moved to `friction` and the approved policy to `store`
+/// (the store no longer names the policy prompt, nor the writer the store).
 const GATE_CYCLE: &[&str] = &[
     "capability",
     "classify",
@@ -61,15 +63,11 @@ const GATE_CYCLE: &[&str] = &[
     "gate",
     "policy",
     "policy_prompt",
-    "prompt",
     "queue",
     "record",
     "rules",
     "sources",
-    "store",
     "threshold",
-    "token",
-    "writer",
 ];
 
 fn root() -> PathBuf {
