@@ -101,7 +101,6 @@ impl Gate {
         now_ms: i64,
         rebuild: impl FnOnce(PolicySources) -> Result<GateConfig, ConfigError>,
     ) -> Result<(Gate, StartPolicy), StoreError> {
-        // As `Gate::open`: the writer's queue is the config's.
         let ledger = Ledger::open(&config)?;
         let digest = policy::policy_digest(&config.sources, &facts);
         let Some(approved) = ledger.store().approved_policy()? else {

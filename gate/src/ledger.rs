@@ -25,18 +25,18 @@ use crate::types::Threshold;
 
 /// An approval on its way out: audited and given its token, or turned into a denial.
 struct Approval<'a> {
-    pub outcome: Outcome,
-    pub record: AuditRecord,
-    pub friction_update: Option<FrictionUpdate>,
+    outcome: Outcome,
+    record: AuditRecord,
+    friction_update: Option<FrictionUpdate>,
     /// Commit before returning (anything but `policy_allow`, which is group-committed).
-    pub durable: bool,
-    pub capability: &'a Capability,
-    pub params: &'a Value,
+    durable: bool,
+    capability: &'a Capability,
+    params: &'a Value,
     /// `canonical_json(params)`, as the record was built with: the token reuses it.
-    pub canonical_params: String,
+    canonical_params: String,
     /// `token::steps_digest` of a multi-step intent's steps; empty without steps.
-    pub steps: &'a str,
-    pub now_ms: i64,
+    steps: &'a str,
+    now_ms: i64,
 }
 
 /// An approval the host could not carry out, for [`crate::Gate::record_execution_failed`].

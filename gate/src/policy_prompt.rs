@@ -1,10 +1,12 @@
-//! Owns the policy-change prompt and the policy in force's host facts and rules: a new policy (a reload, or a start after the files changed) that
-//! lowers protection anywhere does not apply by itself. It becomes a system prompt (voice +
-//! visual, never lowered by friction, never answered by history) that lists every change; the
-//! policy in force stays until the user approves, and a denial or a timeout keeps it and says
-//! so in the audit log. A policy that only raises protection applies at once. A mixed one waits
-//! whole: its raises apply with the rest when it is approved, so nothing is ever weaker than the
-//! policy in force while it waits. The last approved policy is kept in the state store.
+//! Owns the policy-change prompt (`PolicyGate`): the proposal waiting for the user, and the host's
+//! facts and key rules of the policy in force. A new policy (a reload, or a start after the
+//! files changed) that lowers protection anywhere does not apply by itself. It becomes a system
+//! prompt (voice + visual, never lowered by friction, never answered by history) that lists
+//! every change; the policy in force stays until the user approves, and a denial or a timeout
+//! keeps it and says so in the audit log. A policy that only raises protection applies at once.
+//! A mixed one waits whole: its raises apply with the rest when it is approved, so nothing is
+//! ever weaker than the policy in force while it waits. The last approved policy is kept in the
+//! state store.
 
 use std::sync::Arc;
 

@@ -53,7 +53,7 @@ pub struct Prompt {
     /// The verified app identity that asked (`ClientIdentity::app_key`): its prompt slots,
     /// turns and token belong to it.
     pub(crate) app: String,
-    /// Its place in the fair order of apps (see `Gate::enqueue`).
+    /// Its place in the fair order of apps (see `Queue::enqueue`).
     pub(crate) turn: u64,
     /// The action may be allowed until logout (see `session`).
     pub(crate) session_eligible: bool,

@@ -1,5 +1,6 @@
-//! How a decision becomes an audit record: the facts it states, its parameters kept as the
-//! `[audit]` settings say, and the wording of a plan's notes.
+//! How a decision becomes an audit record, which owns no state (the ledger writes what is built
+//! here): the facts it states, its parameters kept as the `[audit]` settings say, and the
+//! wording of a plan's notes.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
