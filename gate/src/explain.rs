@@ -1,8 +1,9 @@
-//! `explain`: what the gate would do with an intent now, and why, without recording anything.
+//! `explain`, which owns no state: what the gate would do with an intent now, and why, worked
+//! out from the pieces evaluation reads, without recording anything.
 
 use serde::Serialize;
 
-use crate::gate::Gate;
+use crate::decide::Evaluator;
 use crate::intent::{Authorizer, Intent};
 use crate::types::{AuthLevel, Modality, SideEffects, Threshold};
 
@@ -78,104 +79,104 @@ pub struct ExplainedRule {
     pub declared_at: String,
 }
 
-impl Gate {
-    /// Explains how `intent` would be decided at `now_ms` under the current availability.
-    pub fn explain(&self, intent: &Intent, now_ms: i64) -> Explanation {
-        let safety_level = format!("{:?}", self.config.file.safety.level).to_lowercase();
-        let cap = self.config.registry.get(&intent.capability);
-        let mut ex = Explanation {
-            capability: intent.capability.clone(),
-            known: cap.is_some(),
-            version: cap.map(|c| c.version),
-            side_effects: cap.map(|c| c.side_effects),
-            auth_level: cap.map(|c| c.auth_level),
-            safety_level,
-            risk: None,
-            reasons: Vec::new(),
-            threshold: Threshold::None,
-            effective_threshold: Threshold::None,
-            would: "deny",
-            resolution: None,
-            authorizer: None,
-            plan: Vec::new(),
-            press_and_hold: false,
-            rule: None,
-            offers_session: false,
-            why: Vec::new(),
-        };
-        let ev = match self.evaluate_inner(intent, now_ms) {
-            Ok(ev) => ev,
-            Err(refusal) => {
-                ex.rule = refusal.rule().map(|rule| ExplainedRule {
-                    name: rule.name.clone(),
-                    capability: rule.capability.as_str().to_string(),
-                    params: rule
-                        .params
-                        .iter()
-                        .map(|(k, g)| (k.clone(), g.as_str().to_string()))
-                        .collect(),
-                    reason: rule.reason.clone(),
-                    declared_at: rule.declared_at.to_string(),
-                });
-                if let Some(rule) = &ex.rule {
-                    ex.why.push(format!(
-                        "deny rule `{}` ({}) forbids it",
-                        rule.name, rule.declared_at
-                    ));
-                }
-                let (resolution, reason) = refusal.resolution();
-                ex.resolution = Some(resolution.as_str());
-                ex.why.push(reason);
-                return ex;
-            }
-        };
-        ex.threshold = ev.threshold;
-        ex.effective_threshold = ev.effective;
-        let class = match &ev.classified {
-            Some(c) => ex.classified(c, &self.config.file.shell_risk.wording()),
-            None => (ev.capability.side_effects, ev.capability.auth_level),
-        };
-        let (se, auth, level) = (class.0, class.1, &ex.safety_level);
-        let line = format!("{se:?} side effects at {auth:?} auth level under {level} safety: ");
-        ex.why
-            .push(format!("{line}{}", ev.threshold).to_lowercase());
-        if ev.session_approved {
-            ex.why
-                .push("the user allowed this app this action until logout".into());
-        } else if ev.threshold != Threshold::None {
-            ex.why.push(ev.friction.describe());
-        }
-        if ev.effective == Threshold::None && ev.steps.is_empty() {
-            ex.would = "execute";
-            ex.resolution = Some(if ev.threshold == Threshold::None {
-                "policy_allow"
-            } else if ev.session_approved {
-                "user_approved_for_session"
-            } else {
-                "confirmed_by_history"
+/// Explains how `intent` would be decided at `now_ms` under what `evaluator` sees (the policy in
+/// force, the current availability, the history).
+pub(crate) fn explain(evaluator: &Evaluator<'_>, intent: &Intent, now_ms: i64) -> Explanation {
+    let config = evaluator.config;
+    let safety_level = format!("{:?}", config.file.safety.level).to_lowercase();
+    let cap = config.registry.get(&intent.capability);
+    let mut ex = Explanation {
+        capability: intent.capability.clone(),
+        known: cap.is_some(),
+        version: cap.map(|c| c.version),
+        side_effects: cap.map(|c| c.side_effects),
+        auth_level: cap.map(|c| c.auth_level),
+        safety_level,
+        risk: None,
+        reasons: Vec::new(),
+        threshold: Threshold::None,
+        effective_threshold: Threshold::None,
+        would: "deny",
+        resolution: None,
+        authorizer: None,
+        plan: Vec::new(),
+        press_and_hold: false,
+        rule: None,
+        offers_session: false,
+        why: Vec::new(),
+    };
+    let ev = match evaluator.evaluate(intent, now_ms) {
+        Ok(ev) => ev,
+        Err(refusal) => {
+            ex.rule = refusal.rule().map(|rule| ExplainedRule {
+                name: rule.name.clone(),
+                capability: rule.capability.as_str().to_string(),
+                params: rule
+                    .params
+                    .iter()
+                    .map(|(k, g)| (k.clone(), g.as_str().to_string()))
+                    .collect(),
+                reason: rule.reason.clone(),
+                declared_at: rule.declared_at.to_string(),
             });
+            if let Some(rule) = &ex.rule {
+                ex.why.push(format!(
+                    "deny rule `{}` ({}) forbids it",
+                    rule.name, rule.declared_at
+                ));
+            }
+            let (resolution, reason) = refusal.resolution();
+            ex.resolution = Some(resolution.as_str());
+            ex.why.push(reason);
             return ex;
         }
-        let plan = self.plan_for(&ev);
-        ex.authorizer = Some(plan.authorizer);
-        ex.press_and_hold = plan.press_and_hold;
-        for note in &plan.notes {
-            ex.why.push(crate::record::note_str(*note).to_string());
-        }
-        if plan.authorizer == Authorizer::Denying {
-            ex.resolution = Some("confirmation_unavailable");
-            ex.why
-                .push("no output or no input device: nobody can answer".into());
-            return ex;
-        }
-        ex.would = "confirm";
-        ex.offers_session = plan.modalities.contains(&Modality::Visual)
-            && self.session_eligible(intent, ev.threshold, ev.risk, !ev.steps.is_empty(), &plan);
-        if ex.offers_session {
-            ex.why
-                .push("the prompt offers \"allow until logout\"".into());
-        }
-        ex.plan = plan.modalities;
-        ex
+    };
+    ex.threshold = ev.threshold;
+    ex.effective_threshold = ev.effective;
+    let class = match &ev.classified {
+        Some(c) => ex.classified(c, &config.file.shell_risk.wording()),
+        None => (ev.capability.side_effects, ev.capability.auth_level),
+    };
+    let (se, auth, level) = (class.0, class.1, &ex.safety_level);
+    let line = format!("{se:?} side effects at {auth:?} auth level under {level} safety: ");
+    ex.why
+        .push(format!("{line}{}", ev.threshold).to_lowercase());
+    if ev.session_approved {
+        ex.why
+            .push("the user allowed this app this action until logout".into());
+    } else if ev.threshold != Threshold::None {
+        ex.why.push(ev.friction.describe());
     }
+    if ev.effective == Threshold::None && ev.steps.is_empty() {
+        ex.would = "execute";
+        ex.resolution = Some(if ev.threshold == Threshold::None {
+            "policy_allow"
+        } else if ev.session_approved {
+            "user_approved_for_session"
+        } else {
+            "confirmed_by_history"
+        });
+        return ex;
+    }
+    let plan = evaluator.plan_for(&ev);
+    ex.authorizer = Some(plan.authorizer);
+    ex.press_and_hold = plan.press_and_hold;
+    for note in &plan.notes {
+        ex.why.push(crate::record::note_str(*note).to_string());
+    }
+    if plan.authorizer == Authorizer::Denying {
+        ex.resolution = Some("confirmation_unavailable");
+        ex.why
+            .push("no output or no input device: nobody can answer".into());
+        return ex;
+    }
+    ex.would = "confirm";
+    ex.offers_session =
+        plan.modalities.contains(&Modality::Visual) && evaluator.offers_session(intent, &ev, &plan);
+    if ex.offers_session {
+        ex.why
+            .push("the prompt offers \"allow until logout\"".into());
+    }
+    ex.plan = plan.modalities;
+    ex
 }

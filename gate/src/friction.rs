@@ -15,6 +15,25 @@ pub struct History {
     pub last_approved_ms: i64,
 }
 
+/// The friction key: (profile, app, capability, version, fingerprint of the salient params).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FrictionKey {
+    pub profile: String,
+    /// The verified app identity ([`crate::ClientIdentity::app_key`]): one app's approvals never
+    /// lower another's prompts.
+    pub app: String,
+    pub capability: String,
+    pub version: u32,
+    pub fingerprint: String,
+}
+
+/// A change to friction history that commits together with its audit record.
+#[derive(Debug, Clone)]
+pub enum FrictionUpdate {
+    Set(FrictionKey, History),
+    Clear(FrictionKey),
+}
+
 /// Why the effective threshold is what it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrictionReason {

@@ -17,6 +17,7 @@ pub mod friction;
 pub mod gate;
 pub mod identity;
 pub mod intent;
+mod ledger;
 pub mod plan;
 pub mod policy;
 pub mod policy_prompt;
@@ -42,8 +43,8 @@ pub use identity::{ClientIdentity, IdentityKind, ProcessChange, SandboxIdentity}
 pub use intent::{
     Authorizer, Availability, Decision, Intent, IntentId, ModalityEvent, Outcome, Plan, Step,
 };
+pub use ledger::FailedExecution;
 pub use policy::{Direction, KeyRule, Order, PolicyChange, ProtectionFact};
 pub use policy_prompt::{ApprovedPolicy, POLICY_CAPABILITY, StartPolicy};
 pub use prompt::Prompt;
-pub use record::FailedExecution;
 pub use types::{Answer, AuthLevel, Modality, RiskClass, SideEffects, Threshold};

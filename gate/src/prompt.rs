@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::audit::ModalityResult;
 use crate::capability::Capability;
 use crate::friction::FrictionReason;
-use crate::intent::{Intent, IntentId, Plan};
+use crate::intent::{Decision, Intent, IntentId, Plan};
 use crate::store::FrictionKey;
 use crate::types::{Modality, RiskClass, Threshold};
 
@@ -53,7 +53,7 @@ pub struct Prompt {
     /// The verified app identity that asked (`ClientIdentity::app_key`): its prompt slots,
     /// turns and token belong to it.
     pub(crate) app: String,
-    /// Its place in the fair order of apps (see `Gate::enqueue`).
+    /// Its place in the fair order of apps (see `Queue::enqueue`).
     pub(crate) turn: u64,
     /// The action may be allowed until logout (see `session`).
     pub(crate) session_eligible: bool,
@@ -101,6 +101,15 @@ impl Prompt {
     /// What each modality has said so far.
     pub fn results(&self) -> &[ModalityResult] {
         &self.results
+    }
+
+    /// The decision that says this prompt asks: its id, threshold and plan.
+    pub(crate) fn confirm(&self) -> Decision {
+        Decision::Confirm {
+            id: self.id,
+            threshold: self.threshold,
+            plan: self.plan.clone(),
+        }
     }
 
     pub(crate) fn all_approved(&self) -> bool {

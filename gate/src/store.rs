@@ -9,13 +9,18 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
 
 use crate::audit::{AuditRecord, ChainBreak, GENESIS_HASH, verify_chain};
 use crate::error::StoreError;
+use crate::fact::ProtectionFact;
 use crate::friction::History;
-use crate::policy_prompt::ApprovedPolicy;
+use crate::sources::PolicySources;
 use crate::trust::TrustRules;
 use crate::writer::{Pending, Writer};
+
+// The friction history's key and changes are friction's own types; the store keeps them.
+pub use crate::friction::{FrictionKey, FrictionUpdate};
 
 /// The schema this code writes. 1: friction history is keyed by the verified app identity too
 /// (history from before is dropped: it was shared by every app).
@@ -74,23 +79,14 @@ pub enum NonceSpend {
     Expired,
 }
 
-/// The friction key: (profile, app, capability, version, fingerprint of the salient params).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct FrictionKey {
-    pub profile: String,
-    /// The verified app identity ([`crate::ClientIdentity::app_key`]): one app's approvals never
-    /// lower another's prompts.
-    pub app: String,
-    pub capability: String,
-    pub version: u32,
-    pub fingerprint: String,
-}
-
-/// A change to friction history that commits together with its audit record.
-#[derive(Debug, Clone)]
-pub enum FrictionUpdate {
-    Set(FrictionKey, History),
-    Clear(FrictionKey),
+/// The policy last approved, as the state store keeps it: enough to build it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovedPolicy {
+    pub digest: String,
+    pub sources: PolicySources,
+    pub facts: Vec<ProtectionFact>,
+    /// When it was approved (or first recorded), ms since the epoch.
+    pub approved_ms: i64,
 }
 
 /// Group-commit limits for routine records.

@@ -19,7 +19,7 @@ use rusqlite::{Connection, params};
 
 use crate::audit::{AuditRecord, chain_hash};
 use crate::error::StoreError;
-use crate::store::FrictionUpdate;
+use crate::friction::FrictionUpdate;
 
 /// One numbered record (its `seq` set by the store), not yet chained: the writer fills its
 /// `prev_hash` and encodes it.

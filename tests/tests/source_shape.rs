@@ -1,8 +1,9 @@
 //! The product sources stay readable: no file over 600 lines, no function over 100 lines, and
 //! no module cycle inside `pcp-plugin` (its modules depend on each other one way only). What
 //! is over a limit today is listed below with its size as a ceiling: each may only shrink, and
-//! leaves the list once it is within the limit (the test says so). `pcp-gate`'s module cycles
-//! are listed the same way until its concerns own their fields.
+//! leaves the list once it is within the limit (the test says so). `pcp-gate`'s module cycle is
+//! listed the same way: its concerns own their fields now, and what is left on it is the
+//! manifest and policy code (see `GATE_CYCLE`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -26,13 +27,15 @@ const PRODUCT: &[&str] = &[
 
 /// Files over the limit today, and their ceiling. The three gate files grew when the gate
 /// learned to classify shell commands and file paths (the manifest's `classify`, the prompt's
-/// risk label, the protection fact of a dropped classifier), written beside this check: they
-/// shrink with the gate's split into concerns that own their fields.
+/// risk label, the protection fact of a dropped classifier), written beside this check. The
+/// gate's split into concerns that own their fields did not bring them under: `store.rs` only
+/// lost the friction key (moved to `friction`); `capability.rs` and `policy.rs` are the
+/// manifest and the policy comparison, not concerns of `Gate`.
 const LONG_FILES: &[(&str, usize)] = &[
     ("compositor/src/state.rs", 813),
     ("gate/src/capability.rs", 643),
     ("gate/src/policy.rs", 1179),
-    ("gate/src/store.rs", 615),
+    ("gate/src/store.rs", 611),
 ];
 
 /// Functions over the limit today (file, name), and their ceiling.
@@ -40,36 +43,29 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("compositor/pcpctl/src/run.rs", "run", 105),
     ("compositor/src/bin/pcp-compositor.rs", "run", 105),
     ("compositor/src/state.rs", "with_backend", 175),
-    ("gate/src/decide.rs", "evaluate_inner", 113),
     ("gate/src/policy.rs", "capability_changes", 155),
-    ("gate/src/queue.rs", "respond", 118),
     ("overlay/src/draw.rs", "draw_full", 111),
     ("overlay/src/draw.rs", "draw_region", 156),
     ("overlay/src/layout/build.rs", "build", 371),
     ("speech/src/listen.rs", "listen_round", 121),
 ];
 
-/// `pcp-gate`'s top-level modules that depend on each other in a cycle today. `classify` and
-/// `family` (the shell and path classifier, the `mcp.*` families) joined it through
-/// `capability`, which builds them from a manifest and which they read.
+/// `pcp-gate`'s top-level modules that depend on each other in a cycle today: the manifests
+/// (`capability`, `rules`, `sources`), the config that holds them, the threshold table, the
+/// policy comparison, and `classify` and `family` (the shell and path classifier, the `mcp.*`
+/// families), which `capability` builds from a manifest and which read it. The gate's concerns
+/// left it when they came to own their fields: `gate` calls `queue`, `ledger`, `policy_prompt`,
+/// `session` and `decide`, and none of them names `gate`; the store and its writer left it when
+/// the friction key moved to `friction` and the approved policy to `store`.
 const GATE_CYCLE: &[&str] = &[
     "capability",
     "classify",
     "config",
-    "decide",
     "family",
-    "gate",
     "policy",
-    "policy_prompt",
-    "prompt",
-    "queue",
-    "record",
     "rules",
     "sources",
-    "store",
     "threshold",
-    "token",
-    "writer",
 ];
 
 fn root() -> PathBuf {
