@@ -4,6 +4,9 @@
 //! line per clip: the answer, the transcript, where in the audio it was decided and how long
 //! recognizing that last block took.
 //!
+//! A line with `then` (and `gap_ms`) is a pair: that file follows `path` after the pause, in
+//! the same listening window, heard only if the first decided nothing.
+//!
 //! `cargo run -p pcp-speech --example eval_voice -- MANIFEST RESULTS [SPEECH_CONFIG]
 //! [--denoise=on|off]`, where SPEECH_CONFIG is a TOML file with a `[speech]` section (the
 //! defaults otherwise) and `--denoise` sets its `denoise` key.
@@ -13,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use pcp_speech::listen::{Ending, round_from_wav};
+use pcp_speech::listen::{Ending, round_from_wavs};
 use pcp_speech::{Config, PhrasePack, SpeechModel};
 use serde_json::{Value, json};
 
@@ -107,8 +110,18 @@ fn run() -> Result<(), String> {
         // SAFETY: srand has no preconditions; this program runs one recognizer at a time.
         unsafe { libc::srand(seed(id)) };
         let challenge = clip["challenge"].as_str();
-        let round = round_from_wav(&model, pack.clone(), &config, challenge, &path)
-            .map_err(|e| format!("{id}: {e}"))?;
+        // A pair: the repeat, after a pause, in the same window.
+        let then = clip["then"].as_str().map(PathBuf::from);
+        let gap_ms = clip["gap_ms"].as_u64().unwrap_or(0) as u32;
+        let round = round_from_wavs(
+            &model,
+            pack.clone(),
+            &config,
+            challenge,
+            &path,
+            then.as_deref().map(|t| (t, gap_ms)),
+        )
+        .map_err(|e| format!("{id}: {e}"))?;
         let answer = match &round.ending {
             Ending::Heard(h) => h.answer.as_str(),
             _ => "none",

@@ -314,6 +314,28 @@ impl WavSource {
             block,
         })
     }
+
+    /// `then` played after this file and `gap_ms` of silence, as one stream (both at one rate).
+    fn followed_by(
+        mut self,
+        then: WavSource,
+        gap_ms: u32,
+        path: &Path,
+    ) -> Result<Self, SpeechError> {
+        if then.rate != self.rate {
+            return Err(SpeechError::Wav {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "{} Hz, but the clip before it is at {} Hz",
+                    then.rate, self.rate
+                ),
+            });
+        }
+        let gap = self.rate as usize * gap_ms as usize / 1000;
+        self.audio.extend(std::iter::repeat_n(0.0, gap));
+        self.audio.extend(then.audio);
+        Ok(self)
+    }
 }
 
 impl Source for WavSource {
@@ -480,7 +502,25 @@ pub fn round_from_wav(
     challenge: Option<&str>,
     path: &Path,
 ) -> Result<Round, SpeechError> {
+    round_from_wavs(model, pack, config, challenge, path, None)
+}
+
+/// [`round_from_wav`] with a repeat in the same listening window: `then` (a file and the
+/// silence before it, in ms) follows the first file, as a person says the answer again after
+/// the dialog's "didn't catch that". The repeat is heard only when the first utterance decided
+/// nothing (a decision ends the round), and only as far as the window lasts.
+pub fn round_from_wavs(
+    model: &SpeechModel,
+    pack: Arc<PhrasePack>,
+    config: &Config,
+    challenge: Option<&str>,
+    path: &Path,
+    then: Option<(&Path, u32)>,
+) -> Result<Round, SpeechError> {
     let mut source = WavSource::open(path, config.block_ms)?;
+    if let Some((then, gap_ms)) = then {
+        source = source.followed_by(WavSource::open(then, config.block_ms)?, gap_ms, then)?;
+    }
     let stop = AtomicBool::new(false);
     listen_round(
         model,

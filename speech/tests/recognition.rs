@@ -497,3 +497,58 @@ fn with_denoise_clear_answers_are_still_heard() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// One window with a repeat (`round_from_wavs`, as `cargo xtask eval-voice` plays its pairs):
+/// a first utterance that decides nothing is followed by the repeat, which decides; a first
+/// that decides ends the window before the repeat is heard.
+#[test]
+fn a_repeat_in_the_same_window_is_heard_only_after_a_first_that_decided_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let clip = |name: &str, text: &str| {
+        speech(dir.path(), name, text, 16_000, 1, Encoding::I16, (0.3, 0.8))
+    };
+    let nothing = clip("nothing.wav", "예");
+    let yes = clip("yes.wav", "네");
+    let no = clip("no.wav", "아니요");
+    let window = |first: &std::path::Path, then: &std::path::Path| {
+        let _decoding = seeded();
+        let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
+        let round = pcp_speech::listen::round_from_wavs(
+            &model(),
+            pack,
+            &repeatable(),
+            None,
+            first,
+            Some((then, 700)),
+        )
+        .unwrap();
+        round.report().answer
+    };
+    assert_eq!(window(&nothing, &yes), ReportAnswer::Approve);
+    assert_eq!(
+        window(&no, &yes),
+        ReportAnswer::Deny,
+        "decided before the repeat"
+    );
+    // Clips at two rates are not one stream: refused, naming the repeat.
+    let other_rate = speech(
+        dir.path(),
+        "yes48.wav",
+        "네",
+        48_000,
+        1,
+        Encoding::I16,
+        (0.3, 0.8),
+    );
+    let pack = std::sync::Arc::new(pcp_speech::PhrasePack::load(None, "ko").unwrap());
+    let err = pcp_speech::listen::round_from_wavs(
+        &model(),
+        pack,
+        &repeatable(),
+        None,
+        &nothing,
+        Some((&other_rate, 700)),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("yes48.wav"), "{err}");
+}

@@ -156,6 +156,19 @@ pub fn run(args: &[String]) -> Result<()> {
     )?;
 
     let decided = read_results(&results)?;
+    // The same answers again, each with its repeat in one listening window.
+    let (pair_text, pairs) = pair_manifest(&chosen, &options.parts, &clip_dir);
+    let pair_manifest = out.join(format!("manifest-{label}-pairs.jsonl"));
+    std::fs::write(&pair_manifest, pair_text)?;
+    let pair_results = out.join(format!("results-{label}-pairs.jsonl"));
+    run_runner_with(
+        &pair_manifest,
+        &pair_results,
+        options.speech_config.as_deref(),
+        denoise_arg.as_deref(),
+        &cache,
+    )?;
+    let windows_decided = read_results(&pair_results)?;
     let mut printed = String::new();
     let mut failures = Vec::new();
     for part in &options.parts {
@@ -169,11 +182,28 @@ pub fn run(args: &[String]) -> Result<()> {
         } else {
             format!("{} part", part.name())
         };
-        let section = report::render(&title, &outcomes);
+        let mut section = report::render(&title, &outcomes);
+        let mut windows = report::Windows::default();
+        for (_, id, truth) in pairs.iter().filter(|(p, _, _)| p == part) {
+            let answer = windows_decided
+                .get(id)
+                .and_then(|r| r["answer"].as_str())
+                .with_context(|| format!("no result for the pair {id}"))?;
+            let decided =
+                Truth::parse(answer).with_context(|| format!("{id}: answer `{answer}`"))?;
+            windows.add(*truth, decided);
+        }
+        section.push_str(&windows.render(REPEAT_GAP_MS));
         let summary = report::summarize(&outcomes);
         if options.ci {
             if summary.false_approvals > 0 {
                 failures.push(format!("{} false approval(s)", summary.false_approvals));
+            }
+            if windows.false_approvals > 0 {
+                failures.push(format!(
+                    "{} false approval(s) in windows with a repeat",
+                    windows.false_approvals
+                ));
             }
             if summary.answer_accuracy() < CI_MIN_ANSWER_ACCURACY {
                 failures.push(format!(
@@ -189,10 +219,11 @@ pub fn run(args: &[String]) -> Result<()> {
     let table = out.join(format!("table-{label}.txt"));
     std::fs::write(&table, &printed)?;
     eprintln!(
-        "xtask: eval-voice wrote {}, {} and {}",
+        "xtask: eval-voice wrote {}, {}, {} and the pairs' {}",
         table.display(),
         manifest.display(),
-        results.display()
+        results.display(),
+        pair_results.display()
     );
     if !failures.is_empty() {
         bail!("eval-voice --ci failed: {}", failures.join("; "));
@@ -357,6 +388,27 @@ pub fn read_results(path: &Path) -> Result<HashMap<String, Value>> {
     Ok(out)
 }
 
+/// A clip as the report knows it before it was run: what was said, in which conditions, with
+/// nothing decided.
+fn unjudged(clip: &Clip) -> Outcome {
+    let text = match &clip.source {
+        Source::Speech { text, .. } => text.clone(),
+        Source::Silence => "(silence)".into(),
+        Source::Breath { .. } => "(breathing)".into(),
+        Source::Music { .. } => "(music)".into(),
+    };
+    Outcome {
+        conditions: conditions(clip),
+        id: clip.id.clone(),
+        kind: clip.kind,
+        truth: clip.truth,
+        decided: Truth::None,
+        text,
+        transcript: String::new(),
+        latency_ms: None,
+    }
+}
+
 fn outcome(clip: &Clip, result: Option<&Value>, end_s: Option<f64>) -> Result<Outcome> {
     let result = result.with_context(|| format!("no result for {}", clip.id))?;
     let answer = result["answer"].as_str().unwrap_or("none");
@@ -368,22 +420,47 @@ fn outcome(clip: &Clip, result: Option<&Value>, end_s: Option<f64>) -> Result<Ou
         }
         _ => None,
     };
-    let text = match &clip.source {
-        Source::Speech { text, .. } => text.clone(),
-        Source::Silence => "(silence)".into(),
-        Source::Breath { .. } => "(breathing)".into(),
-        Source::Music { .. } => "(music)".into(),
-    };
     Ok(Outcome {
-        conditions: conditions(clip),
-        id: clip.id.clone(),
-        kind: clip.kind,
-        truth: clip.truth,
         decided,
-        text,
         transcript: result["transcript"].as_str().unwrap_or("").to_string(),
         latency_ms,
+        ..unjudged(clip)
     })
+}
+
+/// The pause before a repeat, in milliseconds: the user hears "didn't catch that" and says
+/// the answer again.
+const REPEAT_GAP_MS: u32 = 700;
+
+/// Each part's answer clips paired with their repeats (see [`report::repeat_pairs`]), as the
+/// runner's manifest of pairs, one listening window each; and each pair's id and truth.
+fn pair_manifest(
+    chosen: &[&Clip],
+    parts: &[Part],
+    clip_dir: &Path,
+) -> (String, Vec<(Part, String, Truth)>) {
+    let mut text = String::new();
+    let mut pairs = Vec::new();
+    for part in parts {
+        let clips: Vec<&Clip> = chosen.iter().copied().filter(|c| c.part == *part).collect();
+        let shapes: Vec<Outcome> = clips.iter().map(|c| unjudged(c)).collect();
+        for (first, repeat) in report::repeat_pairs(&shapes) {
+            let Some(repeat) = repeat else { continue };
+            let (first, repeat) = (clips[first], clips[repeat]);
+            let id = format!("{}+{}", first.id, repeat.id);
+            let line = json!({
+                "id": id,
+                "path": clip_dir.join(format!("{}.wav", first.id)),
+                "then": clip_dir.join(format!("{}.wav", repeat.id)),
+                "gap_ms": REPEAT_GAP_MS,
+                "challenge": first.challenge,
+            });
+            text.push_str(&line.to_string());
+            text.push('\n');
+            pairs.push((*part, id, first.truth));
+        }
+    }
+    (text, pairs)
 }
 
 /// The conditions a speech clip was made in, banded so each band holds several clips: what the

@@ -141,13 +141,16 @@ impl Repeats {
 /// The conditions a repeat must differ in from the first utterance (one of them).
 const REPEAT_DIFFERS_IN: &[&str] = &["voice", "wpm", "noise"];
 
-pub fn repeats(outcomes: &[Outcome]) -> Repeats {
-    let mut groups: BTreeMap<(Kind, usize), Vec<&Outcome>> = BTreeMap::new();
-    for o in outcomes
-        .iter()
-        .filter(|o| o.kind == Kind::Answer && o.truth != Truth::None)
-    {
-        groups.entry((o.kind, index(o.truth))).or_default().push(o);
+/// Each answer clip (of a prompt without a challenge word) with the clip that is its repeat:
+/// the next one by id, cyclically, with the same truth said in another condition (voice, rate
+/// band or noise), else the next one; `None` when no other clip has its truth. Indices into
+/// `outcomes`; only ids, kinds, truths and conditions are read, so it holds before any result.
+pub fn repeat_pairs(outcomes: &[Outcome]) -> Vec<(usize, Option<usize>)> {
+    let mut groups: BTreeMap<(Kind, usize), Vec<usize>> = BTreeMap::new();
+    for (i, o) in outcomes.iter().enumerate() {
+        if o.kind == Kind::Answer && o.truth != Truth::None {
+            groups.entry((o.kind, index(o.truth))).or_default().push(i);
+        }
     }
     let condition = |o: &Outcome, name: &str| {
         o.conditions
@@ -155,41 +158,84 @@ pub fn repeats(outcomes: &[Outcome]) -> Repeats {
             .find(|(c, _)| *c == name)
             .map(|(_, v)| v.clone())
     };
-    let mut r = Repeats::default();
+    let mut pairs = Vec::new();
     for group in groups.values_mut() {
-        group.sort_by(|a, b| a.id.cmp(&b.id));
-        for (i, first) in group.iter().enumerate() {
-            r.pairs += 1;
-            let wrong_approval =
-                |o: &Outcome| o.decided == Truth::Approve && o.truth != Truth::Approve;
-            if first.decided == first.truth {
-                r.first += 1;
-                continue;
-            }
-            if first.decided != Truth::None {
-                r.false_approvals += usize::from(wrong_approval(first));
-                continue;
-            }
-            let others = (1..group.len()).map(|k| group[(i + k) % group.len()]);
-            let differs = |o: &&Outcome| {
+        group.sort_by(|a, b| outcomes[*a].id.cmp(&outcomes[*b].id));
+        for (k, &first) in group.iter().enumerate() {
+            let others = (1..group.len()).map(|j| group[(k + j) % group.len()]);
+            let differs = |o: &usize| {
                 REPEAT_DIFFERS_IN
                     .iter()
-                    .any(|c| condition(o, c) != condition(first, c))
+                    .any(|c| condition(&outcomes[*o], c) != condition(&outcomes[first], c))
             };
-            let Some(repeat) = others
+            let repeat = others
                 .clone()
                 .find(differs)
-                .or_else(|| others.clone().next())
-            else {
-                continue;
-            };
-            if repeat.decided == repeat.truth {
-                r.second += 1;
-            }
-            r.false_approvals += usize::from(wrong_approval(repeat));
+                .or_else(|| others.clone().next());
+            pairs.push((first, repeat));
         }
     }
+    pairs
+}
+
+pub fn repeats(outcomes: &[Outcome]) -> Repeats {
+    let wrong_approval = |o: &Outcome| o.decided == Truth::Approve && o.truth != Truth::Approve;
+    let mut r = Repeats::default();
+    for (first, repeat) in repeat_pairs(outcomes) {
+        let first = &outcomes[first];
+        r.pairs += 1;
+        if first.decided == first.truth {
+            r.first += 1;
+            continue;
+        }
+        if first.decided != Truth::None {
+            r.false_approvals += usize::from(wrong_approval(first));
+            continue;
+        }
+        let Some(repeat) = repeat.map(|i| &outcomes[i]) else {
+            continue;
+        };
+        if repeat.decided == repeat.truth {
+            r.second += 1;
+        }
+        r.false_approvals += usize::from(wrong_approval(repeat));
+    }
     r
+}
+
+/// Pairs played in one listening window: the first answer, a pause, and its repeat, which the
+/// listener hears only when the first decided nothing (see [`repeat_pairs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Windows {
+    pub pairs: usize,
+    /// Windows decided right.
+    pub right: usize,
+    /// Windows that approved what was not an approval.
+    pub false_approvals: usize,
+}
+
+impl Windows {
+    /// Adds one window: the pair's truth and what the window decided.
+    pub fn add(&mut self, truth: Truth, decided: Truth) {
+        self.pairs += 1;
+        self.right += usize::from(decided == truth);
+        self.false_approvals += usize::from(decided == Truth::Approve && truth != Truth::Approve);
+    }
+
+    /// The line of the printed report.
+    pub fn render(&self, gap_ms: u32) -> String {
+        let percent = if self.pairs == 0 {
+            0.0
+        } else {
+            100.0 * self.right as f64 / self.pairs as f64
+        };
+        format!(
+            "answered within the window with one repeat, played: {}/{} = {percent:.1} % (the \
+             repeat {gap_ms} ms after the first, heard only if it decided nothing; {} false \
+             approvals)\n",
+            self.right, self.pairs, self.false_approvals
+        )
+    }
 }
 
 /// The printed report of one part.
@@ -406,6 +452,40 @@ mod tests {
         assert!((r.accuracy() - 400.0 / 6.0).abs() < 1e-9);
         let text = render("t", &outcomes);
         assert!(text.contains("answered within one repeat: 4/6"), "{text}");
+        // The pairs are chosen from the clips alone: what was decided changes none of them.
+        let undecided: Vec<Outcome> = outcomes
+            .iter()
+            .map(|o| Outcome {
+                decided: Truth::None,
+                ..o.clone()
+            })
+            .collect();
+        let ids = |o: &[Outcome]| -> Vec<(String, Option<String>)> {
+            repeat_pairs(o)
+                .into_iter()
+                .map(|(f, r)| (o[f].id.clone(), r.map(|r| o[r].id.clone())))
+                .collect()
+        };
+        assert_eq!(ids(&outcomes), ids(&undecided));
+        assert!(ids(&outcomes).contains(&("a2".into(), Some("a3".into()))));
+    }
+
+    #[test]
+    fn a_window_counts_right_answers_and_approvals_of_what_was_not_one() {
+        let mut w = Windows::default();
+        w.add(Truth::Approve, Truth::Approve);
+        w.add(Truth::Deny, Truth::None);
+        w.add(Truth::Deny, Truth::Approve);
+        assert_eq!(
+            w,
+            Windows {
+                pairs: 3,
+                right: 1,
+                false_approvals: 1,
+            }
+        );
+        let line = w.render(700);
+        assert!(line.contains("1/3 = 33.3 %") && line.contains("700 ms"), "{line}");
     }
 
     #[test]
