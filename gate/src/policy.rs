@@ -27,13 +27,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::capability::{Capability, ExtraParams, Registry};
+use crate::capability::{Capability, ExtraParams};
 pub use crate::config::gate_rules;
-use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
+use crate::config::{GateConfig, PolicyChangeConfig};
 pub use crate::fact::ProtectionFact;
+pub use crate::key_rule::{KeyRule, Order};
+use crate::lowering::{floor_rank, salient_covers, salient_text, side_effects_name, threshold_of};
+use crate::registry::Registry;
 use crate::sources::PolicySources;
-use crate::threshold;
-use crate::types::{SideEffects, Threshold};
+use crate::types::SafetyLevel;
 
 /// Whether a change makes the gate ask less (lowers) or more (raises), or, by the host's rule,
 /// has nothing to do with protection (neutral: a colour, a capture interval).
@@ -79,61 +81,6 @@ impl PolicyChange {
                 ("new", self.new.as_deref().unwrap_or("")),
             ],
         )
-    }
-}
-
-/// How the values of one config key order protection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Order {
-    /// A larger number is more protection.
-    LargerRaises,
-    /// A larger number is less protection.
-    LargerLowers,
-    /// `true` is more protection.
-    TrueRaises,
-    /// `true` is less protection.
-    TrueLowers,
-    /// Strings from least to most protection.
-    Ranked(Vec<String>),
-    /// A list whose members each add protection (deny rules): a member added raises, one
-    /// removed lowers.
-    MembersRaise,
-    /// A list whose members each add trust (manifest folders): a member added lowers.
-    MembersLower,
-    /// Any change lowers (wording, paths, profiles).
-    AnyChangeLowers,
-    /// The key has nothing to do with protection: its changes apply at once. For a host's own
-    /// keys only, and only those that cannot mislead a user (not the dialog's wording or its risk
-    /// colours).
-    Unrelated,
-}
-
-/// The order of the keys that match `pattern`: dotted, `*` standing for one segment
-/// (`friction.*.implicit_after`, `timeouts.*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRule {
-    pub pattern: String,
-    pub order: Order,
-}
-
-impl KeyRule {
-    pub fn new(pattern: &str, order: Order) -> KeyRule {
-        KeyRule {
-            pattern: pattern.to_string(),
-            order,
-        }
-    }
-
-    pub(crate) fn matches(&self, key: &str) -> bool {
-        let mut pattern = self.pattern.split('.');
-        let mut key = key.split('.');
-        loop {
-            match (pattern.next(), key.next()) {
-                (None, None) => return true,
-                (Some(p), Some(k)) if p == "*" || p == k => {}
-                _ => return false,
-            }
-        }
     }
 }
 
@@ -198,102 +145,6 @@ pub fn compare(
 /// Whether any change lowers protection.
 pub fn lowers(changes: &[PolicyChange]) -> bool {
     changes.iter().any(|c| c.direction == Direction::Lowers)
-}
-
-/// What a redeclaration would lower about a capability, in words (empty: nothing). Thresholds
-/// are compared under every safety level.
-pub fn capability_lowerings(old: &Capability, new: &Capability) -> Vec<String> {
-    let mut out = Vec::new();
-    for level in [
-        SafetyLevel::Strict,
-        SafetyLevel::Moderate,
-        SafetyLevel::Permissive,
-    ] {
-        let (a, b) = (threshold_of(old, level), threshold_of(new, level));
-        if b < a {
-            out.push(format!(
-                "it would need {b} instead of {a} under {} safety",
-                level_name(level)
-            ));
-        }
-    }
-    if floor_rank(new.side_effects) < floor_rank(old.side_effects) {
-        out.push(format!(
-            "friction could lower it further than a {} action",
-            side_effects_name(old.side_effects)
-        ));
-    }
-    if new.haptic && !old.haptic {
-        out.push("a haptic double-tap alone could confirm it".into());
-    }
-    out.extend(crate::classify::lowerings(
-        old.classifier.as_ref(),
-        new.classifier.as_ref(),
-    ));
-    if !salient_covers(&new.salient, &old.salient) {
-        out.push(format!(
-            "fewer parameters would make two actions the same ({} instead of {})",
-            salient_text(&new.salient),
-            salient_text(&old.salient)
-        ));
-    }
-    if let Some(added) = new.params.iter().find(|p| !old.params.contains(p)) {
-        out.push(format!("clients could send the parameter `{added}`"));
-    }
-    if new.extra_params == ExtraParams::Show && old.extra_params == ExtraParams::Refuse {
-        out.push("clients could send parameters it does not declare".into());
-    }
-    out
-}
-
-fn threshold_of(cap: &Capability, level: SafetyLevel) -> Threshold {
-    threshold::threshold(cap.side_effects, cap.auth_level, level)
-}
-
-/// How far friction may lower a capability: system never, destructive to visual, others to
-/// nothing.
-fn floor_rank(side_effects: SideEffects) -> u8 {
-    match side_effects {
-        SideEffects::System => 2,
-        SideEffects::Destructive => 1,
-        _ => 0,
-    }
-}
-
-/// Whether salient set `new` tells at least the actions apart that `old` does (`None`: all
-/// parameters).
-fn salient_covers(new: &Option<Vec<String>>, old: &Option<Vec<String>>) -> bool {
-    match (new, old) {
-        (None, _) => true,
-        (Some(_), None) => false,
-        (Some(n), Some(o)) => o.iter().all(|k| n.contains(k)),
-    }
-}
-
-fn salient_text(salient: &Option<Vec<String>>) -> String {
-    match salient {
-        None => "*".into(),
-        Some(keys) => format!("[{}]", keys.join(", ")),
-    }
-}
-
-fn level_name(level: SafetyLevel) -> &'static str {
-    match level {
-        SafetyLevel::Strict => "strict",
-        SafetyLevel::Moderate => "moderate",
-        SafetyLevel::Permissive => "permissive",
-    }
-}
-
-fn side_effects_name(s: SideEffects) -> &'static str {
-    match s {
-        SideEffects::None => "none",
-        SideEffects::Read => "read",
-        SideEffects::Write => "write",
-        SideEffects::Destructive => "destructive",
-        SideEffects::Network => "network",
-        SideEffects::System => "system",
-    }
 }
 
 fn auth_name(cap: &Capability) -> &'static str {
@@ -716,6 +567,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::lowering::capability_lowerings;
     use crate::sources::LoadOptions;
 
     const CAPS: &str = "
