@@ -83,7 +83,7 @@ pub(crate) fn salient_text(salient: &Option<Vec<String>>) -> String {
     }
 }
 
-pub(crate) fn level_name(level: SafetyLevel) -> &'static str {
+fn level_name(level: SafetyLevel) -> &'static str {
     match level {
         SafetyLevel::Strict => "strict",
         SafetyLevel::Moderate => "moderate",
