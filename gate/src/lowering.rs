@@ -1,6 +1,6 @@
 //! What replacing a capability's declaration would lower: the registry refuses a user's
 //! redeclaration of a system capability that does (`registry`), and the policy comparison orders
-//! a changed capability by the same measures (`policy`).
+//! a changed capability by the same measures and names its class in the same words (`policy`).
 
 use crate::capability::{Capability, ExtraParams};
 use crate::threshold;
@@ -91,7 +91,7 @@ fn level_name(level: SafetyLevel) -> &'static str {
     }
 }
 
-pub(crate) fn side_effects_name(s: SideEffects) -> &'static str {
+fn side_effects_name(s: SideEffects) -> &'static str {
     match s {
         SideEffects::None => "none",
         SideEffects::Read => "read",
@@ -100,4 +100,21 @@ pub(crate) fn side_effects_name(s: SideEffects) -> &'static str {
         SideEffects::Network => "network",
         SideEffects::System => "system",
     }
+}
+
+fn auth_name(cap: &Capability) -> &'static str {
+    match cap.auth_level {
+        crate::types::AuthLevel::User => "user",
+        crate::types::AuthLevel::Privileged => "privileged",
+    }
+}
+
+/// `destructive, user: voice+visual` under the policy's safety level.
+pub(crate) fn capability_summary(cap: &Capability, level: SafetyLevel) -> String {
+    format!(
+        "{}, {}: {}",
+        side_effects_name(cap.side_effects),
+        auth_name(cap),
+        threshold_of(cap, level)
+    )
 }

@@ -32,7 +32,7 @@ pub use crate::config::gate_rules;
 use crate::config::{GateConfig, PolicyChangeConfig};
 pub use crate::fact::ProtectionFact;
 pub use crate::key_rule::{KeyRule, Order};
-use crate::lowering::{floor_rank, salient_covers, salient_text, side_effects_name, threshold_of};
+use crate::lowering::{capability_summary, floor_rank, salient_covers, salient_text, threshold_of};
 use crate::registry::Registry;
 use crate::sources::PolicySources;
 use crate::types::SafetyLevel;
@@ -147,23 +147,6 @@ pub fn lowers(changes: &[PolicyChange]) -> bool {
     changes.iter().any(|c| c.direction == Direction::Lowers)
 }
 
-fn auth_name(cap: &Capability) -> &'static str {
-    match cap.auth_level {
-        crate::types::AuthLevel::User => "user",
-        crate::types::AuthLevel::Privileged => "privileged",
-    }
-}
-
-/// `destructive, user: voice+visual` under the policy's safety level.
-fn capability_summary(cap: &Capability, level: SafetyLevel) -> String {
-    format!(
-        "{}, {}: {}",
-        side_effects_name(cap.side_effects),
-        auth_name(cap),
-        threshold_of(cap, level)
-    )
-}
-
 fn capability_changes(
     old: &Registry,
     new: &Registry,
@@ -177,17 +160,7 @@ fn capability_changes(
         .collect();
     for name in names {
         let subject = format!("capability {name}");
-        let change = |aspect: &str, old: String, new: String, direction| PolicyChange {
-            subject: if aspect.is_empty() {
-                subject.clone()
-            } else {
-                format!("{subject} {aspect}")
-            },
-            old: Some(old),
-            new: Some(new),
-            direction,
-        };
-        let (a, b) = match (old.get(name), new.get(name)) {
+        match (old.get(name), new.get(name)) {
             (None, Some(b)) => {
                 // It was unknown, so denied: any threshold is less than a denial.
                 out.push(PolicyChange {
@@ -196,7 +169,6 @@ fn capability_changes(
                     new: Some(capability_summary(b, new_level)),
                     direction: Direction::Lowers,
                 });
-                continue;
             }
             (Some(a), None) => {
                 out.push(PolicyChange {
@@ -205,118 +177,140 @@ fn capability_changes(
                     new: None,
                     direction: Direction::Raises,
                 });
-                continue;
             }
-            (Some(a), Some(b)) => (a, b),
-            (None, None) => continue,
+            (Some(a), Some(b)) => {
+                // Every aspect the gate enforces is compared by these two; a new manifest key
+                // that changes protection gets its own aspect.
+                confirmation_changes(&subject, (a, b), (old_level, new_level), out);
+                declaration_changes(&subject, (a, b), out);
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// One aspect of a capability that changed (`""`: its class).
+fn aspect_change(
+    subject: &str,
+    aspect: &str,
+    (old, new): (String, String),
+    direction: Direction,
+) -> PolicyChange {
+    PolicyChange {
+        subject: if aspect.is_empty() {
+            subject.to_string()
+        } else {
+            format!("{subject} {aspect}")
+        },
+        old: Some(old),
+        new: Some(new),
+        direction,
+    }
+}
+
+/// How a redeclared capability is confirmed: its class (the threshold under every safety level
+/// and the friction floor), whether a haptic tap alone may confirm it, and which parameters make
+/// two actions the same.
+fn confirmation_changes(
+    subject: &str,
+    (a, b): (&Capability, &Capability),
+    (old_level, new_level): (SafetyLevel, SafetyLevel),
+    out: &mut Vec<PolicyChange>,
+) {
+    if (a.side_effects, a.auth_level) != (b.side_effects, b.auth_level) {
+        let levels = [
+            SafetyLevel::Strict,
+            SafetyLevel::Moderate,
+            SafetyLevel::Permissive,
+        ];
+        let lower = levels
+            .iter()
+            .any(|&l| threshold_of(b, l) < threshold_of(a, l))
+            || floor_rank(b.side_effects) < floor_rank(a.side_effects);
+        let higher = levels
+            .iter()
+            .any(|&l| threshold_of(b, l) > threshold_of(a, l))
+            || floor_rank(b.side_effects) > floor_rank(a.side_effects);
+        let direction = if higher && !lower {
+            Direction::Raises
+        } else {
+            Direction::Lowers
         };
-        // Every aspect the gate enforces is compared here; a new manifest key that changes
-        // protection gets its own aspect.
-        if (a.side_effects, a.auth_level) != (b.side_effects, b.auth_level) {
-            let levels = [
-                SafetyLevel::Strict,
-                SafetyLevel::Moderate,
-                SafetyLevel::Permissive,
-            ];
-            let lower = levels
-                .iter()
-                .any(|&l| threshold_of(b, l) < threshold_of(a, l))
-                || floor_rank(b.side_effects) < floor_rank(a.side_effects);
-            let higher = levels
-                .iter()
-                .any(|&l| threshold_of(b, l) > threshold_of(a, l))
-                || floor_rank(b.side_effects) > floor_rank(a.side_effects);
-            let direction = if higher && !lower {
-                Direction::Raises
-            } else {
-                Direction::Lowers
-            };
-            out.push(change(
-                "",
-                capability_summary(a, old_level),
-                capability_summary(b, new_level),
-                direction,
-            ));
-        }
-        if a.haptic != b.haptic {
-            let direction = if b.haptic {
-                Direction::Lowers
-            } else {
-                Direction::Raises
-            };
-            out.push(change(
-                "haptic",
-                a.haptic.to_string(),
-                b.haptic.to_string(),
-                direction,
-            ));
-        }
-        if a.salient != b.salient {
-            let direction = if salient_covers(&b.salient, &a.salient) {
-                Direction::Raises
-            } else {
-                Direction::Lowers
-            };
-            out.push(change(
-                "salient",
-                salient_text(&a.salient),
-                salient_text(&b.salient),
-                direction,
-            ));
-        }
-        if a.description != b.description {
-            out.push(change(
-                "description",
-                a.description.to_string(),
-                b.description.to_string(),
-                Direction::Lowers,
-            ));
-        }
-        if a.target != b.target {
-            let text = |t: &Option<crate::capability::Template>| {
-                t.as_ref().map_or_else(String::new, ToString::to_string)
-            };
-            out.push(change(
-                "target",
-                text(&a.target),
-                text(&b.target),
-                Direction::Lowers,
-            ));
-        }
-        if a.params != b.params {
-            let direction = if b.params.iter().all(|p| a.params.contains(p)) {
-                Direction::Raises
-            } else {
-                Direction::Lowers
-            };
-            out.push(change(
-                "params",
-                format!("[{}]", a.params.join(", ")),
-                format!("[{}]", b.params.join(", ")),
-                direction,
-            ));
-        }
-        if a.extra_params != b.extra_params {
-            let direction = match b.extra_params {
-                ExtraParams::Show => Direction::Lowers,
-                ExtraParams::Refuse => Direction::Raises,
-            };
-            out.push(change(
-                "extra_params",
-                a.extra_params.as_str().to_string(),
-                b.extra_params.as_str().to_string(),
-                direction,
-            ));
-        }
-        if a.version != b.version {
-            // A new version resets the capability's friction history.
-            out.push(change(
-                "version",
-                a.version.to_string(),
-                b.version.to_string(),
-                Direction::Raises,
-            ));
-        }
+        let summaries = (
+            capability_summary(a, old_level),
+            capability_summary(b, new_level),
+        );
+        out.push(aspect_change(subject, "", summaries, direction));
+    }
+    if a.haptic != b.haptic {
+        let direction = if b.haptic {
+            Direction::Lowers
+        } else {
+            Direction::Raises
+        };
+        let values = (a.haptic.to_string(), b.haptic.to_string());
+        out.push(aspect_change(subject, "haptic", values, direction));
+    }
+    if a.salient != b.salient {
+        let direction = if salient_covers(&b.salient, &a.salient) {
+            Direction::Raises
+        } else {
+            Direction::Lowers
+        };
+        let values = (salient_text(&a.salient), salient_text(&b.salient));
+        out.push(aspect_change(subject, "salient", values, direction));
+    }
+}
+
+/// What a redeclared capability's prompt says and what clients may send it, and its version.
+fn declaration_changes(
+    subject: &str,
+    (a, b): (&Capability, &Capability),
+    out: &mut Vec<PolicyChange>,
+) {
+    if a.description != b.description {
+        let values = (a.description.to_string(), b.description.to_string());
+        out.push(aspect_change(
+            subject,
+            "description",
+            values,
+            Direction::Lowers,
+        ));
+    }
+    if a.target != b.target {
+        let text = |t: &Option<crate::capability::Template>| {
+            t.as_ref().map_or_else(String::new, ToString::to_string)
+        };
+        let values = (text(&a.target), text(&b.target));
+        out.push(aspect_change(subject, "target", values, Direction::Lowers));
+    }
+    if a.params != b.params {
+        let direction = if b.params.iter().all(|p| a.params.contains(p)) {
+            Direction::Raises
+        } else {
+            Direction::Lowers
+        };
+        let values = (
+            format!("[{}]", a.params.join(", ")),
+            format!("[{}]", b.params.join(", ")),
+        );
+        out.push(aspect_change(subject, "params", values, direction));
+    }
+    if a.extra_params != b.extra_params {
+        let direction = match b.extra_params {
+            ExtraParams::Show => Direction::Lowers,
+            ExtraParams::Refuse => Direction::Raises,
+        };
+        let values = (
+            a.extra_params.as_str().to_string(),
+            b.extra_params.as_str().to_string(),
+        );
+        out.push(aspect_change(subject, "extra_params", values, direction));
+    }
+    if a.version != b.version {
+        // A new version resets the capability's friction history.
+        let values = (a.version.to_string(), b.version.to_string());
+        out.push(aspect_change(subject, "version", values, Direction::Raises));
     }
 }
 
