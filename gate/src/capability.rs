@@ -1,6 +1,7 @@
 //! Capabilities: the trusted manifests that say what an action does and who may run it, each
 //! checked into a capability, description templates, and the fingerprint of an action's salient
-//! parameters (the registry of them all is `registry`). A client can never declare its own risk: it names a capability, nothing more.
+//! parameters (the registry of them all is `registry`). A client can never declare its own risk:
+//! it names a capability, nothing more.
 
 use std::path::Path;
 

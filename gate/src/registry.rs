@@ -1,5 +1,5 @@
 //! The registry: every capability and deny rule the gate knows, built from the trusted
-//! manifests (system folders first, then the user's folders and config). A user's declaration may
+//! manifests (the system's folders, the user's folders and config). A user's declaration may
 //! replace a system one only when it keeps or raises its protection (see `lowering`).
 
 use std::collections::BTreeMap;
