@@ -1,20 +1,17 @@
-//! Capabilities: the trusted manifests that say what an action does and who may run it, the
-//! registry built from them, description templates, and the fingerprint of an action's salient
-//! parameters. A client can never declare its own risk: it names a capability, nothing more.
+//! Capabilities: the trusted manifests that say what an action does and who may run it, each
+//! checked into a capability, description templates, and the fingerprint of an action's salient
+//! parameters (the registry of them all is `registry`). A client can never declare its own risk:
+//! it names a capability, nothing more.
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toml::Spanned;
 
-use crate::classify::{ClassesManifest, Classifier, ClassifyKind};
+use crate::classify::{ClassManifest, ClassesManifest, Classifier, ClassifyKind};
 use crate::error::{ConfigError, Location};
-use crate::rules::{DenyRule, RuleManifest};
-use crate::sources::ManifestFolder;
 use crate::types::{AuthLevel, RiskClass, SideEffects};
 
 /// One `[[capability]]` table as written in a config or manifest file.
@@ -316,159 +313,15 @@ pub fn digest(value: &Value) -> String {
     lower_hex(&Sha256::digest(canonical_json(value).as_bytes()))
 }
 
-/// Every capability the gate knows, by name, and every deny rule, in the order declared.
-#[derive(Debug, Clone, Default)]
-pub struct Registry {
-    capabilities: BTreeMap<String, Arc<Capability>>,
-    rules: Vec<Arc<DenyRule>>,
-}
-
-impl Registry {
-    pub fn get(&self, name: &str) -> Option<&Arc<Capability>> {
-        self.capabilities.get(name)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &Arc<Capability>> {
-        self.capabilities.values()
-    }
-
-    pub fn len(&self) -> usize {
-        self.capabilities.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.capabilities.is_empty()
-    }
-
-    /// Every deny rule, system folders' first.
-    pub fn rules(&self) -> impl Iterator<Item = &Arc<DenyRule>> {
-        self.rules.iter()
-    }
-
-    /// The first deny rule that forbids running `capability` with `params`.
-    pub fn deny_rule(&self, capability: &str, params: &Value) -> Option<&Arc<DenyRule>> {
-        self.rules.iter().find(|r| r.matches(capability, params))
-    }
-
-    /// Adds the `[[rule]]` tables parsed from `file`, whose text is `text`. Two rules with one
-    /// name are an error naming both places.
-    pub fn add_rules(
-        &mut self,
-        file: &Path,
-        text: &str,
-        rules: Vec<RuleManifest>,
-        origin: Origin,
-    ) -> Result<(), ConfigError> {
-        for manifest in rules {
-            let rule = crate::rules::validate(file, text, manifest, origin)?;
-            if let Some(first) = self.rules.iter().find(|r| r.name == rule.name) {
-                return Err(ConfigError::Invalid {
-                    location: rule.declared_at.clone(),
-                    message: format!(
-                        "rule `{}` is declared twice (first at {})",
-                        rule.name, first.declared_at
-                    ),
-                });
-            }
-            self.rules.push(Arc::new(rule));
-        }
-        Ok(())
-    }
-
-    /// Replaces a capability's version (a capability update); false when it is unknown.
-    pub fn set_version(&mut self, name: &str, version: u32) -> bool {
-        match self.capabilities.get_mut(name) {
-            Some(cap) => {
-                Arc::make_mut(cap).version = version;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Adds the manifests parsed from `file`, whose text is `text`, declared with `origin`. A
-    /// second declaration of a name from the same origin is an error that names both places; a
-    /// user's declaration replaces a system one only when it keeps or raises its protection
-    /// (else the error names both files and what would be lowered).
-    pub fn add_manifests(
-        &mut self,
-        file: &Path,
-        text: &str,
-        manifests: Vec<CapabilityManifest>,
-        origin: Origin,
-    ) -> Result<(), ConfigError> {
-        for manifest in manifests {
-            let cap = validate(file, text, manifest, origin)?;
-            self.declare(cap)?;
-        }
-        Ok(())
-    }
-
-    fn declare(&mut self, cap: Capability) -> Result<(), ConfigError> {
-        if let Some(first) = self.capabilities.get(&cap.name) {
-            if first.origin == Origin::System && cap.origin == Origin::User {
-                let lowered = crate::policy::capability_lowerings(first, &cap);
-                if !lowered.is_empty() {
-                    return Err(ConfigError::Invalid {
-                        location: cap.declared_at.clone(),
-                        message: format!(
-                            "capability `{}` is declared by the system manifest {}; a user's \
-                             manifest or config may keep or raise its protection, never lower \
-                             it, and this one would: {}",
-                            cap.name,
-                            first.declared_at,
-                            lowered.join("; ")
-                        ),
-                    });
-                }
-            } else {
-                return Err(ConfigError::Invalid {
-                    location: cap.declared_at.clone(),
-                    message: format!(
-                        "capability `{}` is declared twice (first at {})",
-                        cap.name, first.declared_at
-                    ),
-                });
-            }
-        }
-        self.capabilities.insert(cap.name.clone(), Arc::new(cap));
-        Ok(())
-    }
-
-    /// Adds every manifest file of a folder read earlier, in name order.
-    pub fn add_folder(&mut self, folder: &ManifestFolder) -> Result<(), ConfigError> {
-        let origin = if folder.system {
-            Origin::System
-        } else {
-            Origin::User
-        };
-        for file in &folder.files {
-            self.add_text(&file.path, &file.text, origin)?;
-        }
-        Ok(())
-    }
-
-    /// Adds one manifest file's text: `[[capability]]` and `[[rule]]` tables and nothing else.
-    pub fn add_text(&mut self, file: &Path, text: &str, origin: Origin) -> Result<(), ConfigError> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct ManifestFile {
-            #[serde(default)]
-            capability: Vec<CapabilityManifest>,
-            #[serde(default)]
-            rule: Vec<RuleManifest>,
-        }
-        let parsed: ManifestFile =
-            toml::from_str(text).map_err(|e| ConfigError::from_toml(file, text, &e))?;
-        self.add_manifests(file, text, parsed.capability, origin)?;
-        self.add_rules(file, text, parsed.rule, origin)
-    }
-}
+/// The suffix that makes a declaration a family (`mcp.*`, see `family`): part of how a manifest
+/// names its capability, so checked here.
+pub const FAMILY_SUFFIX: &str = ".*";
 
 /// Capability names the gate keeps for its own prompts (`pcp.policy.change`).
 pub const RESERVED_PREFIX: &str = "pcp.";
 
-fn validate(
+/// The capability manifest `m` declares, checked; errors point into `text`, the file's text.
+pub(crate) fn validate(
     file: &Path,
     text: &str,
     m: CapabilityManifest,
@@ -478,7 +331,7 @@ fn validate(
         ConfigError::invalid(file, text, span.start, msg)
     };
     // `prefix.*` declares a family (see `family`): the prefix must be a capability name.
-    let base = m.name.get_ref().strip_suffix(crate::family::FAMILY_SUFFIX);
+    let base = m.name.get_ref().strip_suffix(FAMILY_SUFFIX);
     if !is_capability_name(base.unwrap_or(m.name.get_ref())) {
         return Err(err(
             m.name.span(),
@@ -523,7 +376,7 @@ fn validate(
         ));
     }
     let mut params = declared_params(file, text, &m, &description, target.as_ref())?;
-    let classifier = crate::classify::from_manifest(file, text, &m, &mut params)?;
+    let classifier = declared_classifier(file, text, &m, &mut params)?;
     let risk = RiskClass::of(m.side_effects, m.auth_level);
     let haptic = match &m.haptic {
         Some(h) if *h.get_ref() && !risk.allows_haptic_alone() => {
@@ -599,6 +452,62 @@ fn declared_params(
     }
     declared.sort();
     Ok(declared)
+}
+
+/// The classifier a manifest declares, checked: `classes` needs `classify`; a classified
+/// capability is never confirmed by a haptic tap alone; it declares (or is given) the parameters
+/// the classifier reads.
+fn declared_classifier(
+    file: &Path,
+    text: &str,
+    m: &CapabilityManifest,
+    params: &mut Vec<String>,
+) -> Result<Option<Classifier>, ConfigError> {
+    let Some(kind) = &m.classify else {
+        if let Some(classes) = &m.classes {
+            return Err(ConfigError::invalid(
+                file,
+                text,
+                classes.span().start,
+                "`classes` needs `classify` (\"shell\" or \"path\")",
+            ));
+        }
+        return Ok(None);
+    };
+    if let Some(h) = &m.haptic
+        && *h.get_ref()
+    {
+        return Err(ConfigError::invalid(
+            file,
+            text,
+            h.span().start,
+            "haptic = true is not allowed with `classify`: a classified action can be destructive",
+        ));
+    }
+    let kind = *kind.get_ref();
+    for needed in [kind.subject(), "cwd"] {
+        if !params.iter().any(|p| p == needed) {
+            if let Some(list) = &m.params {
+                return Err(ConfigError::invalid(
+                    file,
+                    text,
+                    list.span().start,
+                    format!(
+                        "classify = \"{}\" reads `{needed}`: add it to params",
+                        kind.as_str()
+                    ),
+                ));
+            }
+            params.push(needed.to_string());
+            params.sort();
+        }
+    }
+    let moderate = ClassManifest {
+        side_effects: m.side_effects,
+        auth_level: m.auth_level,
+    };
+    let table = m.classes.as_ref().map(|c| *c.get_ref()).unwrap_or_default();
+    Ok(Some(Classifier::new(kind, moderate, table)))
 }
 
 #[cfg(test)]

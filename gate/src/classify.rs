@@ -11,11 +11,8 @@ use pcp_shell_risk::{Assessment, Context, Risk, Wording};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::capability::CapabilityManifest;
-use crate::config::SafetyLevel;
-use crate::error::ConfigError;
 use crate::threshold;
-use crate::types::{AuthLevel, SideEffects};
+use crate::types::{AuthLevel, SafetyLevel, SideEffects};
 
 /// What a manifest's `classify` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -181,62 +178,6 @@ impl Classifier {
             assessment,
         })
     }
-}
-
-/// The classifier a manifest declares, checked: `classes` needs `classify`; a classified
-/// capability is never confirmed by a haptic tap alone; it declares (or is given) the parameters
-/// the classifier reads.
-pub(crate) fn from_manifest(
-    file: &std::path::Path,
-    text: &str,
-    m: &CapabilityManifest,
-    params: &mut Vec<String>,
-) -> Result<Option<Classifier>, ConfigError> {
-    let Some(kind) = &m.classify else {
-        if let Some(classes) = &m.classes {
-            return Err(ConfigError::invalid(
-                file,
-                text,
-                classes.span().start,
-                "`classes` needs `classify` (\"shell\" or \"path\")",
-            ));
-        }
-        return Ok(None);
-    };
-    if let Some(h) = &m.haptic
-        && *h.get_ref()
-    {
-        return Err(ConfigError::invalid(
-            file,
-            text,
-            h.span().start,
-            "haptic = true is not allowed with `classify`: a classified action can be destructive",
-        ));
-    }
-    let kind = *kind.get_ref();
-    for needed in [kind.subject(), "cwd"] {
-        if !params.iter().any(|p| p == needed) {
-            if let Some(list) = &m.params {
-                return Err(ConfigError::invalid(
-                    file,
-                    text,
-                    list.span().start,
-                    format!(
-                        "classify = \"{}\" reads `{needed}`: add it to params",
-                        kind.as_str()
-                    ),
-                ));
-            }
-            params.push(needed.to_string());
-            params.sort();
-        }
-    }
-    let moderate = ClassManifest {
-        side_effects: m.side_effects,
-        auth_level: m.auth_level,
-    };
-    let table = m.classes.as_ref().map(|c| *c.get_ref()).unwrap_or_default();
-    Ok(Some(Classifier::new(kind, moderate, table)))
 }
 
 fn level_index(risk: Risk) -> usize {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::audit::Resolution;
-use crate::capability::{Capability, Registry, digest};
+use crate::capability::{Capability, digest};
 use crate::classify::{Classified, strictly_refused};
 use crate::config::GateConfig;
 use crate::error::StoreError;
@@ -16,6 +16,7 @@ use crate::friction::{self, FrictionReason};
 use crate::intent::{Availability, Intent, IntentId, Plan};
 use crate::plan::{self, PlanInput};
 use crate::prompt::Prompt;
+use crate::registry::Registry;
 use crate::rules::DenyRule;
 use crate::session::{self, SessionApprovals};
 use crate::store::{FrictionKey, Store};

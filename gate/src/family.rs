@@ -6,10 +6,8 @@
 
 use std::sync::Arc;
 
-use crate::capability::{Capability, Registry};
-
-/// The suffix that makes a declaration a family.
-pub const FAMILY_SUFFIX: &str = ".*";
+use crate::capability::{Capability, FAMILY_SUFFIX};
+use crate::registry::Registry;
 
 impl Registry {
     /// The capability `name` as the gate decides it: its own declaration, else its family's.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::audit::{AuditRecord, Resolution};
-use crate::capability::{Capability, Registry};
+use crate::capability::Capability;
 use crate::config::{AuditConfig, GateConfig};
 use crate::decide::{Evaluation, deny_rule_for};
 use crate::error::StoreError;
@@ -17,6 +17,7 @@ use crate::friction::{self, History};
 use crate::intent::{Decision, Intent, IntentId, Outcome};
 use crate::prompt::Prompt;
 use crate::record::{RecordFacts, record, record_with_canonical};
+use crate::registry::Registry;
 use crate::rules::DenyRule;
 use crate::store::{FrictionKey, FrictionUpdate, GroupCommit, Store};
 use crate::token::{Expected, Grant, TokenClaims, TokenKey, TokenRejection};

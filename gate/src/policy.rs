@@ -27,13 +27,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::capability::{Capability, ExtraParams, Registry};
+use crate::capability::{Capability, ExtraParams};
 pub use crate::config::gate_rules;
-use crate::config::{GateConfig, PolicyChangeConfig, SafetyLevel};
+use crate::config::{GateConfig, PolicyChangeConfig};
 pub use crate::fact::ProtectionFact;
+pub use crate::key_rule::{KeyRule, Order};
+use crate::lowering::{capability_summary, floor_rank, salient_covers, salient_text, threshold_of};
+use crate::registry::Registry;
 use crate::sources::PolicySources;
-use crate::threshold;
-use crate::types::{SideEffects, Threshold};
+use crate::types::SafetyLevel;
 
 /// Whether a change makes the gate ask less (lowers) or more (raises), or, by the host's rule,
 /// has nothing to do with protection (neutral: a colour, a capture interval).
@@ -79,61 +81,6 @@ impl PolicyChange {
                 ("new", self.new.as_deref().unwrap_or("")),
             ],
         )
-    }
-}
-
-/// How the values of one config key order protection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Order {
-    /// A larger number is more protection.
-    LargerRaises,
-    /// A larger number is less protection.
-    LargerLowers,
-    /// `true` is more protection.
-    TrueRaises,
-    /// `true` is less protection.
-    TrueLowers,
-    /// Strings from least to most protection.
-    Ranked(Vec<String>),
-    /// A list whose members each add protection (deny rules): a member added raises, one
-    /// removed lowers.
-    MembersRaise,
-    /// A list whose members each add trust (manifest folders): a member added lowers.
-    MembersLower,
-    /// Any change lowers (wording, paths, profiles).
-    AnyChangeLowers,
-    /// The key has nothing to do with protection: its changes apply at once. For a host's own
-    /// keys only, and only those that cannot mislead a user (not the dialog's wording or its risk
-    /// colours).
-    Unrelated,
-}
-
-/// The order of the keys that match `pattern`: dotted, `*` standing for one segment
-/// (`friction.*.implicit_after`, `timeouts.*`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRule {
-    pub pattern: String,
-    pub order: Order,
-}
-
-impl KeyRule {
-    pub fn new(pattern: &str, order: Order) -> KeyRule {
-        KeyRule {
-            pattern: pattern.to_string(),
-            order,
-        }
-    }
-
-    pub(crate) fn matches(&self, key: &str) -> bool {
-        let mut pattern = self.pattern.split('.');
-        let mut key = key.split('.');
-        loop {
-            match (pattern.next(), key.next()) {
-                (None, None) => return true,
-                (Some(p), Some(k)) if p == "*" || p == k => {}
-                _ => return false,
-            }
-        }
     }
 }
 
@@ -200,119 +147,6 @@ pub fn lowers(changes: &[PolicyChange]) -> bool {
     changes.iter().any(|c| c.direction == Direction::Lowers)
 }
 
-/// What a redeclaration would lower about a capability, in words (empty: nothing). Thresholds
-/// are compared under every safety level.
-pub fn capability_lowerings(old: &Capability, new: &Capability) -> Vec<String> {
-    let mut out = Vec::new();
-    for level in [
-        SafetyLevel::Strict,
-        SafetyLevel::Moderate,
-        SafetyLevel::Permissive,
-    ] {
-        let (a, b) = (threshold_of(old, level), threshold_of(new, level));
-        if b < a {
-            out.push(format!(
-                "it would need {b} instead of {a} under {} safety",
-                level_name(level)
-            ));
-        }
-    }
-    if floor_rank(new.side_effects) < floor_rank(old.side_effects) {
-        out.push(format!(
-            "friction could lower it further than a {} action",
-            side_effects_name(old.side_effects)
-        ));
-    }
-    if new.haptic && !old.haptic {
-        out.push("a haptic double-tap alone could confirm it".into());
-    }
-    out.extend(crate::classify::lowerings(
-        old.classifier.as_ref(),
-        new.classifier.as_ref(),
-    ));
-    if !salient_covers(&new.salient, &old.salient) {
-        out.push(format!(
-            "fewer parameters would make two actions the same ({} instead of {})",
-            salient_text(&new.salient),
-            salient_text(&old.salient)
-        ));
-    }
-    if let Some(added) = new.params.iter().find(|p| !old.params.contains(p)) {
-        out.push(format!("clients could send the parameter `{added}`"));
-    }
-    if new.extra_params == ExtraParams::Show && old.extra_params == ExtraParams::Refuse {
-        out.push("clients could send parameters it does not declare".into());
-    }
-    out
-}
-
-fn threshold_of(cap: &Capability, level: SafetyLevel) -> Threshold {
-    threshold::threshold(cap.side_effects, cap.auth_level, level)
-}
-
-/// How far friction may lower a capability: system never, destructive to visual, others to
-/// nothing.
-fn floor_rank(side_effects: SideEffects) -> u8 {
-    match side_effects {
-        SideEffects::System => 2,
-        SideEffects::Destructive => 1,
-        _ => 0,
-    }
-}
-
-/// Whether salient set `new` tells at least the actions apart that `old` does (`None`: all
-/// parameters).
-fn salient_covers(new: &Option<Vec<String>>, old: &Option<Vec<String>>) -> bool {
-    match (new, old) {
-        (None, _) => true,
-        (Some(_), None) => false,
-        (Some(n), Some(o)) => o.iter().all(|k| n.contains(k)),
-    }
-}
-
-fn salient_text(salient: &Option<Vec<String>>) -> String {
-    match salient {
-        None => "*".into(),
-        Some(keys) => format!("[{}]", keys.join(", ")),
-    }
-}
-
-fn level_name(level: SafetyLevel) -> &'static str {
-    match level {
-        SafetyLevel::Strict => "strict",
-        SafetyLevel::Moderate => "moderate",
-        SafetyLevel::Permissive => "permissive",
-    }
-}
-
-fn side_effects_name(s: SideEffects) -> &'static str {
-    match s {
-        SideEffects::None => "none",
-        SideEffects::Read => "read",
-        SideEffects::Write => "write",
-        SideEffects::Destructive => "destructive",
-        SideEffects::Network => "network",
-        SideEffects::System => "system",
-    }
-}
-
-fn auth_name(cap: &Capability) -> &'static str {
-    match cap.auth_level {
-        crate::types::AuthLevel::User => "user",
-        crate::types::AuthLevel::Privileged => "privileged",
-    }
-}
-
-/// `destructive, user: voice+visual` under the policy's safety level.
-fn capability_summary(cap: &Capability, level: SafetyLevel) -> String {
-    format!(
-        "{}, {}: {}",
-        side_effects_name(cap.side_effects),
-        auth_name(cap),
-        threshold_of(cap, level)
-    )
-}
-
 fn capability_changes(
     old: &Registry,
     new: &Registry,
@@ -326,17 +160,7 @@ fn capability_changes(
         .collect();
     for name in names {
         let subject = format!("capability {name}");
-        let change = |aspect: &str, old: String, new: String, direction| PolicyChange {
-            subject: if aspect.is_empty() {
-                subject.clone()
-            } else {
-                format!("{subject} {aspect}")
-            },
-            old: Some(old),
-            new: Some(new),
-            direction,
-        };
-        let (a, b) = match (old.get(name), new.get(name)) {
+        match (old.get(name), new.get(name)) {
             (None, Some(b)) => {
                 // It was unknown, so denied: any threshold is less than a denial.
                 out.push(PolicyChange {
@@ -345,7 +169,6 @@ fn capability_changes(
                     new: Some(capability_summary(b, new_level)),
                     direction: Direction::Lowers,
                 });
-                continue;
             }
             (Some(a), None) => {
                 out.push(PolicyChange {
@@ -354,118 +177,140 @@ fn capability_changes(
                     new: None,
                     direction: Direction::Raises,
                 });
-                continue;
             }
-            (Some(a), Some(b)) => (a, b),
-            (None, None) => continue,
+            (Some(a), Some(b)) => {
+                // Every aspect the gate enforces is compared by these two; a new manifest key
+                // that changes protection gets its own aspect.
+                confirmation_changes(&subject, (a, b), (old_level, new_level), out);
+                declaration_changes(&subject, (a, b), out);
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// One aspect of a capability that changed (`""`: its class).
+fn aspect_change(
+    subject: &str,
+    aspect: &str,
+    (old, new): (String, String),
+    direction: Direction,
+) -> PolicyChange {
+    PolicyChange {
+        subject: if aspect.is_empty() {
+            subject.to_string()
+        } else {
+            format!("{subject} {aspect}")
+        },
+        old: Some(old),
+        new: Some(new),
+        direction,
+    }
+}
+
+/// How a redeclared capability is confirmed: its class (the threshold under every safety level
+/// and the friction floor), whether a haptic tap alone may confirm it, and which parameters make
+/// two actions the same.
+fn confirmation_changes(
+    subject: &str,
+    (a, b): (&Capability, &Capability),
+    (old_level, new_level): (SafetyLevel, SafetyLevel),
+    out: &mut Vec<PolicyChange>,
+) {
+    if (a.side_effects, a.auth_level) != (b.side_effects, b.auth_level) {
+        let levels = [
+            SafetyLevel::Strict,
+            SafetyLevel::Moderate,
+            SafetyLevel::Permissive,
+        ];
+        let lower = levels
+            .iter()
+            .any(|&l| threshold_of(b, l) < threshold_of(a, l))
+            || floor_rank(b.side_effects) < floor_rank(a.side_effects);
+        let higher = levels
+            .iter()
+            .any(|&l| threshold_of(b, l) > threshold_of(a, l))
+            || floor_rank(b.side_effects) > floor_rank(a.side_effects);
+        let direction = if higher && !lower {
+            Direction::Raises
+        } else {
+            Direction::Lowers
         };
-        // Every aspect the gate enforces is compared here; a new manifest key that changes
-        // protection gets its own aspect.
-        if (a.side_effects, a.auth_level) != (b.side_effects, b.auth_level) {
-            let levels = [
-                SafetyLevel::Strict,
-                SafetyLevel::Moderate,
-                SafetyLevel::Permissive,
-            ];
-            let lower = levels
-                .iter()
-                .any(|&l| threshold_of(b, l) < threshold_of(a, l))
-                || floor_rank(b.side_effects) < floor_rank(a.side_effects);
-            let higher = levels
-                .iter()
-                .any(|&l| threshold_of(b, l) > threshold_of(a, l))
-                || floor_rank(b.side_effects) > floor_rank(a.side_effects);
-            let direction = if higher && !lower {
-                Direction::Raises
-            } else {
-                Direction::Lowers
-            };
-            out.push(change(
-                "",
-                capability_summary(a, old_level),
-                capability_summary(b, new_level),
-                direction,
-            ));
-        }
-        if a.haptic != b.haptic {
-            let direction = if b.haptic {
-                Direction::Lowers
-            } else {
-                Direction::Raises
-            };
-            out.push(change(
-                "haptic",
-                a.haptic.to_string(),
-                b.haptic.to_string(),
-                direction,
-            ));
-        }
-        if a.salient != b.salient {
-            let direction = if salient_covers(&b.salient, &a.salient) {
-                Direction::Raises
-            } else {
-                Direction::Lowers
-            };
-            out.push(change(
-                "salient",
-                salient_text(&a.salient),
-                salient_text(&b.salient),
-                direction,
-            ));
-        }
-        if a.description != b.description {
-            out.push(change(
-                "description",
-                a.description.to_string(),
-                b.description.to_string(),
-                Direction::Lowers,
-            ));
-        }
-        if a.target != b.target {
-            let text = |t: &Option<crate::capability::Template>| {
-                t.as_ref().map_or_else(String::new, ToString::to_string)
-            };
-            out.push(change(
-                "target",
-                text(&a.target),
-                text(&b.target),
-                Direction::Lowers,
-            ));
-        }
-        if a.params != b.params {
-            let direction = if b.params.iter().all(|p| a.params.contains(p)) {
-                Direction::Raises
-            } else {
-                Direction::Lowers
-            };
-            out.push(change(
-                "params",
-                format!("[{}]", a.params.join(", ")),
-                format!("[{}]", b.params.join(", ")),
-                direction,
-            ));
-        }
-        if a.extra_params != b.extra_params {
-            let direction = match b.extra_params {
-                ExtraParams::Show => Direction::Lowers,
-                ExtraParams::Refuse => Direction::Raises,
-            };
-            out.push(change(
-                "extra_params",
-                a.extra_params.as_str().to_string(),
-                b.extra_params.as_str().to_string(),
-                direction,
-            ));
-        }
-        if a.version != b.version {
-            // A new version resets the capability's friction history.
-            out.push(change(
-                "version",
-                a.version.to_string(),
-                b.version.to_string(),
-                Direction::Raises,
-            ));
-        }
+        let summaries = (
+            capability_summary(a, old_level),
+            capability_summary(b, new_level),
+        );
+        out.push(aspect_change(subject, "", summaries, direction));
+    }
+    if a.haptic != b.haptic {
+        let direction = if b.haptic {
+            Direction::Lowers
+        } else {
+            Direction::Raises
+        };
+        let values = (a.haptic.to_string(), b.haptic.to_string());
+        out.push(aspect_change(subject, "haptic", values, direction));
+    }
+    if a.salient != b.salient {
+        let direction = if salient_covers(&b.salient, &a.salient) {
+            Direction::Raises
+        } else {
+            Direction::Lowers
+        };
+        let values = (salient_text(&a.salient), salient_text(&b.salient));
+        out.push(aspect_change(subject, "salient", values, direction));
+    }
+}
+
+/// What a redeclared capability's prompt says and what clients may send it, and its version.
+fn declaration_changes(
+    subject: &str,
+    (a, b): (&Capability, &Capability),
+    out: &mut Vec<PolicyChange>,
+) {
+    if a.description != b.description {
+        let values = (a.description.to_string(), b.description.to_string());
+        out.push(aspect_change(
+            subject,
+            "description",
+            values,
+            Direction::Lowers,
+        ));
+    }
+    if a.target != b.target {
+        let text = |t: &Option<crate::capability::Template>| {
+            t.as_ref().map_or_else(String::new, ToString::to_string)
+        };
+        let values = (text(&a.target), text(&b.target));
+        out.push(aspect_change(subject, "target", values, Direction::Lowers));
+    }
+    if a.params != b.params {
+        let direction = if b.params.iter().all(|p| a.params.contains(p)) {
+            Direction::Raises
+        } else {
+            Direction::Lowers
+        };
+        let values = (
+            format!("[{}]", a.params.join(", ")),
+            format!("[{}]", b.params.join(", ")),
+        );
+        out.push(aspect_change(subject, "params", values, direction));
+    }
+    if a.extra_params != b.extra_params {
+        let direction = match b.extra_params {
+            ExtraParams::Show => Direction::Lowers,
+            ExtraParams::Refuse => Direction::Raises,
+        };
+        let values = (
+            a.extra_params.as_str().to_string(),
+            b.extra_params.as_str().to_string(),
+        );
+        out.push(aspect_change(subject, "extra_params", values, direction));
+    }
+    if a.version != b.version {
+        // A new version resets the capability's friction history.
+        let values = (a.version.to_string(), b.version.to_string());
+        out.push(aspect_change(subject, "version", values, Direction::Raises));
     }
 }
 
@@ -716,6 +561,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::lowering::capability_lowerings;
     use crate::sources::LoadOptions;
 
     const CAPS: &str = "

@@ -9,10 +9,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::capability::{Capability, Registry};
+use crate::capability::Capability;
 use crate::identity::IdentityKind;
 use crate::intent::{Authorizer, Intent, Plan};
 use crate::prompt::Prompt;
+use crate::registry::Registry;
 use crate::store::FrictionKey;
 use crate::types::{RiskClass, Threshold};
 

@@ -2,8 +2,7 @@
 //! write+privileged → visual, destructive and system → voice+visual, …), and how the safety
 //! level shifts it.
 
-use crate::config::SafetyLevel;
-use crate::types::{AuthLevel, SideEffects, Threshold};
+use crate::types::{AuthLevel, SafetyLevel, SideEffects, Threshold};
 
 /// The table, exactly: none/read → none; write+user → none; write+privileged → visual;
 /// destructive → voice+visual; network+user → none; network+privileged → visual; system →

@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::Sha256;
 
-use crate::capability::{Registry, canonical_json};
+use crate::capability::canonical_json;
 use crate::error::StoreError;
 use crate::intent::Step;
+use crate::registry::Registry;
 use crate::store::{NonceSpend, Store};
 use crate::trust::TrustRules;
 

@@ -1,5 +1,6 @@
 //! The plain types that cross crate boundaries: what a capability does, how much confirmation it
-//! needs, the modalities that can give it, and how a decision was reached.
+//! needs, how much friction the user wants, the modalities that can give it, and how a decision
+//! was reached.
 
 use std::fmt;
 
@@ -50,6 +51,20 @@ impl fmt::Display for Threshold {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// How much friction the user wants (`strict`, `moderate` or `permissive`): the config's
+/// `[safety] level`, which the threshold table and the classifier read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SafetyLevel {
+    /// Privileged writes and network calls need voice + visual; friction never degrades.
+    Strict,
+    /// The threshold table exactly.
+    #[default]
+    Moderate,
+    /// Friction degrades sooner; the floors (destructive ≥ visual, system never) are unchanged.
+    Permissive,
 }
 
 /// A way the user can answer a prompt.

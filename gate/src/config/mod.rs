@@ -13,26 +13,18 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::capability::{CapabilityManifest, Origin, Registry};
+use crate::capability::{CapabilityManifest, Origin};
 use crate::error::ConfigError;
+use crate::key_rule::KeyRule;
+use crate::registry::Registry;
 use crate::rules::RuleManifest;
 pub use crate::sources::{
     LoadOptions, ManifestFolder, PolicySources, SYSTEM_MANIFEST_DIRS, SourceFile,
 };
 use crate::sources::{read_folders, read_trusted};
-
-/// How much friction the user wants (`strict`, `moderate` or `permissive`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SafetyLevel {
-    /// Privileged writes and network calls need voice + visual; friction never degrades.
-    Strict,
-    /// The threshold table exactly.
-    #[default]
-    Moderate,
-    /// Friction degrades sooner; the floors (destructive ≥ visual, system never) are unchanged.
-    Permissive,
-}
+// The safety level is shared vocabulary (the threshold table and the classifier read it), so it
+// lives in `types`; it is still a `[safety]` setting, named here too.
+pub use crate::types::SafetyLevel;
 
 /// `[gate]`: choices about how the gate asks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -358,9 +350,8 @@ pub struct ConfigFile {
 /// The order of every key of the gate's own sections, beside their types: how a change to each
 /// is compared when a new policy is proposed (see `crate::policy`). A key none of these names
 /// would count as lowering when it changes; a test fails for one (`document`'s tests).
-pub fn gate_rules() -> Vec<crate::policy::KeyRule> {
-    use crate::policy::KeyRule;
-    use crate::policy::Order::*;
+pub fn gate_rules() -> Vec<KeyRule> {
+    use crate::key_rule::Order::*;
     let ranked = Ranked(
         ["permissive", "moderate", "strict"]
             .map(String::from)
