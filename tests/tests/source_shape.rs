@@ -46,7 +46,6 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("gate/src/policy.rs", "capability_changes", 155),
     ("overlay/src/draw.rs", "draw_full", 111),
     ("overlay/src/draw.rs", "draw_region", 156),
-    ("overlay/src/layout/build.rs", "build", 371),
     ("speech/src/listen.rs", "listen_round", 121),
 ];
 
