@@ -73,11 +73,29 @@ pub fn shown_progress(config: &Config, progress: f32) -> f32 {
 
 /// Paints the whole dialog into `pixmap` (sized [`Layout::size`]).
 pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    pixmap.fill(tiny_skia::Color::TRANSPARENT);
+    draw_card(layout, scene, pixmap);
+    draw_icon(layout, scene, pixmap);
+    draw_marks(layout, scene, pixmap);
+    draw_fixed_texts(fonts, layout, scene, pixmap);
+
+    draw_region(fonts, layout, scene, Region::Body, pixmap);
+    for i in 0..layout.rows.len() {
+        draw_region(fonts, layout, scene, Region::Row(i), pixmap);
+    }
+    draw_region(fonts, layout, scene, Region::Countdown, pixmap);
+    draw_region(fonts, layout, scene, Region::Badge, pixmap);
+    for control in [Control::Deny, Control::Approve, Control::Session] {
+        draw_region(fonts, layout, scene, Region::Button(control), pixmap);
+    }
+}
+
+/// The card: the risk colour frames it, a thin border and a thick stripe on the leading edge,
+/// with an inner outline in the focus colour while the dialog has the keyboard.
+fn draw_card(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
     let p = scene.palette;
     let risk = p.risk(scene.content.risk);
-    pixmap.fill(tiny_skia::Color::TRANSPARENT);
     let (w, h) = (layout.size.0 as f32, layout.size.1 as f32);
-    // The risk colour frames the card: a thin border and a thick stripe on the leading edge.
     if let Some(rect) = tiny_skia::Rect::from_xywh(0.0, 0.0, w, h) {
         fill_path(pixmap, rounded(rect, layout.radius), risk);
     }
@@ -100,7 +118,11 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
             }
         }
     }
+}
 
+/// The requester's icon scaled into its box, or without one an outlined tile for the monogram.
+fn draw_icon(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
     match &scene.content.icon {
         Some(icon) => {
             let sx = layout.icon.w as f32 / icon.pixels.width() as f32;
@@ -138,6 +160,13 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
             }
         }
     }
+}
+
+/// The fixed shapes: the risk dot, the challenge word's frame (outlined in the risk colour),
+/// and the separator.
+fn draw_marks(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
+    let risk = p.risk(scene.content.risk);
     if let Some(dot) = layout.risk_dot.to_skia() {
         fill_path(pixmap, PathBuilder::from_oval(dot), risk);
     }
@@ -159,7 +188,13 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
         }
     }
     fill_rect(pixmap, layout.separator, p.border);
+}
 
+/// The texts that never move (header, risk, challenge), each in its role's colour; the
+/// monogram only when there is no icon.
+fn draw_fixed_texts(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
+    let risk = p.risk(scene.content.risk);
     for t in &layout.texts {
         let color = match t.role {
             Role::Text => p.text,
@@ -171,16 +206,6 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
             Role::Monogram => p.button_text,
         };
         fonts.draw(&t.text, pixmap, t.x, t.y, color, t.bounds());
-    }
-
-    draw_region(fonts, layout, scene, Region::Body, pixmap);
-    for i in 0..layout.rows.len() {
-        draw_region(fonts, layout, scene, Region::Row(i), pixmap);
-    }
-    draw_region(fonts, layout, scene, Region::Countdown, pixmap);
-    draw_region(fonts, layout, scene, Region::Badge, pixmap);
-    for control in [Control::Deny, Control::Approve, Control::Session] {
-        draw_region(fonts, layout, scene, Region::Button(control), pixmap);
     }
 }
 
