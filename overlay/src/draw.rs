@@ -287,154 +287,198 @@ pub fn draw_region(
     region: Region,
     pixmap: &mut Pixmap,
 ) -> IRect {
-    let p = scene.palette;
-    let ks = layout.ks;
-    let px = |v: f32| (v * ks).round() as i32;
-    let live = scene.live;
-    let text = &scene.config.text;
     match region {
-        Region::Row(i) => {
-            let Some(&(row, r)) = layout.rows.get(i) else {
-                return IRect::default();
-            };
-            fill_rect(pixmap, r, p.card);
-            let (label, dot) = row_label(row, scene);
-            let d = px(8.0);
-            if let Some(dr) = IRect::new(r.x + px(1.0), r.y + (r.h - d) / 2, d, d).to_skia() {
-                fill_path(pixmap, PathBuilder::from_oval(dr), dot);
-            }
-            let meter_w = match (row, layout.meter) {
-                (Row::Voice, Some(m)) => m.w + px(8.0),
-                _ => 0,
-            };
-            let label_box = IRect::new(r.x + px(18.0), r.y, r.w - px(18.0) - meter_w, r.h);
-            let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
-            let ty = r.y + (r.h - t.height) / 2;
-            fonts.draw(&t, pixmap, label_box.x, ty, p.text, label_box);
-            if row == Row::Voice {
-                draw_region(fonts, layout, scene, Region::Meter, pixmap);
-            }
-            r
-        }
-        Region::Meter => {
-            let Some(m) = layout.meter else {
-                return IRect::default();
-            };
-            fill_rect(pixmap, m, p.card);
-            if matches!(live.voice, VoiceState::Listening | VoiceState::Missed) {
-                draw_bar(pixmap, m, live.voice_level, p.track, p.meter);
-            }
-            m
-        }
-        Region::Countdown => {
-            let r = layout.countdown;
-            fill_rect(pixmap, r, p.card);
-            let secs = scene.seconds_left();
-            let label = text.seconds_left.replace("{n}", &secs.to_string());
-            let bar = layout.countdown_bar;
-            let label_box = IRect::new(r.x, r.y, bar.x - r.x - px(8.0), r.h);
-            let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
-            fonts.draw(
-                &t,
-                pixmap,
-                r.x,
-                r.y + (r.h - t.height) / 2,
-                p.muted,
-                label_box,
-            );
-            let frac = secs as f32 / scene.content.timeout_seconds.max(1) as f32;
-            if bar.w > 0 {
-                draw_bar(pixmap, bar, frac, p.track, p.muted);
-            }
-            r
-        }
-        Region::Badge => {
-            let r = layout.badge;
-            fill_rect(pixmap, r, p.card);
-            let n = scene.queued();
-            if n > 0 {
-                let label = crate::layout::queued_label(scene.config, n);
-                let t = fonts.shape(&label, &layout.badge_style, 1e6);
-                let pill_w = (t.width + px(20.0)).min(r.w);
-                let pill_h = (t.height + px(6.0)).min(r.h);
-                let pill = IRect::new(r.right() - pill_w, r.y + (r.h - pill_h) / 2, pill_w, pill_h);
-                if let Some(pr) = pill.to_skia() {
-                    fill_path(pixmap, rounded(pr, pr.height() / 2.0), p.badge);
-                }
-                let t = fonts.shape(&label, &layout.badge_style, pill.w as f32);
-                let ty = pill.y + (pill.h - t.height) / 2;
-                fonts.draw(&t, pixmap, pill.x, ty, p.badge_text, pill);
-            }
-            r
-        }
+        Region::Row(i) => draw_row(fonts, layout, scene, i, pixmap),
+        Region::Meter => draw_meter(layout, scene, pixmap),
+        Region::Countdown => draw_countdown(fonts, layout, scene, pixmap),
+        Region::Badge => draw_badge(fonts, layout, scene, pixmap),
         Region::Body => {
             draw_body(fonts, layout, scene, pixmap);
             layout.body_region
         }
-        Region::Button(control) => {
-            let Some(b) = layout.control_rect(control) else {
-                return IRect::default();
-            };
-            let label = match control {
-                Control::Deny => &layout.deny_label,
-                Control::Approve => &layout.approve_label,
-                Control::Session => match &layout.session_label {
-                    Some(l) => l,
-                    None => return IRect::default(),
-                },
-            };
-            // One pixel more than the ring's reach takes its anti-aliased fringe.
-            let area = b.inflate(layout.ring_reach + 1);
-            fill_rect(pixmap, area, p.card);
-            let radius = 8.0 * ks;
-            let risk = p.risk(scene.content.risk);
-            if let Some(r) = b.to_skia() {
-                fill_path(pixmap, rounded(r, radius), p.button);
-                // The approving controls are outlined in the risk colour; Deny in the neutral
-                // border colour. None is filled as a default would be.
-                let (edge, width) = match control {
-                    Control::Approve | Control::Session => (risk, (2.0 * ks).max(1.0)),
-                    Control::Deny => (p.border, ks.max(1.0)),
-                };
-                let inset = width / 2.0;
-                if let Some(er) = tiny_skia::Rect::from_xywh(
-                    r.x() + inset,
-                    r.y() + inset,
-                    r.width() - width,
-                    r.height() - width,
-                ) {
-                    stroke_path(pixmap, rounded(er, radius - inset), edge, width);
-                }
-            }
-            let progress = shown_progress(scene.config, live.hold_progress);
-            if live.held == control && progress > 0.0 {
-                let bh = px(4.0).max(2);
-                let inner =
-                    IRect::new(b.x + px(6.0), b.bottom() - bh - px(5.0), b.w - px(12.0), bh);
-                draw_bar(pixmap, inner, progress, p.track, risk);
-            }
-            let color = if enabled(layout, live, control) {
-                p.button_text
-            } else {
-                p.disabled_text
-            };
-            let label_box = IRect::new(b.x + px(4.0), b.y, b.w - px(8.0), b.h);
-            let ty = b.y + (b.h - label.height) / 2;
-            fonts.draw(label, pixmap, label_box.x, ty, color, label_box);
-            if live.focus == Some(control) && live.keyboard {
-                let reach = (RING_GAP + RING_W / 2.0) * ks;
-                if let Some(rr) = tiny_skia::Rect::from_xywh(
-                    b.x as f32 - reach,
-                    b.y as f32 - reach,
-                    b.w as f32 + 2.0 * reach,
-                    b.h as f32 + 2.0 * reach,
-                ) {
-                    stroke_path(pixmap, rounded(rr, radius + reach), p.focus, RING_W * ks);
-                }
-            }
-            area
+        Region::Button(control) => draw_button(fonts, layout, scene, control, pixmap),
+    }
+}
+
+/// The live row at `i`: its dot and words from the live state, and the voice row's meter.
+fn draw_row(
+    fonts: &mut Fonts,
+    layout: &Layout,
+    scene: &Scene<'_>,
+    i: usize,
+    pixmap: &mut Pixmap,
+) -> IRect {
+    let p = scene.palette;
+    let px = |v: f32| (v * layout.ks).round() as i32;
+    let Some(&(row, r)) = layout.rows.get(i) else {
+        return IRect::default();
+    };
+    fill_rect(pixmap, r, p.card);
+    let (label, dot) = row_label(row, scene);
+    let d = px(8.0);
+    if let Some(dr) = IRect::new(r.x + px(1.0), r.y + (r.h - d) / 2, d, d).to_skia() {
+        fill_path(pixmap, PathBuilder::from_oval(dr), dot);
+    }
+    let meter_w = match (row, layout.meter) {
+        (Row::Voice, Some(m)) => m.w + px(8.0),
+        _ => 0,
+    };
+    let label_box = IRect::new(r.x + px(18.0), r.y, r.w - px(18.0) - meter_w, r.h);
+    let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
+    let ty = r.y + (r.h - t.height) / 2;
+    fonts.draw(&t, pixmap, label_box.x, ty, p.text, label_box);
+    if row == Row::Voice {
+        draw_region(fonts, layout, scene, Region::Meter, pixmap);
+    }
+    r
+}
+
+/// The voice level meter, filled while listening or after a miss.
+fn draw_meter(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) -> IRect {
+    let p = scene.palette;
+    let live = scene.live;
+    let Some(m) = layout.meter else {
+        return IRect::default();
+    };
+    fill_rect(pixmap, m, p.card);
+    if matches!(live.voice, VoiceState::Listening | VoiceState::Missed) {
+        draw_bar(pixmap, m, live.voice_level, p.track, p.meter);
+    }
+    m
+}
+
+/// The seconds left, in words and as a bar of the time still to run.
+fn draw_countdown(
+    fonts: &mut Fonts,
+    layout: &Layout,
+    scene: &Scene<'_>,
+    pixmap: &mut Pixmap,
+) -> IRect {
+    let p = scene.palette;
+    let px = |v: f32| (v * layout.ks).round() as i32;
+    let r = layout.countdown;
+    fill_rect(pixmap, r, p.card);
+    let secs = scene.seconds_left();
+    let label = scene
+        .config
+        .text
+        .seconds_left
+        .replace("{n}", &secs.to_string());
+    let bar = layout.countdown_bar;
+    let label_box = IRect::new(r.x, r.y, bar.x - r.x - px(8.0), r.h);
+    let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
+    fonts.draw(
+        &t,
+        pixmap,
+        r.x,
+        r.y + (r.h - t.height) / 2,
+        p.muted,
+        label_box,
+    );
+    let frac = secs as f32 / scene.content.timeout_seconds.max(1) as f32;
+    if bar.w > 0 {
+        draw_bar(pixmap, bar, frac, p.track, p.muted);
+    }
+    r
+}
+
+/// The queue badge: a pill with the count of waiting prompts at the end of its box, none when
+/// nothing waits.
+fn draw_badge(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) -> IRect {
+    let p = scene.palette;
+    let px = |v: f32| (v * layout.ks).round() as i32;
+    let r = layout.badge;
+    fill_rect(pixmap, r, p.card);
+    let n = scene.queued();
+    if n > 0 {
+        let label = crate::layout::queued_label(scene.config, n);
+        let t = fonts.shape(&label, &layout.badge_style, 1e6);
+        let pill_w = (t.width + px(20.0)).min(r.w);
+        let pill_h = (t.height + px(6.0)).min(r.h);
+        let pill = IRect::new(r.right() - pill_w, r.y + (r.h - pill_h) / 2, pill_w, pill_h);
+        if let Some(pr) = pill.to_skia() {
+            fill_path(pixmap, rounded(pr, pr.height() / 2.0), p.badge);
+        }
+        let t = fonts.shape(&label, &layout.badge_style, pill.w as f32);
+        let ty = pill.y + (pill.h - t.height) / 2;
+        fonts.draw(&t, pixmap, pill.x, ty, p.badge_text, pill);
+    }
+    r
+}
+
+/// A button with its outline, hold progress, label (greyed while it takes no input) and focus
+/// ring; the damage takes in the ring's reach.
+fn draw_button(
+    fonts: &mut Fonts,
+    layout: &Layout,
+    scene: &Scene<'_>,
+    control: Control,
+    pixmap: &mut Pixmap,
+) -> IRect {
+    let p = scene.palette;
+    let ks = layout.ks;
+    let px = |v: f32| (v * ks).round() as i32;
+    let live = scene.live;
+    let Some(b) = layout.control_rect(control) else {
+        return IRect::default();
+    };
+    let label = match control {
+        Control::Deny => &layout.deny_label,
+        Control::Approve => &layout.approve_label,
+        Control::Session => match &layout.session_label {
+            Some(l) => l,
+            None => return IRect::default(),
+        },
+    };
+    // One pixel more than the ring's reach takes its anti-aliased fringe.
+    let area = b.inflate(layout.ring_reach + 1);
+    fill_rect(pixmap, area, p.card);
+    let radius = 8.0 * ks;
+    let risk = p.risk(scene.content.risk);
+    if let Some(r) = b.to_skia() {
+        fill_path(pixmap, rounded(r, radius), p.button);
+        // The approving controls are outlined in the risk colour; Deny in the neutral
+        // border colour. None is filled as a default would be.
+        let (edge, width) = match control {
+            Control::Approve | Control::Session => (risk, (2.0 * ks).max(1.0)),
+            Control::Deny => (p.border, ks.max(1.0)),
+        };
+        let inset = width / 2.0;
+        if let Some(er) = tiny_skia::Rect::from_xywh(
+            r.x() + inset,
+            r.y() + inset,
+            r.width() - width,
+            r.height() - width,
+        ) {
+            stroke_path(pixmap, rounded(er, radius - inset), edge, width);
         }
     }
+    let progress = shown_progress(scene.config, live.hold_progress);
+    if live.held == control && progress > 0.0 {
+        let bh = px(4.0).max(2);
+        let inner = IRect::new(b.x + px(6.0), b.bottom() - bh - px(5.0), b.w - px(12.0), bh);
+        draw_bar(pixmap, inner, progress, p.track, risk);
+    }
+    let color = if enabled(layout, live, control) {
+        p.button_text
+    } else {
+        p.disabled_text
+    };
+    let label_box = IRect::new(b.x + px(4.0), b.y, b.w - px(8.0), b.h);
+    let ty = b.y + (b.h - label.height) / 2;
+    fonts.draw(label, pixmap, label_box.x, ty, color, label_box);
+    if live.focus == Some(control) && live.keyboard {
+        let reach = (RING_GAP + RING_W / 2.0) * ks;
+        if let Some(rr) = tiny_skia::Rect::from_xywh(
+            b.x as f32 - reach,
+            b.y as f32 - reach,
+            b.w as f32 + 2.0 * reach,
+            b.h as f32 + 2.0 * reach,
+        ) {
+            stroke_path(pixmap, rounded(rr, radius + reach), p.focus, RING_W * ks);
+        }
+    }
+    area
 }
 
 /// The body at its scroll offset, its scroll bar, and the hint that more is above or below.
