@@ -386,110 +386,115 @@ pub(crate) fn listen_round(
     let mut converter = Converter::with_denoise(rate, model.sample_rate(), config.denoise)?;
     let limit_frames = timeout.as_millis() as u64 * u64::from(rate) / 1000;
     let level_frames = (config.level_interval_ms * u64::from(rate) / 1000).max(1);
-    let mut frames = 0u64;
     let mut next_level = 0u64;
     let mut converted = Vec::new();
-    let audio_ms = |frames: u64| frames * 1000 / u64::from(rate.max(1));
-    let mut block_started = Instant::now();
-    let mut busy = Duration::ZERO;
-    let mut first_sound = None;
+    let mut tally = Tally::new(started, rate);
     let quiet = 10f32.powf(config.quiet_dbfs / 20.0);
-    let finish = |ending: Ending,
-                  recognizer: &AnswerRecognizer,
-                  frames: u64,
-                  block: Instant,
-                  busy: Duration,
-                  first_sound: Option<(u64, Duration)>| {
-        let decided = matches!(ending, Ending::Heard(_));
-        let compute = decision_compute(decided, block);
-        Round {
-            decided_at_ms: decided.then(|| frames as f64 * 1000.0 / f64::from(rate.max(1))),
-            decision_compute: compute,
-            ending,
-            transcript: recognizer.last_transcript().to_string(),
-            judged: recognizer.judged().to_vec(),
-            audio_ms: audio_ms(frames),
-            wall: started.elapsed(),
-            busy: busy + compute,
-            first_sound,
-        }
-    };
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Ok(finish(
-                Ending::Stopped,
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+            return Ok(tally.finish(Ending::Stopped, &recognizer));
         }
-        if frames >= limit_frames || started.elapsed() >= timeout {
-            return Ok(finish(
-                Ending::Timeout,
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+        if tally.frames >= limit_frames || started.elapsed() >= timeout {
+            return Ok(tally.finish(Ending::Timeout, &recognizer));
         }
         let next = source.next()?;
-        block_started = Instant::now();
+        tally.block_started = Instant::now();
         let Some(mut block) = next else {
-            converted.clear();
-            converter.flush(&mut converted)?;
-            if let Some(heard) = recognizer.feed(&converted)? {
-                return Ok(finish(
-                    Ending::Heard(heard),
-                    &recognizer,
-                    frames,
-                    block_started,
-                    busy,
-                    first_sound,
-                ));
-            }
-            let ending = match recognizer.finish()? {
-                Some(heard) => Ending::Heard(heard),
-                None => Ending::EndOfInput,
-            };
-            return Ok(finish(
-                ending,
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+            let ending = end_of_input(&mut converter, &mut recognizer, &mut converted)?;
+            return Ok(tally.finish(ending, &recognizer));
         };
         // Audio past the timeout is never heard: an answer must start and end in time.
-        block.truncate((limit_frames - frames) as usize);
-        if first_sound.is_none() && block.iter().any(|s| s.abs() > quiet) {
-            first_sound = Some((audio_ms(frames), started.elapsed()));
-        }
-        frames += block.len() as u64;
-        if frames >= next_level && !block.is_empty() {
+        block.truncate((limit_frames - tally.frames) as usize);
+        tally.count(&block, quiet);
+        if tally.frames >= next_level && !block.is_empty() {
             on_event(RoundEvent::Level(level(&block)));
-            next_level = frames + level_frames;
+            next_level = tally.frames + level_frames;
         }
         converted.clear();
         converter.push(&block, &mut converted)?;
         if let Some(heard) = recognizer.feed(&converted)? {
-            return Ok(finish(
-                Ending::Heard(heard),
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+            return Ok(tally.finish(Ending::Heard(heard), &recognizer));
         }
         if let Some(transcript) = recognizer.take_missed() {
             on_event(RoundEvent::Missed { transcript });
         }
-        busy += block_started.elapsed();
+        tally.busy += tally.block_started.elapsed();
     }
+}
+
+/// Where a round is in its input and its wall time, from which its [`Round`] is reported.
+struct Tally {
+    started: Instant,
+    rate: u32,
+    /// Frames of input audio taken so far.
+    frames: u64,
+    /// When the block being recognized arrived.
+    block_started: Instant,
+    busy: Duration,
+    first_sound: Option<(u64, Duration)>,
+}
+
+impl Tally {
+    /// A round that started at `started`, on audio at `rate`.
+    fn new(started: Instant, rate: u32) -> Tally {
+        Tally {
+            started,
+            rate,
+            frames: 0,
+            block_started: Instant::now(),
+            busy: Duration::ZERO,
+            first_sound: None,
+        }
+    }
+
+    /// Milliseconds of input audio in `frames`.
+    fn audio_ms(&self, frames: u64) -> u64 {
+        frames * 1000 / u64::from(self.rate.max(1))
+    }
+
+    /// Counts `block` in, noting where the first one louder than `quiet` starts.
+    fn count(&mut self, block: &[f32], quiet: f32) {
+        if self.first_sound.is_none() && block.iter().any(|s| s.abs() > quiet) {
+            self.first_sound = Some((self.audio_ms(self.frames), self.started.elapsed()));
+        }
+        self.frames += block.len() as u64;
+    }
+
+    /// The round as it ended with `ending`, with what `recognizer` heard.
+    fn finish(&self, ending: Ending, recognizer: &AnswerRecognizer) -> Round {
+        let decided = matches!(ending, Ending::Heard(_));
+        let compute = decision_compute(decided, self.block_started);
+        Round {
+            decided_at_ms: decided
+                .then(|| self.frames as f64 * 1000.0 / f64::from(self.rate.max(1))),
+            decision_compute: compute,
+            ending,
+            transcript: recognizer.last_transcript().to_string(),
+            judged: recognizer.judged().to_vec(),
+            audio_ms: self.audio_ms(self.frames),
+            wall: self.started.elapsed(),
+            busy: self.busy + compute,
+            first_sound: self.first_sound,
+        }
+    }
+}
+
+/// The input has ended: what the converter still holds is recognized, then the recognizer's
+/// last utterance is decided.
+fn end_of_input(
+    converter: &mut Converter,
+    recognizer: &mut AnswerRecognizer,
+    converted: &mut Vec<i16>,
+) -> Result<Ending, SpeechError> {
+    converted.clear();
+    converter.flush(converted)?;
+    if let Some(heard) = recognizer.feed(converted)? {
+        return Ok(Ending::Heard(heard));
+    }
+    Ok(match recognizer.finish()? {
+        Some(heard) => Ending::Heard(heard),
+        None => Ending::EndOfInput,
+    })
 }
 
 /// One round over a whole WAV file with an already loaded model and pack, for a prompt showing

@@ -44,7 +44,6 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("compositor/src/bin/pcp-compositor.rs", "run", 105),
     ("compositor/src/state.rs", "with_backend", 175),
     ("gate/src/policy.rs", "capability_changes", 155),
-    ("speech/src/listen.rs", "listen_round", 121),
 ];
 
 /// `pcp-gate`'s top-level modules that depend on each other in a cycle today: the manifests
