@@ -485,7 +485,10 @@ mod tests {
             }
         );
         let line = w.render(700);
-        assert!(line.contains("1/3 = 33.3 %") && line.contains("700 ms"), "{line}");
+        assert!(
+            line.contains("1/3 = 33.3 %") && line.contains("700 ms"),
+            "{line}"
+        );
     }
 
     #[test]
