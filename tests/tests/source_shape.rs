@@ -40,7 +40,6 @@ const LONG_FILES: &[(&str, usize)] = &[
 
 /// Functions over the limit today (file, name), and their ceiling.
 const LONG_FNS: &[(&str, &str, usize)] = &[
-    ("compositor/src/bin/pcp-compositor.rs", "run", 105),
     ("compositor/src/state.rs", "with_backend", 175),
     ("gate/src/policy.rs", "capability_changes", 155),
 ];
