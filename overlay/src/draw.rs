@@ -4,16 +4,17 @@
 //! returns its damage, producing exactly the pixels a full render of the same state would.
 //! Every text is drawn clipped to its own box (and the body's texts to the body's view too).
 
+mod paint;
+
 use std::borrow::Cow;
 
-use tiny_skia::{
-    FillRule, FilterQuality, Paint, Path, PathBuilder, Pixmap, PixmapPaint, Stroke, Transform,
-};
+use tiny_skia::{FilterQuality, PathBuilder, Pixmap, PixmapPaint, Transform};
 
-use crate::config::{Config, Palette, Rgba};
+use crate::config::{Config, Palette};
 use crate::content::{Control, DialogContent, HapticState, LiveState, VoiceState};
 use crate::layout::{IRect, Layout, RING_GAP, RING_W, Role, Row};
 use crate::text::Fonts;
+use paint::{draw_bar, fill_path, fill_rect, rounded, stroke_path};
 
 /// A part of the dialog that changes while it is up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,11 +73,29 @@ pub fn shown_progress(config: &Config, progress: f32) -> f32 {
 
 /// Paints the whole dialog into `pixmap` (sized [`Layout::size`]).
 pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    pixmap.fill(tiny_skia::Color::TRANSPARENT);
+    draw_card(layout, scene, pixmap);
+    draw_icon(layout, scene, pixmap);
+    draw_marks(layout, scene, pixmap);
+    draw_fixed_texts(fonts, layout, scene, pixmap);
+
+    draw_region(fonts, layout, scene, Region::Body, pixmap);
+    for i in 0..layout.rows.len() {
+        draw_region(fonts, layout, scene, Region::Row(i), pixmap);
+    }
+    draw_region(fonts, layout, scene, Region::Countdown, pixmap);
+    draw_region(fonts, layout, scene, Region::Badge, pixmap);
+    for control in [Control::Deny, Control::Approve, Control::Session] {
+        draw_region(fonts, layout, scene, Region::Button(control), pixmap);
+    }
+}
+
+/// The card: the risk colour frames it, a thin border and a thick stripe on the leading edge,
+/// with an inner outline in the focus colour while the dialog has the keyboard.
+fn draw_card(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
     let p = scene.palette;
     let risk = p.risk(scene.content.risk);
-    pixmap.fill(tiny_skia::Color::TRANSPARENT);
     let (w, h) = (layout.size.0 as f32, layout.size.1 as f32);
-    // The risk colour frames the card: a thin border and a thick stripe on the leading edge.
     if let Some(rect) = tiny_skia::Rect::from_xywh(0.0, 0.0, w, h) {
         fill_path(pixmap, rounded(rect, layout.radius), risk);
     }
@@ -99,7 +118,11 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
             }
         }
     }
+}
 
+/// The requester's icon scaled into its box, or without one an outlined tile for the monogram.
+fn draw_icon(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
     match &scene.content.icon {
         Some(icon) => {
             let sx = layout.icon.w as f32 / icon.pixels.width() as f32;
@@ -137,6 +160,13 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
             }
         }
     }
+}
+
+/// The fixed shapes: the risk dot, the challenge word's frame (outlined in the risk colour),
+/// and the separator.
+fn draw_marks(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
+    let risk = p.risk(scene.content.risk);
     if let Some(dot) = layout.risk_dot.to_skia() {
         fill_path(pixmap, PathBuilder::from_oval(dot), risk);
     }
@@ -158,7 +188,13 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
         }
     }
     fill_rect(pixmap, layout.separator, p.border);
+}
 
+/// The texts that never move (header, risk, challenge), each in its role's colour; the
+/// monogram only when there is no icon.
+fn draw_fixed_texts(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) {
+    let p = scene.palette;
+    let risk = p.risk(scene.content.risk);
     for t in &layout.texts {
         let color = match t.role {
             Role::Text => p.text,
@@ -170,16 +206,6 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
             Role::Monogram => p.button_text,
         };
         fonts.draw(&t.text, pixmap, t.x, t.y, color, t.bounds());
-    }
-
-    draw_region(fonts, layout, scene, Region::Body, pixmap);
-    for i in 0..layout.rows.len() {
-        draw_region(fonts, layout, scene, Region::Row(i), pixmap);
-    }
-    draw_region(fonts, layout, scene, Region::Countdown, pixmap);
-    draw_region(fonts, layout, scene, Region::Badge, pixmap);
-    for control in [Control::Deny, Control::Approve, Control::Session] {
-        draw_region(fonts, layout, scene, Region::Button(control), pixmap);
     }
 }
 
@@ -261,154 +287,198 @@ pub fn draw_region(
     region: Region,
     pixmap: &mut Pixmap,
 ) -> IRect {
-    let p = scene.palette;
-    let ks = layout.ks;
-    let px = |v: f32| (v * ks).round() as i32;
-    let live = scene.live;
-    let text = &scene.config.text;
     match region {
-        Region::Row(i) => {
-            let Some(&(row, r)) = layout.rows.get(i) else {
-                return IRect::default();
-            };
-            fill_rect(pixmap, r, p.card);
-            let (label, dot) = row_label(row, scene);
-            let d = px(8.0);
-            if let Some(dr) = IRect::new(r.x + px(1.0), r.y + (r.h - d) / 2, d, d).to_skia() {
-                fill_path(pixmap, PathBuilder::from_oval(dr), dot);
-            }
-            let meter_w = match (row, layout.meter) {
-                (Row::Voice, Some(m)) => m.w + px(8.0),
-                _ => 0,
-            };
-            let label_box = IRect::new(r.x + px(18.0), r.y, r.w - px(18.0) - meter_w, r.h);
-            let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
-            let ty = r.y + (r.h - t.height) / 2;
-            fonts.draw(&t, pixmap, label_box.x, ty, p.text, label_box);
-            if row == Row::Voice {
-                draw_region(fonts, layout, scene, Region::Meter, pixmap);
-            }
-            r
-        }
-        Region::Meter => {
-            let Some(m) = layout.meter else {
-                return IRect::default();
-            };
-            fill_rect(pixmap, m, p.card);
-            if matches!(live.voice, VoiceState::Listening | VoiceState::Missed) {
-                draw_bar(pixmap, m, live.voice_level, p.track, p.meter);
-            }
-            m
-        }
-        Region::Countdown => {
-            let r = layout.countdown;
-            fill_rect(pixmap, r, p.card);
-            let secs = scene.seconds_left();
-            let label = text.seconds_left.replace("{n}", &secs.to_string());
-            let bar = layout.countdown_bar;
-            let label_box = IRect::new(r.x, r.y, bar.x - r.x - px(8.0), r.h);
-            let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
-            fonts.draw(
-                &t,
-                pixmap,
-                r.x,
-                r.y + (r.h - t.height) / 2,
-                p.muted,
-                label_box,
-            );
-            let frac = secs as f32 / scene.content.timeout_seconds.max(1) as f32;
-            if bar.w > 0 {
-                draw_bar(pixmap, bar, frac, p.track, p.muted);
-            }
-            r
-        }
-        Region::Badge => {
-            let r = layout.badge;
-            fill_rect(pixmap, r, p.card);
-            let n = scene.queued();
-            if n > 0 {
-                let label = crate::layout::queued_label(scene.config, n);
-                let t = fonts.shape(&label, &layout.badge_style, 1e6);
-                let pill_w = (t.width + px(20.0)).min(r.w);
-                let pill_h = (t.height + px(6.0)).min(r.h);
-                let pill = IRect::new(r.right() - pill_w, r.y + (r.h - pill_h) / 2, pill_w, pill_h);
-                if let Some(pr) = pill.to_skia() {
-                    fill_path(pixmap, rounded(pr, pr.height() / 2.0), p.badge);
-                }
-                let t = fonts.shape(&label, &layout.badge_style, pill.w as f32);
-                let ty = pill.y + (pill.h - t.height) / 2;
-                fonts.draw(&t, pixmap, pill.x, ty, p.badge_text, pill);
-            }
-            r
-        }
+        Region::Row(i) => draw_row(fonts, layout, scene, i, pixmap),
+        Region::Meter => draw_meter(layout, scene, pixmap),
+        Region::Countdown => draw_countdown(fonts, layout, scene, pixmap),
+        Region::Badge => draw_badge(fonts, layout, scene, pixmap),
         Region::Body => {
             draw_body(fonts, layout, scene, pixmap);
             layout.body_region
         }
-        Region::Button(control) => {
-            let Some(b) = layout.control_rect(control) else {
-                return IRect::default();
-            };
-            let label = match control {
-                Control::Deny => &layout.deny_label,
-                Control::Approve => &layout.approve_label,
-                Control::Session => match &layout.session_label {
-                    Some(l) => l,
-                    None => return IRect::default(),
-                },
-            };
-            // One pixel more than the ring's reach takes its anti-aliased fringe.
-            let area = b.inflate(layout.ring_reach + 1);
-            fill_rect(pixmap, area, p.card);
-            let radius = 8.0 * ks;
-            let risk = p.risk(scene.content.risk);
-            if let Some(r) = b.to_skia() {
-                fill_path(pixmap, rounded(r, radius), p.button);
-                // The approving controls are outlined in the risk colour; Deny in the neutral
-                // border colour. None is filled as a default would be.
-                let (edge, width) = match control {
-                    Control::Approve | Control::Session => (risk, (2.0 * ks).max(1.0)),
-                    Control::Deny => (p.border, ks.max(1.0)),
-                };
-                let inset = width / 2.0;
-                if let Some(er) = tiny_skia::Rect::from_xywh(
-                    r.x() + inset,
-                    r.y() + inset,
-                    r.width() - width,
-                    r.height() - width,
-                ) {
-                    stroke_path(pixmap, rounded(er, radius - inset), edge, width);
-                }
-            }
-            let progress = shown_progress(scene.config, live.hold_progress);
-            if live.held == control && progress > 0.0 {
-                let bh = px(4.0).max(2);
-                let inner =
-                    IRect::new(b.x + px(6.0), b.bottom() - bh - px(5.0), b.w - px(12.0), bh);
-                draw_bar(pixmap, inner, progress, p.track, risk);
-            }
-            let color = if enabled(layout, live, control) {
-                p.button_text
-            } else {
-                p.disabled_text
-            };
-            let label_box = IRect::new(b.x + px(4.0), b.y, b.w - px(8.0), b.h);
-            let ty = b.y + (b.h - label.height) / 2;
-            fonts.draw(label, pixmap, label_box.x, ty, color, label_box);
-            if live.focus == Some(control) && live.keyboard {
-                let reach = (RING_GAP + RING_W / 2.0) * ks;
-                if let Some(rr) = tiny_skia::Rect::from_xywh(
-                    b.x as f32 - reach,
-                    b.y as f32 - reach,
-                    b.w as f32 + 2.0 * reach,
-                    b.h as f32 + 2.0 * reach,
-                ) {
-                    stroke_path(pixmap, rounded(rr, radius + reach), p.focus, RING_W * ks);
-                }
-            }
-            area
+        Region::Button(control) => draw_button(fonts, layout, scene, control, pixmap),
+    }
+}
+
+/// The live row at `i`: its dot and words from the live state, and the voice row's meter.
+fn draw_row(
+    fonts: &mut Fonts,
+    layout: &Layout,
+    scene: &Scene<'_>,
+    i: usize,
+    pixmap: &mut Pixmap,
+) -> IRect {
+    let p = scene.palette;
+    let px = |v: f32| (v * layout.ks).round() as i32;
+    let Some(&(row, r)) = layout.rows.get(i) else {
+        return IRect::default();
+    };
+    fill_rect(pixmap, r, p.card);
+    let (label, dot) = row_label(row, scene);
+    let d = px(8.0);
+    if let Some(dr) = IRect::new(r.x + px(1.0), r.y + (r.h - d) / 2, d, d).to_skia() {
+        fill_path(pixmap, PathBuilder::from_oval(dr), dot);
+    }
+    let meter_w = match (row, layout.meter) {
+        (Row::Voice, Some(m)) => m.w + px(8.0),
+        _ => 0,
+    };
+    let label_box = IRect::new(r.x + px(18.0), r.y, r.w - px(18.0) - meter_w, r.h);
+    let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
+    let ty = r.y + (r.h - t.height) / 2;
+    fonts.draw(&t, pixmap, label_box.x, ty, p.text, label_box);
+    if row == Row::Voice {
+        draw_region(fonts, layout, scene, Region::Meter, pixmap);
+    }
+    r
+}
+
+/// The voice level meter, filled while listening or after a miss.
+fn draw_meter(layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) -> IRect {
+    let p = scene.palette;
+    let live = scene.live;
+    let Some(m) = layout.meter else {
+        return IRect::default();
+    };
+    fill_rect(pixmap, m, p.card);
+    if matches!(live.voice, VoiceState::Listening | VoiceState::Missed) {
+        draw_bar(pixmap, m, live.voice_level, p.track, p.meter);
+    }
+    m
+}
+
+/// The seconds left, in words and as a bar of the time still to run.
+fn draw_countdown(
+    fonts: &mut Fonts,
+    layout: &Layout,
+    scene: &Scene<'_>,
+    pixmap: &mut Pixmap,
+) -> IRect {
+    let p = scene.palette;
+    let px = |v: f32| (v * layout.ks).round() as i32;
+    let r = layout.countdown;
+    fill_rect(pixmap, r, p.card);
+    let secs = scene.seconds_left();
+    let label = scene
+        .config
+        .text
+        .seconds_left
+        .replace("{n}", &secs.to_string());
+    let bar = layout.countdown_bar;
+    let label_box = IRect::new(r.x, r.y, bar.x - r.x - px(8.0), r.h);
+    let t = fonts.shape(&label, &layout.small, label_box.w.max(1) as f32);
+    fonts.draw(
+        &t,
+        pixmap,
+        r.x,
+        r.y + (r.h - t.height) / 2,
+        p.muted,
+        label_box,
+    );
+    let frac = secs as f32 / scene.content.timeout_seconds.max(1) as f32;
+    if bar.w > 0 {
+        draw_bar(pixmap, bar, frac, p.track, p.muted);
+    }
+    r
+}
+
+/// The queue badge: a pill with the count of waiting prompts at the end of its box, none when
+/// nothing waits.
+fn draw_badge(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut Pixmap) -> IRect {
+    let p = scene.palette;
+    let px = |v: f32| (v * layout.ks).round() as i32;
+    let r = layout.badge;
+    fill_rect(pixmap, r, p.card);
+    let n = scene.queued();
+    if n > 0 {
+        let label = crate::layout::queued_label(scene.config, n);
+        let t = fonts.shape(&label, &layout.badge_style, 1e6);
+        let pill_w = (t.width + px(20.0)).min(r.w);
+        let pill_h = (t.height + px(6.0)).min(r.h);
+        let pill = IRect::new(r.right() - pill_w, r.y + (r.h - pill_h) / 2, pill_w, pill_h);
+        if let Some(pr) = pill.to_skia() {
+            fill_path(pixmap, rounded(pr, pr.height() / 2.0), p.badge);
+        }
+        let t = fonts.shape(&label, &layout.badge_style, pill.w as f32);
+        let ty = pill.y + (pill.h - t.height) / 2;
+        fonts.draw(&t, pixmap, pill.x, ty, p.badge_text, pill);
+    }
+    r
+}
+
+/// A button with its outline, hold progress, label (greyed while it takes no input) and focus
+/// ring; the damage takes in the ring's reach.
+fn draw_button(
+    fonts: &mut Fonts,
+    layout: &Layout,
+    scene: &Scene<'_>,
+    control: Control,
+    pixmap: &mut Pixmap,
+) -> IRect {
+    let p = scene.palette;
+    let ks = layout.ks;
+    let px = |v: f32| (v * ks).round() as i32;
+    let live = scene.live;
+    let Some(b) = layout.control_rect(control) else {
+        return IRect::default();
+    };
+    let label = match control {
+        Control::Deny => &layout.deny_label,
+        Control::Approve => &layout.approve_label,
+        Control::Session => match &layout.session_label {
+            Some(l) => l,
+            None => return IRect::default(),
+        },
+    };
+    // One pixel more than the ring's reach takes its anti-aliased fringe.
+    let area = b.inflate(layout.ring_reach + 1);
+    fill_rect(pixmap, area, p.card);
+    let radius = 8.0 * ks;
+    let risk = p.risk(scene.content.risk);
+    if let Some(r) = b.to_skia() {
+        fill_path(pixmap, rounded(r, radius), p.button);
+        // The approving controls are outlined in the risk colour; Deny in the neutral
+        // border colour. None is filled as a default would be.
+        let (edge, width) = match control {
+            Control::Approve | Control::Session => (risk, (2.0 * ks).max(1.0)),
+            Control::Deny => (p.border, ks.max(1.0)),
+        };
+        let inset = width / 2.0;
+        if let Some(er) = tiny_skia::Rect::from_xywh(
+            r.x() + inset,
+            r.y() + inset,
+            r.width() - width,
+            r.height() - width,
+        ) {
+            stroke_path(pixmap, rounded(er, radius - inset), edge, width);
         }
     }
+    let progress = shown_progress(scene.config, live.hold_progress);
+    if live.held == control && progress > 0.0 {
+        let bh = px(4.0).max(2);
+        let inner = IRect::new(b.x + px(6.0), b.bottom() - bh - px(5.0), b.w - px(12.0), bh);
+        draw_bar(pixmap, inner, progress, p.track, risk);
+    }
+    let color = if enabled(layout, live, control) {
+        p.button_text
+    } else {
+        p.disabled_text
+    };
+    let label_box = IRect::new(b.x + px(4.0), b.y, b.w - px(8.0), b.h);
+    let ty = b.y + (b.h - label.height) / 2;
+    fonts.draw(label, pixmap, label_box.x, ty, color, label_box);
+    if live.focus == Some(control) && live.keyboard {
+        let reach = (RING_GAP + RING_W / 2.0) * ks;
+        if let Some(rr) = tiny_skia::Rect::from_xywh(
+            b.x as f32 - reach,
+            b.y as f32 - reach,
+            b.w as f32 + 2.0 * reach,
+            b.h as f32 + 2.0 * reach,
+        ) {
+            stroke_path(pixmap, rounded(rr, radius + reach), p.focus, RING_W * ks);
+        }
+    }
+    area
 }
 
 /// The body at its scroll offset, its scroll bar, and the hint that more is above or below.
@@ -465,78 +535,4 @@ fn draw_body(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: &mut
             hint,
         );
     }
-}
-
-/// A track with `frac` (clamped to 0–1) of it filled from the leading edge.
-fn draw_bar(pixmap: &mut Pixmap, r: IRect, frac: f32, track: Rgba, fill: Rgba) {
-    let radius = (r.h.min(r.w)) as f32 / 2.0;
-    if let Some(t) = r.to_skia() {
-        fill_path(pixmap, rounded(t, radius), track);
-    }
-    let fw = (r.w as f32 * frac.clamp(0.0, 1.0)).round() as i32;
-    if fw > 0
-        && let Some(f) = IRect::new(r.x, r.y, fw, r.h).to_skia()
-    {
-        fill_path(pixmap, rounded(f, radius.min(fw as f32 / 2.0)), fill);
-    }
-}
-
-fn paint(color: Rgba) -> Paint<'static> {
-    let mut paint = Paint::default();
-    paint.set_color(color.to_skia());
-    paint.anti_alias = true;
-    paint
-}
-
-/// Fills an integer rectangle without anti-aliasing: its edges are exact pixels.
-fn fill_rect(pixmap: &mut Pixmap, r: IRect, color: Rgba) {
-    if let Some(rect) = r.to_skia() {
-        let mut paint = paint(color);
-        paint.anti_alias = false;
-        // Replace, don't blend: a region repaint must erase what was there.
-        paint.blend_mode = tiny_skia::BlendMode::Source;
-        pixmap.fill_rect(rect, &paint, Transform::identity(), None);
-    }
-}
-
-fn fill_path(pixmap: &mut Pixmap, path: Option<Path>, color: Rgba) {
-    if let Some(path) = path {
-        pixmap.fill_path(
-            &path,
-            &paint(color),
-            FillRule::Winding,
-            Transform::identity(),
-            None,
-        );
-    }
-}
-
-fn stroke_path(pixmap: &mut Pixmap, path: Option<Path>, color: Rgba, width: f32) {
-    if let Some(path) = path {
-        let stroke = Stroke {
-            width,
-            ..Stroke::default()
-        };
-        pixmap.stroke_path(&path, &paint(color), &stroke, Transform::identity(), None);
-    }
-}
-
-/// A rectangle with circular corners of `radius` (clamped to half the shorter side).
-fn rounded(r: tiny_skia::Rect, radius: f32) -> Option<Path> {
-    let rad = radius.min(r.width() / 2.0).min(r.height() / 2.0).max(0.0);
-    // Control-point distance that makes a cubic approximate a quarter circle.
-    let c = rad * (1.0 - 0.552_284_8);
-    let (l, t, rt, b) = (r.left(), r.top(), r.right(), r.bottom());
-    let mut pb = PathBuilder::new();
-    pb.move_to(l + rad, t);
-    pb.line_to(rt - rad, t);
-    pb.cubic_to(rt - c, t, rt, t + c, rt, t + rad);
-    pb.line_to(rt, b - rad);
-    pb.cubic_to(rt, b - c, rt - c, b, rt - rad, b);
-    pb.line_to(l + rad, b);
-    pb.cubic_to(l + c, b, l, b - c, l, b - rad);
-    pb.line_to(l, t + rad);
-    pb.cubic_to(l, t + c, l + c, t, l + rad, t);
-    pb.close();
-    pb.finish()
 }

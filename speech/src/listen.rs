@@ -2,6 +2,8 @@
 //! the tests: audio from a WAV file or a cpal device → conversion → grammar recognition, until an
 //! answer is decided or the timeout passes, counted in captured audio and in wall time.
 
+mod source;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,16 +11,15 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub(crate) use self::source::{Microphone, Source, WavSource};
+
 use crate::capture::Capture;
 use crate::config::Config;
-use crate::convert::{Converter, downmix};
+use crate::convert::Converter;
 use crate::error::SpeechError;
 use crate::model::{SpeechModel, find_model};
 use crate::phrases::{PhrasePack, SpokenAnswer};
 use crate::recognize::{AnswerRecognizer, Heard};
-
-/// How long one wait for a capture block may last before timeouts are checked again.
-const POLL: Duration = Duration::from_millis(20);
 
 /// Where the audio comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,204 +156,6 @@ impl Round {
     }
 }
 
-/// A source of mono audio blocks at a fixed rate.
-pub(crate) trait Source {
-    fn rate(&self) -> u32;
-    /// `Ok(Some(empty))` means nothing yet; `Ok(None)` means the input ended.
-    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError>;
-}
-
-impl Source for Capture {
-    fn rate(&self) -> u32 {
-        Capture::rate(self)
-    }
-    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
-        Ok(Some(self.next_block(POLL)?.unwrap_or_default()))
-    }
-}
-
-/// The microphone as a listening source: its capture, opened again when the stream fails, up
-/// to `[speech] capture_reopen` times. A capture overrun (the system too busy to read the
-/// device in time) leaves an ALSA input stream failing for good (cpal reports POLLERR on
-/// every poll and never recovers it), so without this one busy moment would leave the prompt
-/// deaf until its deadline. Audio lost in between is not heard; nothing is made up for it.
-///
-/// An overrun can also stop the stream without any error: cpal's ALSA backend prepares the
-/// capture again after an overrun but never restarts it, so no audio comes any more. A capture
-/// that delivers nothing for twice its buffer (`capture_buffer_ms`) is taken as failed that way.
-pub(crate) struct Microphone<'a> {
-    config: &'a Config,
-    capture: Capture,
-    reopened: u32,
-    /// When the capture last delivered audio (or was opened).
-    last_audio: Instant,
-}
-
-impl<'a> Microphone<'a> {
-    /// Opens the configured input device.
-    pub(crate) fn open(config: &'a Config) -> Result<Microphone<'a>, SpeechError> {
-        Ok(Microphone {
-            config,
-            capture: Capture::open(config)?,
-            reopened: 0,
-            last_audio: Instant::now(),
-        })
-    }
-
-    /// The next block, or the stream's failure: an error it reported, or no audio for twice
-    /// the capture buffer.
-    fn next_or_stalled(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
-        let stalled_after = Duration::from_millis(2 * u64::from(self.config.capture_buffer_ms));
-        match self.capture.next_block(POLL)? {
-            Some(block) => {
-                self.last_audio = Instant::now();
-                Ok(Some(block))
-            }
-            None if self.last_audio.elapsed() > stalled_after => Err(SpeechError::Stream {
-                name: self.capture.device_name().to_string(),
-                reason: format!(
-                    "no audio for {} ms (an overrun stops the capture without an error)",
-                    self.last_audio.elapsed().as_millis()
-                ),
-            }),
-            None => Ok(None),
-        }
-    }
-}
-
-impl Source for Microphone<'_> {
-    fn rate(&self) -> u32 {
-        self.capture.rate()
-    }
-
-    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
-        match self.next_or_stalled() {
-            Err(SpeechError::Stream { name, reason })
-                if self.reopened < self.config.capture_reopen =>
-            {
-                self.reopened += 1;
-                tracing::warn!(
-                    device = %name,
-                    "the capture stream failed ({reason}); opening it again ({} of {})",
-                    self.reopened,
-                    self.config.capture_reopen
-                );
-                let rate = self.capture.rate();
-                // The failed stream goes first: the device may take one capture at a time.
-                self.capture.close();
-                self.capture = Capture::open(self.config).map_err(|e| SpeechError::Stream {
-                    name: name.clone(),
-                    reason: format!("{reason}; opening it again failed: {e}"),
-                })?;
-                self.last_audio = Instant::now();
-                if self.capture.rate() != rate {
-                    return Err(SpeechError::Stream {
-                        name,
-                        reason: format!(
-                            "opened again at {} Hz instead of {rate} Hz",
-                            self.capture.rate()
-                        ),
-                    });
-                }
-                Ok(Some(Vec::new()))
-            }
-            other => Ok(Some(other?.unwrap_or_default())),
-        }
-    }
-}
-
-/// A whole WAV file, read up front and handed out in blocks.
-pub(crate) struct WavSource {
-    audio: Vec<f32>,
-    rate: u32,
-    pos: usize,
-    block: usize,
-}
-
-impl WavSource {
-    pub(crate) fn open(path: &Path, block_ms: u32) -> Result<WavSource, SpeechError> {
-        let bad = |reason: String| SpeechError::Wav {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let mut reader = hound::WavReader::open(path).map_err(|e| bad(e.to_string()))?;
-        let spec = reader.spec();
-        if spec.channels == 0 || spec.sample_rate < 4000 {
-            return Err(bad(format!(
-                "{} channels at {} Hz is not usable audio",
-                spec.channels, spec.sample_rate
-            )));
-        }
-        let channels = usize::from(spec.channels);
-        let mut audio = Vec::new();
-        match (spec.sample_format, spec.bits_per_sample) {
-            (hound::SampleFormat::Float, 32) => {
-                let s: Result<Vec<f32>, _> = reader.samples::<f32>().collect();
-                downmix(&s.map_err(|e| bad(e.to_string()))?, channels, &mut audio);
-            }
-            (hound::SampleFormat::Int, bits @ 1..=32) => {
-                let s: Result<Vec<i32>, _> = reader.samples::<i32>().collect();
-                let scale = 1.0 / (1u64 << (bits - 1)) as f32;
-                let s: Vec<f32> = s
-                    .map_err(|e| bad(e.to_string()))?
-                    .iter()
-                    .map(|v| *v as f32 * scale)
-                    .collect();
-                downmix(&s, channels, &mut audio);
-            }
-            (format, bits) => {
-                return Err(bad(format!(
-                    "unsupported sample format {format:?} with {bits} bits"
-                )));
-            }
-        }
-        let block = (spec.sample_rate as usize * block_ms as usize / 1000).max(1);
-        Ok(WavSource {
-            audio,
-            rate: spec.sample_rate,
-            pos: 0,
-            block,
-        })
-    }
-
-    /// `then` played after this file and `gap_ms` of silence, as one stream (both at one rate).
-    fn followed_by(
-        mut self,
-        then: WavSource,
-        gap_ms: u32,
-        path: &Path,
-    ) -> Result<Self, SpeechError> {
-        if then.rate != self.rate {
-            return Err(SpeechError::Wav {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "{} Hz, but the clip before it is at {} Hz",
-                    then.rate, self.rate
-                ),
-            });
-        }
-        let gap = self.rate as usize * gap_ms as usize / 1000;
-        self.audio.extend(std::iter::repeat_n(0.0, gap));
-        self.audio.extend(then.audio);
-        Ok(self)
-    }
-}
-
-impl Source for WavSource {
-    fn rate(&self) -> u32 {
-        self.rate
-    }
-    fn next(&mut self) -> Result<Option<Vec<f32>>, SpeechError> {
-        if self.pos >= self.audio.len() {
-            return Ok(None);
-        }
-        let end = (self.pos + self.block).min(self.audio.len());
-        let block = self.audio[self.pos..end].to_vec();
-        self.pos = end;
-        Ok(Some(block))
-    }
-}
-
 /// Root-mean-square level of a block mapped from −60..0 dBFS to 0..1.
 pub(crate) fn level(block: &[f32]) -> f32 {
     if block.is_empty() {
@@ -386,110 +189,115 @@ pub(crate) fn listen_round(
     let mut converter = Converter::with_denoise(rate, model.sample_rate(), config.denoise)?;
     let limit_frames = timeout.as_millis() as u64 * u64::from(rate) / 1000;
     let level_frames = (config.level_interval_ms * u64::from(rate) / 1000).max(1);
-    let mut frames = 0u64;
     let mut next_level = 0u64;
     let mut converted = Vec::new();
-    let audio_ms = |frames: u64| frames * 1000 / u64::from(rate.max(1));
-    let mut block_started = Instant::now();
-    let mut busy = Duration::ZERO;
-    let mut first_sound = None;
+    let mut tally = Tally::new(started, rate);
     let quiet = 10f32.powf(config.quiet_dbfs / 20.0);
-    let finish = |ending: Ending,
-                  recognizer: &AnswerRecognizer,
-                  frames: u64,
-                  block: Instant,
-                  busy: Duration,
-                  first_sound: Option<(u64, Duration)>| {
-        let decided = matches!(ending, Ending::Heard(_));
-        let compute = decision_compute(decided, block);
-        Round {
-            decided_at_ms: decided.then(|| frames as f64 * 1000.0 / f64::from(rate.max(1))),
-            decision_compute: compute,
-            ending,
-            transcript: recognizer.last_transcript().to_string(),
-            judged: recognizer.judged().to_vec(),
-            audio_ms: audio_ms(frames),
-            wall: started.elapsed(),
-            busy: busy + compute,
-            first_sound,
-        }
-    };
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Ok(finish(
-                Ending::Stopped,
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+            return Ok(tally.finish(Ending::Stopped, &recognizer));
         }
-        if frames >= limit_frames || started.elapsed() >= timeout {
-            return Ok(finish(
-                Ending::Timeout,
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+        if tally.frames >= limit_frames || started.elapsed() >= timeout {
+            return Ok(tally.finish(Ending::Timeout, &recognizer));
         }
         let next = source.next()?;
-        block_started = Instant::now();
+        tally.block_started = Instant::now();
         let Some(mut block) = next else {
-            converted.clear();
-            converter.flush(&mut converted)?;
-            if let Some(heard) = recognizer.feed(&converted)? {
-                return Ok(finish(
-                    Ending::Heard(heard),
-                    &recognizer,
-                    frames,
-                    block_started,
-                    busy,
-                    first_sound,
-                ));
-            }
-            let ending = match recognizer.finish()? {
-                Some(heard) => Ending::Heard(heard),
-                None => Ending::EndOfInput,
-            };
-            return Ok(finish(
-                ending,
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+            let ending = end_of_input(&mut converter, &mut recognizer, &mut converted)?;
+            return Ok(tally.finish(ending, &recognizer));
         };
         // Audio past the timeout is never heard: an answer must start and end in time.
-        block.truncate((limit_frames - frames) as usize);
-        if first_sound.is_none() && block.iter().any(|s| s.abs() > quiet) {
-            first_sound = Some((audio_ms(frames), started.elapsed()));
-        }
-        frames += block.len() as u64;
-        if frames >= next_level && !block.is_empty() {
+        block.truncate((limit_frames - tally.frames) as usize);
+        tally.count(&block, quiet);
+        if tally.frames >= next_level && !block.is_empty() {
             on_event(RoundEvent::Level(level(&block)));
-            next_level = frames + level_frames;
+            next_level = tally.frames + level_frames;
         }
         converted.clear();
         converter.push(&block, &mut converted)?;
         if let Some(heard) = recognizer.feed(&converted)? {
-            return Ok(finish(
-                Ending::Heard(heard),
-                &recognizer,
-                frames,
-                block_started,
-                busy,
-                first_sound,
-            ));
+            return Ok(tally.finish(Ending::Heard(heard), &recognizer));
         }
         if let Some(transcript) = recognizer.take_missed() {
             on_event(RoundEvent::Missed { transcript });
         }
-        busy += block_started.elapsed();
+        tally.busy += tally.block_started.elapsed();
     }
+}
+
+/// Where a round is in its input and its wall time, from which its [`Round`] is reported.
+struct Tally {
+    started: Instant,
+    rate: u32,
+    /// Frames of input audio taken so far.
+    frames: u64,
+    /// When the block being recognized arrived.
+    block_started: Instant,
+    busy: Duration,
+    first_sound: Option<(u64, Duration)>,
+}
+
+impl Tally {
+    /// A round that started at `started`, on audio at `rate`.
+    fn new(started: Instant, rate: u32) -> Tally {
+        Tally {
+            started,
+            rate,
+            frames: 0,
+            block_started: Instant::now(),
+            busy: Duration::ZERO,
+            first_sound: None,
+        }
+    }
+
+    /// Milliseconds of input audio in `frames`.
+    fn audio_ms(&self, frames: u64) -> u64 {
+        frames * 1000 / u64::from(self.rate.max(1))
+    }
+
+    /// Counts `block` in, noting where the first one louder than `quiet` starts.
+    fn count(&mut self, block: &[f32], quiet: f32) {
+        if self.first_sound.is_none() && block.iter().any(|s| s.abs() > quiet) {
+            self.first_sound = Some((self.audio_ms(self.frames), self.started.elapsed()));
+        }
+        self.frames += block.len() as u64;
+    }
+
+    /// The round as it ended with `ending`, with what `recognizer` heard.
+    fn finish(&self, ending: Ending, recognizer: &AnswerRecognizer) -> Round {
+        let decided = matches!(ending, Ending::Heard(_));
+        let compute = decision_compute(decided, self.block_started);
+        Round {
+            decided_at_ms: decided
+                .then(|| self.frames as f64 * 1000.0 / f64::from(self.rate.max(1))),
+            decision_compute: compute,
+            ending,
+            transcript: recognizer.last_transcript().to_string(),
+            judged: recognizer.judged().to_vec(),
+            audio_ms: self.audio_ms(self.frames),
+            wall: self.started.elapsed(),
+            busy: self.busy + compute,
+            first_sound: self.first_sound,
+        }
+    }
+}
+
+/// The input has ended: what the converter still holds is recognized, then the recognizer's
+/// last utterance is decided.
+fn end_of_input(
+    converter: &mut Converter,
+    recognizer: &mut AnswerRecognizer,
+    converted: &mut Vec<i16>,
+) -> Result<Ending, SpeechError> {
+    converted.clear();
+    converter.flush(converted)?;
+    if let Some(heard) = recognizer.feed(converted)? {
+        return Ok(Ending::Heard(heard));
+    }
+    Ok(match recognizer.finish()? {
+        Some(heard) => Ending::Heard(heard),
+        None => Ending::EndOfInput,
+    })
 }
 
 /// One round over a whole WAV file with an already loaded model and pack, for a prompt showing

@@ -54,15 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.bwrap.display()
         )
     })?;
-    let app_id = match &args.app_id {
-        Some(id) if id.trim().is_empty() => bail!("--app-id must not be empty"),
-        Some(id) => id.clone(),
-        None => Path::new(program)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| anyhow!("cannot name the app from the command; give --app-id"))?,
-    };
+    let app_id = app_id_of(&args, program)?;
     let masks = Masks::of(args.config.as_deref());
     let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
 
@@ -94,33 +86,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ])
         // Root keeps its capabilities in bubblewrap unless told: never inside.
         .args(["--cap-drop", "ALL"]);
-    let unreadable = private.path().join("masked");
-    std::fs::write(&unreadable, b"").context("cannot create the mask file")?;
-    std::fs::set_permissions(&unreadable, std::fs::Permissions::from_mode(0o000))
-        .context("cannot make the mask file unreadable")?;
-    for folder in masks.folders.iter().filter(|f| f.is_dir()) {
-        cmd.arg("--tmpfs")
-            .arg(folder)
-            .arg("--remount-ro")
-            .arg(folder);
-    }
-    // A file inside a masked folder is gone already (and the folder is read-only by now).
-    let outside = |f: &&PathBuf| !masks.folders.iter().any(|d| f.starts_with(d));
-    for file in masks.files.iter().filter(|f| f.is_file()).filter(outside) {
-        cmd.arg("--ro-bind").arg(&unreadable).arg(file);
-    }
-    // The compositor's socket: its folder emptied (when it is not the runtime folder, which is
-    // emptied below anyway).
-    if let Some(display) = std::env::var_os("WAYLAND_DISPLAY").map(PathBuf::from)
-        && display.is_absolute()
-        && let Some(folder) = display.parent()
-    {
-        if private.path().starts_with(folder) || folder == Path::new("/") {
-            cmd.arg("--ro-bind").arg(&unreadable).arg(&display);
-        } else {
-            cmd.arg("--tmpfs").arg(folder);
-        }
-    }
+    mask(&mut cmd, &masks, private.path())?;
     cmd.arg("--tmpfs")
         .arg(&inner_runtime)
         .arg("--chmod")
@@ -148,6 +114,53 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::from(1),
     })
+}
+
+/// The app id the sandbox is named by: `--app-id`, else the command's file name.
+fn app_id_of(args: &Args, program: &OsString) -> Result<String> {
+    Ok(match &args.app_id {
+        Some(id) if id.trim().is_empty() => bail!("--app-id must not be empty"),
+        Some(id) => id.clone(),
+        None => Path::new(program)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| anyhow!("cannot name the app from the command; give --app-id"))?,
+    })
+}
+
+/// Adds to `cmd` what hides pcp's files and the compositor's socket from the sandbox: the
+/// masked folders emptied and read-only, the masked files bound to an unreadable file made in
+/// `private`.
+fn mask(cmd: &mut Command, masks: &Masks, private: &Path) -> Result<()> {
+    let unreadable = private.join("masked");
+    std::fs::write(&unreadable, b"").context("cannot create the mask file")?;
+    std::fs::set_permissions(&unreadable, std::fs::Permissions::from_mode(0o000))
+        .context("cannot make the mask file unreadable")?;
+    for folder in masks.folders.iter().filter(|f| f.is_dir()) {
+        cmd.arg("--tmpfs")
+            .arg(folder)
+            .arg("--remount-ro")
+            .arg(folder);
+    }
+    // A file inside a masked folder is gone already (and the folder is read-only by now).
+    let outside = |f: &&PathBuf| !masks.folders.iter().any(|d| f.starts_with(d));
+    for file in masks.files.iter().filter(|f| f.is_file()).filter(outside) {
+        cmd.arg("--ro-bind").arg(&unreadable).arg(file);
+    }
+    // The compositor's socket: its folder emptied (when it is not the runtime folder, which is
+    // emptied below anyway).
+    if let Some(display) = std::env::var_os("WAYLAND_DISPLAY").map(PathBuf::from)
+        && display.is_absolute()
+        && let Some(folder) = display.parent()
+    {
+        if private.starts_with(folder) || folder == Path::new("/") {
+            cmd.arg("--ro-bind").arg(&unreadable).arg(&display);
+        } else {
+            cmd.arg("--tmpfs").arg(folder);
+        }
+    }
+    Ok(())
 }
 
 /// What the sandbox must not reach.

@@ -6,7 +6,7 @@
 //! the last batch of audit records is written before it exits.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
@@ -105,18 +105,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             },
         );
     }
-    let kind = match cli.backend {
-        Backend::Auto => {
-            let (kind, why) = pcp_compositor::auto::choose(&Surroundings::detect());
-            tracing::info!("backend {kind:?}: {why}");
-            kind
-        }
-        Backend::Headless => BackendKind::Headless,
-        Backend::Winit if !WINIT_BUILT => bail!("{}", BackendError::WinitNotBuilt),
-        Backend::Winit => BackendKind::Winit,
-        Backend::Udev if !UDEV_BUILT => bail!("{}", BackendError::UdevNotBuilt),
-        Backend::Udev => BackendKind::Udev,
-    };
+    let kind = backend_kind(cli.backend)?;
     if kind != BackendKind::Headless && cli.capture_dir.is_some() {
         bail!(
             "--capture-dir needs --backend headless: the other backends' pixels are on a display"
@@ -167,17 +156,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             && last_capture.elapsed() >= capture_every
         {
             last_capture = Instant::now();
-            for (i, vo) in compositor.state.backend().outputs.iter().enumerate() {
-                let path = dir.join(format!("{}.png", vo.output.name()));
-                match compositor.state.backend().capture(i) {
-                    Ok(c) => {
-                        if let Err(e) = c.write_png(&path) {
-                            tracing::warn!("{e}");
-                        }
-                    }
-                    Err(e) => tracing::warn!("{e}"),
-                }
-            }
+            capture_outputs(&compositor, dir);
         }
     }
     // Routine audit records are committed in groups: write out the last group before leaving.
@@ -190,6 +169,39 @@ fn run(cli: Cli) -> Result<ExitCode> {
         tracing::info!("session ended (logout)");
     }
     close_and_exit(compositor)
+}
+
+/// The backend `--backend` asks for (`auto` chooses from what is around), or why it cannot be
+/// had.
+fn backend_kind(backend: Backend) -> Result<BackendKind> {
+    Ok(match backend {
+        Backend::Auto => {
+            let (kind, why) = pcp_compositor::auto::choose(&Surroundings::detect());
+            tracing::info!("backend {kind:?}: {why}");
+            kind
+        }
+        Backend::Headless => BackendKind::Headless,
+        Backend::Winit if !WINIT_BUILT => bail!("{}", BackendError::WinitNotBuilt),
+        Backend::Winit => BackendKind::Winit,
+        Backend::Udev if !UDEV_BUILT => bail!("{}", BackendError::UdevNotBuilt),
+        Backend::Udev => BackendKind::Udev,
+    })
+}
+
+/// Writes every output's pixels to `dir` as `NAME.png`; a failure is logged and the next output
+/// tried.
+fn capture_outputs(compositor: &Compositor, dir: &Path) {
+    for (i, vo) in compositor.state.backend().outputs.iter().enumerate() {
+        let path = dir.join(format!("{}.png", vo.output.name()));
+        match compositor.state.backend().capture(i) {
+            Ok(c) => {
+                if let Err(e) = c.write_png(&path) {
+                    tracing::warn!("{e}");
+                }
+            }
+            Err(e) => tracing::warn!("{e}"),
+        }
+    }
 }
 
 /// Says where clients connect, then starts the session's polkit agent (headless: only with
