@@ -113,7 +113,8 @@ impl System {
 }
 
 /// Runs a command to its end; an error names it and carries what it printed.
-fn run(cmd: &mut Command) -> Result<String> {
+/// Runs `cmd` to its end; returns what it printed, or an error naming it and what it said.
+pub fn run(cmd: &mut Command) -> Result<String> {
     let out = cmd
         .output()
         .with_context(|| format!("cannot run {cmd:?}"))?;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::install::{USER, User};
+use crate::install::{USER, User, run};
 
 /// The session user's password, typed on the guest's keyboard: letters and digits only, each a
 /// QEMU key code of its own.
@@ -37,20 +37,6 @@ impl Drop for Polkit {
             let _ = child.wait();
         }
     }
-}
-
-fn run(cmd: &mut Command) -> Result<()> {
-    let out = cmd
-        .output()
-        .with_context(|| format!("cannot run {cmd:?}"))?;
-    if !out.status.success() {
-        bail!(
-            "{cmd:?} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(())
 }
 
 /// Sets the user's password, puts the user in `sudo` (Debian's polkit rule makes its members
