@@ -3,7 +3,7 @@
 //! orders protection. The plugin applies them itself when a policy takes effect.
 
 use crate::section::Protection::{self, *};
-use crate::section::{Invalid, Section};
+use crate::section::{Invalid, Section, check_placeholders};
 use crate::shortcut::Shortcut;
 
 crate::sections! {
@@ -57,6 +57,9 @@ impl Section for pcp_overlay::Config {
         };
         self.validate()
             .map_err(|(key, reason)| Invalid::new(strip(key), reason))?;
+        for (key, template, allowed) in self.text.templates() {
+            check_placeholders(&format!("text.{key}"), template, allowed)?;
+        }
         Shortcut::parse(&self.focus_shortcut)
             .map(|_| ())
             .map_err(|reason| Invalid::new("focus_shortcut", reason))
@@ -121,6 +124,9 @@ impl Section for pcp_speech::Config {
     ];
 
     fn validate(&self) -> Result<(), Invalid> {
+        for (key, template, allowed) in self.templates() {
+            check_placeholders(key, template, allowed)?;
+        }
         self.validate().map_err(|e| {
             let message = match e {
                 pcp_speech::SpeechError::Config(m) => m,
@@ -207,6 +213,55 @@ mod tests {
             assert!(e.contains(&format!("config.toml:{line}:")), "{text:?}: {e}");
             assert!(e.contains(key), "{text:?} names the key: {e}");
         }
+    }
+
+    #[test]
+    fn a_mistyped_placeholder_is_refused_at_its_line_and_a_known_one_loads() {
+        for (text, line, key) in [
+            (
+                "[overlay.text]\nqueued = \"{count} more\"\n",
+                4,
+                "text.queued: `{count}` is not one of its placeholders (it takes {n})",
+            ),
+            (
+                "[overlay.text]\n\nasks = \"asks {action}\"\n",
+                5,
+                "text.asks: `{action}` is not one of its placeholders (it takes none)",
+            ),
+            (
+                "[speech]\nquestion_template = \"{action}? say {aprove}\"\n",
+                4,
+                "question_template: `{aprove}`",
+            ),
+            (
+                "[speech]\nchallenge_hint = \"say {word}\"\n",
+                4,
+                "challenge_hint: `{word}`",
+            ),
+        ] {
+            let e = refused(text);
+            assert!(e.contains(&format!("config.toml:{line}:")), "{text:?}: {e}");
+            assert!(e.contains(key), "{text:?} names the key: {e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let fine = "[manifests]\ndirs = []\n[overlay.text]\nqueued = \"{n} more {{ {} {x\"\n\
+                    listening = \"say {approve}\"\n[speech]\nchallenge_spoken = \"{word}\"\n";
+        std::fs::write(&path, fine).unwrap();
+        Config::<()>::load(Some(&path)).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn every_text_of_the_dialog_has_its_placeholders_listed() {
+        let listed: Vec<&str> = pcp_overlay::config::Strings::default()
+            .templates()
+            .iter()
+            .map(|(key, _, _)| *key)
+            .collect();
+        assert_eq!(
+            listed,
+            pcp_gate::fields::field_paths::<pcp_overlay::config::Strings>()
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::section::Protection::{self, *};
-use crate::section::{Invalid, Section};
+use crate::section::{Invalid, Section, check_placeholders};
 
 /// `[polkit]`, checked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,6 +101,9 @@ impl Section for PolkitConfig {
         if let Some(subject) = &self.subject {
             check_subject(subject).map_err(|why| Invalid::new("subject", why))?;
         }
+        for (key, template, allowed) in self.text.templates() {
+            check_placeholders(&format!("text.{key}"), template, allowed)?;
+        }
         Ok(())
     }
 }
@@ -125,6 +128,19 @@ impl PolkitConfig {
 }
 
 impl PolkitText {
+    /// Every line with its key and the placeholders it is filled with.
+    pub fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); 7] {
+        [
+            ("starting", &self.starting, &[]),
+            ("how_to_type", &self.how_to_type, &[]),
+            ("wrong", &self.wrong, &["tries"]),
+            ("broken", &self.broken, &["reason", "tries"]),
+            ("accepted", &self.accepted, &[]),
+            ("account", &self.account, &["account", "next"]),
+            ("unreadable_program", &self.unreadable_program, &[]),
+        ]
+    }
+
     /// `wrong` with the tries left filled in.
     pub fn wrong(&self, tries: u32) -> String {
         self.wrong.replace("{tries}", &tries.to_string())
@@ -182,6 +198,14 @@ mod tests {
             ("subject = \"unix-user:0\"", "subject"),
             ("subject = \"unix-process:x\"", "subject"),
             ("[polkit.text]\nnope = \"x\"", "nope"),
+            (
+                "[polkit.text]\nwrong = \"{tris} left\"",
+                "text.wrong: `{tris}`",
+            ),
+            (
+                "[polkit.text]\naccepted = \"{tries}\"",
+                "text.accepted: `{tries}`",
+            ),
         ] {
             let e = parse(text).unwrap_err();
             assert!(e.starts_with("c.toml:") && e.contains(named), "{text}: {e}");

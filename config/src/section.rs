@@ -43,6 +43,38 @@ impl Invalid {
     }
 }
 
+/// Refuses a `{name}` in `template` that is not one of `allowed`: the texts are filled by
+/// plain replacement, so a mistyped placeholder would reach the user as typed. Braces around
+/// anything but a name (`{ x`, `{}`) are ordinary text.
+pub fn check_placeholders(key: &str, template: &str, allowed: &[&str]) -> Result<(), Invalid> {
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find(['{', '}']) else {
+            break;
+        };
+        let inside = &rest[..close];
+        let is_name = rest[close..].starts_with('}')
+            && !inside.is_empty()
+            && inside
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if is_name && !allowed.contains(&inside) {
+            let known = if allowed.is_empty() {
+                "it takes none".to_string()
+            } else {
+                let names: Vec<String> = allowed.iter().map(|a| format!("{{{a}}}")).collect();
+                format!("it takes {}", names.join(", "))
+            };
+            return Err(Invalid::new(
+                key,
+                format!("`{{{inside}}}` is not one of its placeholders ({known})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A section of the config file: `[NAME]`, read into `Self` (unknown keys refused, absent ones
 /// at their default).
 pub trait Section: Serialize + DeserializeOwned + Default + Clone + PartialEq + 'static {

@@ -125,6 +125,12 @@ impl Default for Strings {
 /// The texts that name the words a spoken answer is made of.
 const ANSWER_WORD_TEXTS: usize = 4;
 
+/// The placeholders of the texts that name the answer words.
+const ANSWER_WORDS: &[&str] = &["approve", "deny", "cancel"];
+
+/// How many texts [`Strings`] has.
+const TEXTS: usize = 36;
+
 impl Strings {
     /// These strings with `{approve}`, `{deny}` and `{cancel}` replaced by the active phrase
     /// pack's answer words, so the dialog names the words the recognizer listens for.
@@ -143,6 +149,56 @@ impl Strings {
                 .replace("{cancel}", cancel);
         }
         filled
+    }
+
+    /// Every text with its key and the placeholders it is filled with, for the config's check
+    /// that a template names only those (a mistyped one would be shown as typed).
+    pub fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); TEXTS] {
+        const NONE: &[&str] = &[];
+        const N: &[&str] = &["n"];
+        const ACTION: &[&str] = &["action"];
+        [
+            (
+                "requester_sandboxed",
+                &self.requester_sandboxed,
+                &["engine"],
+            ),
+            ("unnamed_sandbox", &self.unnamed_sandbox, NONE),
+            ("requester_unconfined", &self.requester_unconfined, &["pid"]),
+            ("requester_unknown", &self.requester_unknown, NONE),
+            ("declared_app_id", &self.declared_app_id, &["id"]),
+            ("asks", &self.asks, NONE),
+            ("target_label", &self.target_label, NONE),
+            ("steps_label", &self.steps_label, NONE),
+            ("extra_params_label", &self.extra_params_label, NONE),
+            ("challenge", &self.challenge, ANSWER_WORDS),
+            ("approve", &self.approve, NONE),
+            ("deny", &self.deny, NONE),
+            ("allow_session", &self.allow_session, NONE),
+            ("more_below", &self.more_below, NONE),
+            ("more_above", &self.more_above, NONE),
+            ("cut", &self.cut, N),
+            ("risk_routine", &self.risk_routine, NONE),
+            ("risk_privileged", &self.risk_privileged, NONE),
+            ("risk_destructive", &self.risk_destructive, NONE),
+            ("risk_system", &self.risk_system, NONE),
+            ("listening", &self.listening, ANSWER_WORDS),
+            ("voice_heard", &self.voice_heard, ANSWER_WORDS),
+            ("voice_missed", &self.voice_missed, ANSWER_WORDS),
+            ("voice_unavailable", &self.voice_unavailable, NONE),
+            ("voice_no_model", &self.voice_no_model, &["language"]),
+            ("voice_no_microphone", &self.voice_no_microphone, NONE),
+            ("double_tap", &self.double_tap, NONE),
+            ("tap_again", &self.tap_again, NONE),
+            ("hold_hint", &self.hold_hint, NONE),
+            ("seconds_left", &self.seconds_left, N),
+            ("queued", &self.queued, N),
+            ("a11y_window", &self.a11y_window, NONE),
+            ("announce_shown", &self.announce_shown, ACTION),
+            ("announce_approved", &self.announce_approved, ACTION),
+            ("announce_denied", &self.announce_denied, ACTION),
+            ("announce_timed_out", &self.announce_timed_out, ACTION),
+        ]
     }
 
     /// The wording shown for a risk class.

@@ -440,6 +440,28 @@ impl Config {
         }
     }
 
+    /// The templates with their keys and the placeholders each is filled with, for the
+    /// config's check that a template names only those.
+    pub fn templates(&self) -> [(&'static str, &str, &'static [&'static str]); 3] {
+        [
+            (
+                "question_template",
+                &self.question_template,
+                &["action", "approve", "deny", "cancel"],
+            ),
+            (
+                "challenge_hint",
+                &self.challenge_hint,
+                &["approve", "deny", "cancel"],
+            ),
+            (
+                "challenge_spoken",
+                &self.challenge_spoken,
+                &["word", "approve", "deny", "cancel"],
+            ),
+        ]
+    }
+
     /// The question for an action, from `question_template` (filled in by the engine from the
     /// phrase pack where it is empty).
     pub fn question(&self, action: &str) -> String {
