@@ -30,6 +30,8 @@ pub mod input;
 pub mod notice;
 pub mod pointer;
 pub mod polkit;
+pub mod protocols;
+mod reload;
 pub mod startup;
 pub mod state;
 #[cfg(feature = "test-harness")]

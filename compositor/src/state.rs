@@ -5,41 +5,19 @@
 //! drives it.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use calloop::generic::Generic;
-use calloop::timer::{TimeoutAction, Timer};
-use calloop::{EventLoop, Interest, LoopHandle, Mode, PostAction};
+use calloop::{EventLoop, LoopHandle};
 use pcp_gate::Gate;
-use pcp_plugin::{ConfirmUi, Pcp, UiOptions, UiTiming};
-use smithay::desktop::Space;
-use smithay::input::{Seat, SeatState};
+use pcp_plugin::Pcp;
+use smithay::input::Seat;
 use smithay::utils::Point;
-use smithay::wayland::compositor::CompositorState;
-use smithay::wayland::cursor_shape::CursorShapeManagerState;
-use smithay::wayland::fractional_scale::FractionalScaleManagerState;
-use smithay::wayland::idle_inhibit::IdleInhibitManagerState;
-use smithay::wayland::idle_notify::IdleNotifierState;
-use smithay::wayland::output::OutputManagerState;
-use smithay::wayland::presentation::PresentationState;
-use smithay::wayland::security_context::SecurityContextState;
-use smithay::wayland::selection::data_device::DataDeviceState;
-use smithay::wayland::selection::primary_selection::PrimarySelectionState;
-use smithay::wayland::session_lock::SessionLockManagerState;
-use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
-use smithay::wayland::shell::xdg::XdgShellState;
-use smithay::wayland::shell::xdg::decoration::XdgDecorationState;
-use smithay::wayland::shm::ShmState;
-use smithay::wayland::viewporter::ViewporterState;
-use smithay::wayland::xdg_activation::XdgActivationState;
-use wayland_server::{Display, DisplayHandle, ListeningSocket};
+use wayland_server::DisplayHandle;
 
-use crate::backend::{Backend, BackendKind};
+use crate::backend::Backend;
 use crate::config::{CompositorConfig, OutputSpec, ReferenceSections};
 use crate::desktop::Desktop;
 use crate::frames::Frames;
-use crate::handlers::ClientState;
 use crate::notice::Notice;
 use crate::pointer::Pointer;
 
@@ -63,6 +41,7 @@ pub enum StartError {
 }
 
 pub use crate::clock::Clock;
+pub use crate::protocols::Protocols;
 
 /// Where the listening socket is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,35 +92,6 @@ pub struct Compositor {
     pub socket_name: Option<String>,
 }
 
-/// The Smithay protocol states the reference compositor serves.
-pub struct Protocols {
-    pub compositor: CompositorState,
-    pub xdg_shell: XdgShellState,
-    pub layer_shell: WlrLayerShellState,
-    pub shm: ShmState,
-    pub data_device: DataDeviceState,
-    pub primary_selection: PrimarySelectionState,
-    pub seat: SeatState<State>,
-    pub output_manager: OutputManagerState,
-    /// `wp_security_context_v1`: sandbox engines make listeners whose clients are named by the
-    /// sandbox and see no privileged global.
-    pub security_context: SecurityContextState,
-    /// `ext_session_lock_manager_v1`: screen lockers; privileged (hidden from sandboxes).
-    pub session_lock: SessionLockManagerState,
-    /// `zxdg_decoration_manager_v1`: always client-side (no borders are drawn here).
-    pub decoration: XdgDecorationState,
-    pub viewporter: ViewporterState,
-    pub fractional_scale: FractionalScaleManagerState,
-    /// `xdg_activation_v1`: tokens from a recent input event of the focused client.
-    pub activation: XdgActivationState,
-    /// `wp_presentation`: when frames were shown, by CLOCK_MONOTONIC.
-    pub presentation: PresentationState,
-    /// `ext_idle_notifier_v1`: idle daemons; privileged (hidden from sandboxes).
-    pub idle_notifier: IdleNotifierState<State>,
-    pub idle_inhibit: IdleInhibitManagerState,
-    pub cursor_shape: CursorShapeManagerState,
-}
-
 /// What the config file says and where it is, and the notice of a refused reload.
 pub struct Settings {
     pub config: CompositorConfig,
@@ -150,7 +100,7 @@ pub struct Settings {
     pub path: Option<PathBuf>,
     pub notice: Notice,
     /// The config file as last looked at, to tell a change from nothing.
-    seen: Option<ConfigStamp>,
+    pub(crate) seen: Option<crate::reload::ConfigStamp>,
 }
 
 /// Everything the reference compositor knows.
@@ -171,7 +121,7 @@ pub struct State {
     /// When the next frame is drawn.
     pub(crate) frames: Frames,
     /// Where the dialog was last said to be (see `log_placement`).
-    logged_placement: Option<pcp_plugin::Placement>,
+    pub(crate) logged_placement: Option<pcp_plugin::Placement>,
     /// Cleared when the session ends (logout, a signal, the nested window closed).
     pub(crate) running: bool,
     /// The capabilities of the last [`crate::builtins::PERFORMED_KEPT`] built-ins performed,
@@ -180,317 +130,7 @@ pub struct State {
     pub(crate) performed: std::collections::VecDeque<String>,
 }
 
-/// What tells a changed config file: modification time, length, mode, owner.
-type ConfigStamp = (SystemTime, u64, u32, u32);
-
-/// Reloads the config file when it changes: told by an inotify watch on its folder, so an idle
-/// compositor does not wake up to look; where no watch can be set, or once the folder is gone
-/// (deleted or moved away), the file is checked every `reload_check_ms` until a watch can be
-/// set again. `reload_check_ms = 0` turns reloading off.
-fn watch_config(state: &mut State) -> Result<(), StartError> {
-    let Some(path) = state.settings.path.clone() else {
-        return Ok(());
-    };
-    if state.settings.config.reload_check_ms == 0 {
-        return Ok(());
-    }
-    state.settings.seen = state.config_stamp();
-    match crate::watch::FileWatch::new(&path) {
-        Ok(watch) => watch_config_folder(state, watch),
-        Err(e) => {
-            tracing::warn!(
-                "cannot watch {} for changes ({e}): checking it every {} ms",
-                path.display(),
-                state.settings.config.reload_check_ms
-            );
-            poll_config(state)
-        }
-    }
-    .map_err(StartError::EventLoop)
-}
-
-/// Reloads the config file if it differs from when it was last looked at.
-fn look_at_config(state: &mut State) {
-    let now = state.config_stamp();
-    if now != state.settings.seen {
-        state.settings.seen = now;
-        state.reload_config();
-    }
-}
-
-/// Puts `watch` on the loop: a change looks at the file; a watch gone with its folder gives way
-/// to polling.
-fn watch_config_folder(state: &mut State, watch: crate::watch::FileWatch) -> Result<(), String> {
-    state
-        .loop_handle
-        .insert_source(
-            Generic::new(watch, Interest::READ, Mode::Level),
-            |_, watch, state| {
-                let changes = watch.changes();
-                if changes.file {
-                    look_at_config(state);
-                }
-                if !changes.watch_gone {
-                    return Ok(PostAction::Continue);
-                }
-                tracing::warn!(
-                    "the folder of the config file went away: checking the file every {} ms \
-                     until it can be watched again",
-                    state.settings.config.reload_check_ms
-                );
-                if let Err(e) = poll_config(state) {
-                    // Without a watch or a timer a changed config would go unnoticed until the
-                    // next start, which checks it: say so rather than keep a dead watch.
-                    tracing::error!("config changes are not noticed until restart: {e}");
-                }
-                Ok(PostAction::Remove)
-            },
-        )
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
-/// Looks at the config file every `reload_check_ms` and tries to watch it again each time; the
-/// timer ends once a watch is set.
-fn poll_config(state: &mut State) -> Result<(), String> {
-    let every = |state: &State| {
-        Duration::from_millis(u64::from(state.settings.config.reload_check_ms.max(1)))
-    };
-    let first = every(state);
-    state
-        .loop_handle
-        .insert_source(Timer::from_duration(first), move |_, _, state| {
-            let watch = state
-                .settings
-                .path
-                .as_deref()
-                .and_then(|path| crate::watch::FileWatch::new(path).ok());
-            // Looked at after the watch is set, so a change in between is not missed.
-            look_at_config(state);
-            if let Some(watch) = watch {
-                match watch_config_folder(state, watch) {
-                    Ok(()) => {
-                        tracing::info!("the config file is watched again");
-                        return TimeoutAction::Drop;
-                    }
-                    Err(e) => tracing::warn!("cannot watch the config file again: {e}"),
-                }
-            }
-            TimeoutAction::ToDuration(every(state))
-        })
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
-/// The listening socket as an event source: each new client is inserted with its data.
-fn listen(socket: &Socket, handle: &LoopHandle<'static, State>) -> Result<String, StartError> {
-    let bound = match socket {
-        Socket::Name(name) => ListeningSocket::bind(name),
-        Socket::Path(path) => ListeningSocket::bind_absolute(path.clone()),
-    }
-    .map_err(|e| StartError::Socket {
-        name: socket.to_string(),
-        message: e.to_string(),
-    })?;
-    handle
-        .insert_source(
-            Generic::new(bound, Interest::READ, Mode::Level),
-            |_, socket, state: &mut State| {
-                loop {
-                    match socket.accept() {
-                        Ok(Some(stream)) => {
-                            let data = Arc::new(ClientState::connected(&stream, None));
-                            if let Err(e) = state.dh.insert_client(stream, data) {
-                                tracing::warn!("a client could not be added: {e}");
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            tracing::warn!("accepting a client failed: {e}");
-                            break;
-                        }
-                    }
-                }
-                Ok(PostAction::Continue)
-            },
-        )
-        .map_err(|e| StartError::EventLoop(e.to_string()))?;
-    Ok(socket.to_string())
-}
-
 impl Compositor {
-    /// Creates the display, the globals, the headless virtual outputs and the event loop.
-    pub fn new(options: Options) -> Result<Compositor, StartError> {
-        Compositor::with_backend(options, BackendKind::Headless)
-    }
-
-    /// Creates the display, the globals, the outputs of backend `kind` and the event loop.
-    pub fn with_backend(options: Options, kind: BackendKind) -> Result<Compositor, StartError> {
-        if options.outputs.is_empty() {
-            return Err(StartError::NoOutputs);
-        }
-        let event_loop: EventLoop<'static, State> =
-            EventLoop::try_new().map_err(|e| StartError::EventLoop(e.to_string()))?;
-        let display: Display<State> =
-            Display::new().map_err(|e| StartError::Display(e.to_string()))?;
-        let dh = display.handle();
-        let loop_handle = event_loop.handle();
-
-        let socket_name = match &options.socket {
-            Some(socket) => Some(listen(socket, &loop_handle)?),
-            None => None,
-        };
-        loop_handle
-            .insert_source(
-                Generic::new(display, Interest::READ, Mode::Level),
-                |_, display, state: &mut State| {
-                    // SAFETY: the display is not dropped while the loop holds it.
-                    let display = unsafe { display.get_mut() };
-                    if let Err(e) = display.dispatch_clients(state) {
-                        tracing::error!("dispatching clients failed: {e}");
-                    }
-                    Ok(PostAction::Continue)
-                },
-            )
-            .map_err(|e| StartError::EventLoop(e.to_string()))?;
-
-        let mut seat_state = SeatState::new();
-        let mut seat = seat_state.new_wl_seat(&dh, "seat0");
-        seat.add_keyboard(Default::default(), 400, 25)
-            .map_err(|e| StartError::Seat(e.to_string()))?;
-        seat.add_pointer();
-        seat.add_touch();
-
-        let mut space = Space::default();
-        let backend = match kind {
-            BackendKind::Headless => Backend::headless::<State>(&dh, &options.outputs, &mut space),
-            #[cfg(feature = "winit")]
-            BackendKind::Winit => {
-                let title = match &socket_name {
-                    Some(name) => format!("pcp-compositor (WAYLAND_DISPLAY={name})"),
-                    None => "pcp-compositor".to_string(),
-                };
-                crate::winit::start(&dh, &options.outputs, &mut space, &loop_handle, &title)
-            }
-            #[cfg(not(feature = "winit"))]
-            BackendKind::Winit => Err(crate::backend::BackendError::WinitNotBuilt),
-            #[cfg(feature = "udev")]
-            BackendKind::Udev => crate::udev::start(&dh, &mut space, &loop_handle),
-            #[cfg(not(feature = "udev"))]
-            BackendKind::Udev => Err(crate::backend::BackendError::UdevNotBuilt),
-        }
-        .map_err(|e| StartError::Backend(e.to_string()))?;
-        let config = options.config;
-        let (cursor_theme, cursor_size) = (config.cursor_theme.clone(), config.cursor_size);
-        let plugin = options.plugin;
-        let mut ui = ConfirmUi::new(UiOptions {
-            overlay: plugin.overlay.clone(),
-            speech: pcp_plugin::start_voice(plugin.speech.clone()),
-            haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&plugin.haptics)),
-            haptics_config: plugin.haptics.clone(),
-            timing: UiTiming {
-                voice_poll_ms: config.voice_poll_ms,
-                device_probe_ms: config.device_probe_ms,
-                touch_dpi: config.touch_dpi,
-                frame_interval_ms: config.frame_interval_ms,
-            },
-        })
-        .map_err(|e| StartError::Overlay(e.to_string()))?;
-        ui.set_input_devices(usize::from(options.input_available));
-        #[cfg(feature = "a11y")]
-        if config.accessibility {
-            ui.enable_accessibility();
-        }
-        // The udev backend's outputs are the connected displays, not the specs.
-        let first = backend
-            .outputs
-            .first()
-            .map_or(options.outputs[0], |o| o.spec);
-        let (w, h) = first.logical_size();
-        let centre = Point::from((
-            f64::from(first.x) + f64::from(w) / 2.0,
-            f64::from(first.y) + f64::from(h) / 2.0,
-        ));
-        let mut state = State {
-            protocols: Protocols {
-                compositor: CompositorState::new::<State>(&dh),
-                xdg_shell: XdgShellState::new::<State>(&dh),
-                layer_shell: WlrLayerShellState::new_with_filter::<State, _>(
-                    &dh,
-                    crate::handlers::may_see_privileged,
-                ),
-                shm: ShmState::new::<State>(&dh, vec![]),
-                data_device: DataDeviceState::new::<State>(&dh),
-                primary_selection: PrimarySelectionState::new::<State>(&dh),
-                seat: seat_state,
-                output_manager: OutputManagerState::new_with_xdg_output::<State>(&dh),
-                security_context: SecurityContextState::new::<State, _>(
-                    &dh,
-                    crate::handlers::may_see_privileged,
-                ),
-                session_lock: SessionLockManagerState::new::<State, _>(
-                    &dh,
-                    crate::handlers::may_see_privileged,
-                ),
-                decoration: XdgDecorationState::new::<State>(&dh),
-                viewporter: ViewporterState::new::<State>(&dh),
-                fractional_scale: FractionalScaleManagerState::new::<State>(&dh),
-                activation: XdgActivationState::new::<State>(&dh),
-                presentation: PresentationState::new::<State>(
-                    &dh,
-                    crate::handlers::presentation::PRESENTATION_CLOCK,
-                ),
-                idle_notifier: IdleNotifierState::new(&dh, loop_handle.clone()),
-                idle_inhibit: IdleInhibitManagerState::new::<State>(&dh),
-                cursor_shape: CursorShapeManagerState::new::<State>(&dh),
-            },
-            pcp: Pcp::new::<State>(&dh, options.gate, ui, plugin),
-            seat,
-            desktop: Desktop::new(space),
-            backend,
-            settings: Settings {
-                config,
-                polkit: options.polkit,
-                path: options.config_path,
-                notice: Notice::new().map_err(|e| StartError::Overlay(e.to_string()))?,
-                seen: None,
-            },
-            clock: Clock::default(),
-            pointer: Pointer::new(centre, &cursor_theme, cursor_size),
-            logged_placement: None,
-            frames: Frames::default(),
-            running: true,
-            performed: std::collections::VecDeque::new(),
-            dh,
-            loop_handle: loop_handle.clone(),
-        };
-        // The first frame draws the outputs' background.
-        state.frames.damage();
-        state.pcp.use_event_loop(loop_handle.clone());
-        // The desktop's high-contrast preference, from the settings portal when one answers.
-        #[cfg(feature = "a11y")]
-        if let Err(e) = pcp_plugin::desktop::follow_contrast(&loop_handle) {
-            tracing::warn!("{e}: the config's theme stays");
-        }
-        pcp_plugin::refresh(&mut state);
-        // Outputs and input devices are known now: a changed policy found at the start can be
-        // asked about (or waits, proposed again, until something can answer).
-        if let Some(proposal) = pcp_plugin::policy::start(&mut state, options.policy) {
-            tracing::info!("the config's policy at start: {proposal:?}");
-        }
-        if options.frame_timer {
-            state.frames.pace(Duration::from_millis(u64::from(
-                state.settings.config.frame_interval_ms,
-            )));
-            watch_config(&mut state)?;
-        }
-        Ok(Compositor {
-            event_loop,
-            state,
-            socket_name,
-        })
-    }
-
     /// Runs one round of the event loop: client requests, timers, then flushes replies.
     /// Idle means asleep: with nothing to draw and no timer near, this waits for the next
     /// client request or device event (or `timeout`).
@@ -602,41 +242,6 @@ impl State {
                 });
             }
         }
-    }
-
-    /// The config file's modification time, length, mode and owner, to notice changes (a
-    /// mode or owner change matters to the trust checks).
-    fn config_stamp(&self) -> Option<ConfigStamp> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(self.settings.path.as_ref()?).ok()?;
-        Some((meta.modified().ok()?, meta.len(), meta.mode(), meta.uid()))
-    }
-
-    /// Reads the config file again. A file that does not load is refused: the previous config
-    /// stays in use and a notice on every output says so (with the error) until a good one
-    /// loads. One that loads is proposed to the gate as a new policy
-    /// ([`pcp_plugin::policy::propose`]): it applies at once when nothing in it lowers
-    /// protection, else only once the user approves the policy-change prompt; until then every
-    /// section stays as it is (`apply_policy_sections` runs when it applies). Outputs
-    /// are not re-created; the overlay's settings apply from the next prompt.
-    pub fn reload_config(&mut self) {
-        let Some(path) = self.settings.path.clone() else {
-            return;
-        };
-        match crate::startup::load(Some(&path)) {
-            Ok(loaded) => {
-                self.settings.notice.set(None);
-                let proposal = pcp_plugin::policy::propose(self, loaded.into_proposal());
-                tracing::info!("reloaded {}: {proposal:?}", path.display());
-            }
-            Err(e) => {
-                tracing::warn!("config reload refused, keeping the previous config: {e}");
-                let text = format!("{} {e}", self.settings.config.reload_error_notice);
-                self.settings.notice.set(Some(text));
-            }
-        }
-        self.frames.damage();
-        pcp_plugin::refresh(self);
     }
 
     /// A new policy is in force: the compositor's own sections as they were proposed and

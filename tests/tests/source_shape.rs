@@ -30,13 +30,12 @@ const PRODUCT: &[&str] = &[
 /// key rules (`key_rule`) and what a redeclaration lowers (`lowering`) when the gate's module
 /// cycle was cut, and is still the whole policy comparison.
 const LONG_FILES: &[(&str, usize)] = &[
-    ("compositor/src/state.rs", 813),
     ("gate/src/policy.rs", 1025),
     ("gate/src/store.rs", 611),
 ];
 
 /// Functions over the limit today (file, name), and their ceiling.
-const LONG_FNS: &[(&str, &str, usize)] = &[("compositor/src/state.rs", "with_backend", 175)];
+const LONG_FNS: &[(&str, &str, usize)] = &[];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

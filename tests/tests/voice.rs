@@ -350,8 +350,11 @@ fn an_answer_not_caught_is_said_and_a_repeat_in_the_window_is_heard() {
     let d = fx.decision(&c);
     assert!(d.approved, "{d:?}");
     assert_eq!(d.resolution, "user_approved");
-    // The audit says the user had to speak twice: the missed utterance and the "네".
-    assert_eq!(voice_utterances(&mut fx), Some(2));
+    // The audit says the user had to speak more than once: the missed speech and the "네". How
+    // many utterances the other speech makes is not fixed: on a loaded machine (CI, two builds
+    // beside it) the capture cut it in two, and the audit said 3.
+    let utterances = voice_utterances(&mut fx);
+    assert!(utterances.is_some_and(|n| n >= 2), "{utterances:?}");
     // The question is not spoken in these tests: what was played is the cue.
     let played = std::fs::read(dir.path().join("played.raw")).unwrap_or_default();
     assert!(
