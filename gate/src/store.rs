@@ -3,9 +3,8 @@
 //! are committed (and synced) before they are returned; routine records and other denials are
 //! group-committed, so a crash loses at most the records still buffered. The folder is 0700 and
 //! the files 0600: a database someone else owns or may read is refused. Schema versions are
-//! `PRAGMA user_version`; a migration keeps the audit log.
+//! `PRAGMA user_version`; a migration keeps the audit log ([`schema`]).
 
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -22,51 +21,8 @@ use crate::writer::{Pending, Writer};
 // The friction history's key and changes are friction's own types; the store keeps them.
 pub use crate::friction::{FrictionKey, FrictionUpdate};
 
-/// The schema this code writes. 1: friction history is keyed by the verified app identity too
-/// (history from before is dropped: it was shared by every app).
-const SCHEMA_VERSION: i64 = 1;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS friction (
-    profile TEXT NOT NULL,
-    app TEXT NOT NULL,
-    capability TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL,
-    approvals INTEGER NOT NULL,
-    implicit_passes INTEGER NOT NULL,
-    last_approved_ms INTEGER NOT NULL,
-    PRIMARY KEY (profile, app, capability, version, fingerprint)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS capability_versions (
-    capability TEXT PRIMARY KEY,
-    version INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY,
-    time_ms INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TABLE IF NOT EXISTS approved_policy (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    digest TEXT NOT NULL,
-    policy TEXT NOT NULL,
-    approved_ms INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS token_nonces (
-    nonce TEXT PRIMARY KEY,
-    expires_ms INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS token_clock (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    latest_ms INTEGER NOT NULL
-);
-";
+mod schema;
+use schema::{SCHEMA, SCHEMA_VERSION, migrate, prepare_files};
 
 /// What spending a token's nonce found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -519,87 +475,6 @@ impl Store {
             rows.iter().map(|(s, t, h)| (*s, t.as_str(), h.as_str())),
         ))
     }
-}
-
-/// The state folder (0700, created if needed), the database (0600 when new; refused when
-/// someone else owns it or may read it) and SQLite's `-wal` and `-shm` files (made 0600).
-fn prepare_files(path: &Path, trust: &TrustRules) -> Result<(), StoreError> {
-    let file_err = |path: &Path, message: String| StoreError::File {
-        path: path.to_path_buf(),
-        message,
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| file_err(dir, format!("cannot create the state folder: {e}")))?;
-        }
-        trust.make_private(dir, 0o700)?;
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
-        // An empty file is a new database to SQLite.
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => trust.check_secret(path)?,
-        Err(e) => return Err(file_err(path, format!("cannot create the database: {e}"))),
-    }
-    for suffix in ["-wal", "-shm"] {
-        let mut side = path.as_os_str().to_owned();
-        side.push(suffix);
-        let side = PathBuf::from(side);
-        if side.exists() {
-            trust.make_private(&side, 0o600)?;
-        }
-    }
-    Ok(())
-}
-
-/// Brings the schema to [`SCHEMA_VERSION`] in one transaction. A database from before version
-/// 1 loses its friction history (it was shared by every app) and keeps everything else.
-fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let sql = |source| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        source,
-    };
-    let version: i64 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(sql)?;
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::File {
-            path: path.to_path_buf(),
-            message: format!(
-                "the database has schema version {version}, newer than this pcp's \
-                 {SCHEMA_VERSION}: it was written by a newer version"
-            ),
-        });
-    }
-    let tx = conn.transaction().map_err(sql)?;
-    if version < 1 {
-        let old_rows: i64 = tx
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'friction'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(sql)?;
-        if old_rows > 0 {
-            tx.execute_batch("DROP TABLE friction;").map_err(sql)?;
-            tracing::info!(
-                "{}: friction history is now kept per app; the history kept before is reset",
-                path.display()
-            );
-        }
-    }
-    tx.execute_batch(SCHEMA).map_err(sql)?;
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-        .map_err(sql)?;
-    tx.commit().map_err(sql)
 }
 
 impl Drop for Store {

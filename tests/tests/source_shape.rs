@@ -23,16 +23,10 @@ const PRODUCT: &[&str] = &[
     "compositor/src",
 ];
 
-/// Files over the limit today, and their ceiling. The gate's files grew when the gate learned to
-/// classify shell commands and file paths (the manifest's `classify`, the prompt's risk label,
-/// the protection fact of a dropped classifier), written beside this check. `store.rs` only lost
-/// the friction key (moved to `friction`) in the gate's split into concerns; `policy.rs` lost the
-/// key rules (`key_rule`) and what a redeclaration lowers (`lowering`) when the gate's module
-/// cycle was cut, and is still the whole policy comparison.
-const LONG_FILES: &[(&str, usize)] = &[
-    ("gate/src/policy.rs", 1025),
-    ("gate/src/store.rs", 611),
-];
+/// Files over the limit today, and their ceiling: none. The last three (the compositor's
+/// `state.rs`, the gate's `policy.rs` and `store.rs`) were split by what they own. Kept, so a
+/// file that must grow past the limit for a while says so here, with why.
+const LONG_FILES: &[(&str, usize)] = &[];
 
 /// Functions over the limit today (file, name), and their ceiling.
 const LONG_FNS: &[(&str, &str, usize)] = &[];
