@@ -260,6 +260,13 @@ fn new_seat(dh: &DisplayHandle) -> Result<(SeatState<State>, Seat<State>), Start
 
 /// The backend of `kind` with its outputs mapped in `space`; `socket_name` titles the nested
 /// window.
+#[cfg_attr(
+    not(feature = "winit"),
+    allow(
+        unused_variables,
+        reason = "the nested window's title and the loop are used only by backends not built"
+    )
+)]
 fn start_backend(
     kind: BackendKind,
     dh: &DisplayHandle,
