@@ -3,7 +3,7 @@
 //! are committed (and synced) before they are returned; routine records and other denials are
 //! group-committed, so a crash loses at most the records still buffered. The folder is 0700 and
 //! the files 0600: a database someone else owns or may read is refused. Schema versions are
-//! `PRAGMA user_version`; a migration keeps the audit log ([`schema`]).
+//! `PRAGMA user_version`; a migration keeps the audit log (`store/schema.rs`).
 
 use std::path::{Path, PathBuf};
 
