@@ -37,6 +37,19 @@ fn bench(c: &mut Criterion) {
             black_box(g.submit(intent, now))
         })
     });
+    // The same without the path rating `file.write` asks for (`classify = "path"`): what every
+    // routine intent costs.
+    let window = json!({"window": "w"});
+    now += 1;
+    let first = g.submit(Intent::new("window.close", window.clone(), client.clone()), now);
+    assert!(matches!(first, Decision::Execute(_)), "{first:?}");
+    c.bench_function("gate_decision/routine_unclassified", |b| {
+        b.iter(|| {
+            now += 1;
+            let intent = Intent::new("window.close", window.clone(), client.clone());
+            black_box(g.submit(intent, now))
+        })
+    });
     let mut n = 0u64;
     c.bench_function("gate_decision/visual_prompt_approved", |b| {
         b.iter(|| {
