@@ -41,7 +41,10 @@ fn bench(c: &mut Criterion) {
     // routine intent costs.
     let window = json!({"window": "w"});
     now += 1;
-    let first = g.submit(Intent::new("window.close", window.clone(), client.clone()), now);
+    let first = g.submit(
+        Intent::new("window.close", window.clone(), client.clone()),
+        now,
+    );
     assert!(matches!(first, Decision::Execute(_)), "{first:?}");
     c.bench_function("gate_decision/routine_unclassified", |b| {
         b.iter(|| {
