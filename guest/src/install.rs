@@ -112,7 +112,6 @@ impl System {
     }
 }
 
-/// Runs a command to its end; an error names it and carries what it printed.
 /// Runs `cmd` to its end; returns what it printed, or an error naming it and what it said.
 pub fn run(cmd: &mut Command) -> Result<String> {
     let out = cmd
