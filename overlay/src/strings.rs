@@ -211,3 +211,28 @@ impl Strings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts said to take the answer words are the ones filled with them, and only those.
+    #[test]
+    fn the_answer_word_texts_listed_are_the_ones_filled() {
+        let marked = "{approve}{deny}{cancel}";
+        let mut table = toml::Table::try_from(Strings::default()).unwrap();
+        for (_, value) in table.iter_mut() {
+            *value = toml::Value::String(marked.into());
+        }
+        let all_marked: Strings = table.try_into().unwrap();
+        let filled = all_marked.with_answer_words("A", "D", "C");
+        for (key, text, allowed) in filled.templates() {
+            let expected = if allowed.contains(&"approve") {
+                "ADC"
+            } else {
+                marked
+            };
+            assert_eq!(text, expected, "{key}");
+        }
+    }
+}
