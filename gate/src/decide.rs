@@ -202,12 +202,12 @@ impl Evaluator<'_> {
         let capability = registry
             .lookup(&intent.capability)
             .ok_or_else(|| Refusal::Unknown(intent.capability.clone()))?;
-        let params = object_params(&intent.params, "params")?;
+        let params = object_params(&intent.params, None)?;
         capability
             .check_params(&params)
             .map_err(Refusal::InvalidParams)?;
         let level = self.config.file.safety.level;
-        let (se, auth, classified) = self.class_of(&capability, &params, "")?;
+        let (se, auth, classified) = self.class_of(&capability, &params, None)?;
         let mut full = threshold::threshold(se, auth, level);
         let mut risk = RiskClass::of(se, auth);
         let mut side_effects = se;
@@ -216,10 +216,10 @@ impl Evaluator<'_> {
             let cap = registry
                 .lookup(&step.capability)
                 .ok_or_else(|| Refusal::Unknown(step.capability.clone()))?;
-            let p = object_params(&step.params, &format!("steps[{i}].params"))?;
+            let p = object_params(&step.params, Some(i))?;
             cap.check_params(&p)
                 .map_err(|e| Refusal::InvalidParams(format!("steps[{i}]: {e}")))?;
-            let (step_se, step_auth, _) = self.class_of(&cap, &p, &format!("steps[{i}]: "))?;
+            let (step_se, step_auth, _) = self.class_of(&cap, &p, Some(i))?;
             full = full.max(threshold::threshold(step_se, step_auth, level));
             risk = risk.max(RiskClass::of(step_se, step_auth));
             side_effects = worst(side_effects, step_se);
@@ -238,19 +238,21 @@ impl Evaluator<'_> {
 
     /// A capability's class for these parameters: the declared one, or the gate's
     /// classification of them when the manifest says `classify` (a Critical command under
-    /// strict safety is refused).
+    /// strict safety is refused). `step` is the step's index, for the refusal's wording.
     fn class_of(
         &self,
         cap: &Capability,
         params: &Value,
-        at: &str,
+        step: Option<usize>,
     ) -> Result<(SideEffects, AuthLevel, Option<Classified>), Refusal> {
+        // Worded only on a refusal: a step's label costs nothing on the way to a decision.
+        let at = || step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
         let Some(classifier) = &cap.classifier else {
             return Ok((cap.side_effects, cap.auth_level, None));
         };
         let c = classifier
             .classify(params)
-            .map_err(|e| Refusal::InvalidParams(format!("{at}{e}")))?;
+            .map_err(|e| Refusal::InvalidParams(format!("{}{e}", at())))?;
         if !strictly_refused(self.config.file.safety.level, &c) {
             return Ok((c.side_effects, c.auth_level, Some(c)));
         }
@@ -259,7 +261,8 @@ impl Evaluator<'_> {
         // part of the audited policy anyway.
         let wording = self.config.file.shell_risk.wording();
         Err(Refusal::Strict(format!(
-            "{at}refused under strict safety: {}",
+            "{}refused under strict safety: {}",
+            at(),
             c.summary_in(&wording)
         )))
     }
@@ -365,14 +368,22 @@ pub(crate) fn deny_rule_for(registry: &Registry, intent: &Intent) -> Option<Arc<
         .cloned()
 }
 
-fn object_params(params: &Value, what: &str) -> Result<Value, Refusal> {
+/// The parameters as an object (`null` is an empty one); `step` is the step's index, for the
+/// refusal's wording.
+fn object_params(params: &Value, step: Option<usize>) -> Result<Value, Refusal> {
     match params {
         Value::Object(_) => Ok(params.clone()),
         Value::Null => Ok(Value::Object(Map::new())),
-        other => Err(Refusal::InvalidParams(format!(
-            "{what} must be a JSON object, not {}",
-            json_kind(other)
-        ))),
+        other => {
+            let what = match step {
+                Some(i) => format!("steps[{i}].params"),
+                None => "params".to_string(),
+            };
+            Err(Refusal::InvalidParams(format!(
+                "{what} must be a JSON object, not {}",
+                json_kind(other)
+            )))
+        }
     }
 }
 

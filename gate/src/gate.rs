@@ -18,7 +18,7 @@ use crate::error::{ConfigError, StoreError};
 use crate::explain::{self, Explanation};
 use crate::identity::ProcessChange;
 use crate::intent::ModalityEvent;
-use crate::intent::{Authorizer, Availability, Decision, Intent, IntentId, Outcome, Step};
+use crate::intent::{Authorizer, Availability, Decision, Intent, IntentId, Outcome, Run, Step};
 use crate::ledger::{DenyContext, FailedExecution, Ledger};
 use crate::policy::{self, KeyRule, PolicyChange, ProtectionFact};
 use crate::policy_prompt::{self, PolicyGate, Proposal, StartPolicy};
@@ -426,7 +426,7 @@ impl Gate {
         now_ms: i64,
     ) -> Outcome {
         let reason = self.policy.reason(prompt.id, resolution.approves(), reason);
-        let outcome = self
+        let mut outcome = self
             .ledger
             .finish(&prompt, resolution, reason, &self.config, now_ms);
         if outcome.approved && prompt.session_chosen {
@@ -435,6 +435,14 @@ impl Gate {
         if let Some(approved) = self.policy.settle(&outcome) {
             let digest = approved.digest;
             self.install_policy(Some(approved.config), approved.facts, &digest, now_ms);
+        }
+        if outcome.approved {
+            // What the user approved, moved from the prompt that showed it.
+            outcome.run = Some(Run {
+                capability: prompt.intent.capability,
+                params: prompt.params,
+                client: prompt.intent.client,
+            });
         }
         outcome
     }

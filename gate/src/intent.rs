@@ -177,4 +177,17 @@ pub struct Outcome {
     pub audit_seq: Option<u64>,
     /// A sentence for logs and for the client.
     pub reason: String,
+    /// What an approval runs: moved out of the submission when it is approved (never on a
+    /// denial), so the host performs what the user approved and nothing is copied before.
+    #[serde(skip)]
+    pub run: Option<Run>,
+}
+
+/// What an approved intent runs, and who asked: the capability, the parameters as the gate
+/// checked them (an object) and the verified client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub capability: String,
+    pub params: Value,
+    pub client: ClientIdentity,
 }

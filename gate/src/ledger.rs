@@ -14,7 +14,8 @@ use crate::config::{AuditConfig, GateConfig};
 use crate::decide::{Evaluation, deny_rule_for};
 use crate::error::StoreError;
 use crate::friction::{self, History};
-use crate::intent::{Decision, Intent, IntentId, Outcome};
+use crate::identity::ClientIdentity;
+use crate::intent::{Decision, Intent, IntentId, Outcome, Run};
 use crate::prompt::Prompt;
 use crate::record::{RecordFacts, record, record_with_canonical};
 use crate::registry::Registry;
@@ -37,6 +38,10 @@ struct Approval<'a> {
     canonical_params: String,
     /// `token::steps_digest` of a multi-step intent's steps; empty without steps.
     steps: &'a str,
+    /// Who asked and under which profile, as the record names them: borrowed, so the record
+    /// can be handed to the store whole and only a failed commit copies them.
+    client: &'a ClientIdentity,
+    profile: &'a str,
     now_ms: i64,
 }
 
@@ -243,6 +248,7 @@ impl Ledger {
             plan: prompt.plan.modalities.clone(),
             audit_seq: None,
             reason,
+            run: None,
         };
         if resolution.approves() {
             let plan = outcome.plan.clone();
@@ -255,6 +261,8 @@ impl Ledger {
                 params: &prompt.params,
                 canonical_params,
                 steps: &prompt.steps_digest,
+                client: &prompt.intent.client,
+                profile: &prompt.profile,
                 now_ms,
             };
             let committed = self.commit_approval(approval, config);
@@ -285,18 +293,18 @@ impl Ledger {
             params,
             canonical_params,
             steps,
+            client,
+            profile,
             now_ms,
         } = approval;
         let expires = now_ms + 1000 * i64::from(config.file.tokens.expiry_seconds);
-        let profile = record.profile.clone();
-        let client = record.client.clone();
         let app = client.app_key();
         let grant = Grant {
             capability: &capability.name,
             version: capability.version,
             params,
             steps,
-            profile: &profile,
+            profile,
             app: &app,
         };
         let token = self.key.issue_canonical(&grant, &canonical_params, expires);
@@ -315,11 +323,11 @@ impl Ledger {
                     "approval of {} could not be audited, denying: {e}",
                     outcome.capability
                 );
-                let intent = Intent::new(&outcome.capability, params.clone(), client);
+                let intent = Intent::new(&outcome.capability, params.clone(), client.clone());
                 let ctx = DenyContext {
                     id: outcome.id,
                     intent: &intent,
-                    profile,
+                    profile: profile.to_string(),
                     threshold: outcome.threshold,
                     rule: None,
                 };
@@ -370,6 +378,7 @@ impl Ledger {
             plan: Vec::new(),
             audit_seq,
             reason,
+            run: None,
         }
     }
 
@@ -446,6 +455,7 @@ impl Ledger {
             plan: Vec::new(),
             audit_seq: None,
             reason,
+            run: None,
         };
         let approval = Approval {
             outcome,
@@ -457,10 +467,17 @@ impl Ledger {
             canonical_params,
             // Only single intents run unprompted: multi-step ones are always shown.
             steps: "",
+            client: &intent.client,
+            profile,
             now_ms,
         };
-        let outcome = self.commit_approval(approval, config);
+        let mut outcome = self.commit_approval(approval, config);
         if outcome.approved {
+            outcome.run = Some(Run {
+                capability: intent.capability,
+                params: ev.params,
+                client: intent.client,
+            });
             Decision::Execute(outcome)
         } else {
             Decision::Deny(outcome)

@@ -44,7 +44,7 @@ pub use error::{ConfigError, StoreError};
 pub use gate::{Gate, RespondError};
 pub use identity::{ClientIdentity, IdentityKind, ProcessChange, SandboxIdentity};
 pub use intent::{
-    Authorizer, Availability, Decision, Intent, IntentId, ModalityEvent, Outcome, Plan, Step,
+    Authorizer, Availability, Decision, Intent, IntentId, ModalityEvent, Outcome, Plan, Run, Step,
 };
 pub use ledger::FailedExecution;
 pub use policy::{Direction, KeyRule, Order, PolicyChange, ProtectionFact};

@@ -249,6 +249,7 @@ pub(crate) fn applied_outcome(id: IntentId, audit_seq: Option<u64>, reason: Stri
         plan: Vec::new(),
         audit_seq,
         reason,
+        run: None,
     }
 }
 

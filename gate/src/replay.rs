@@ -222,6 +222,7 @@ fn run_intent(gate: &mut Gate, t: &TraceIntent, start: i64) -> (ReplayResult, i6
                 plan: Vec::new(),
                 audit_seq: None,
                 reason: "the prompt vanished".into(),
+                run: None,
             };
             report(outcome, effective, true, start)
         }

@@ -36,10 +36,13 @@ fn run_approved(
     params: serde_json::Value,
     at: i64,
 ) -> (Vec<Modality>, Outcome) {
-    match g.submit(intent(cap, params), at) {
+    match g.submit(intent(cap, params.clone()), at) {
         Decision::Execute(o) => (Vec::new(), o),
         Decision::Confirm { id, plan, .. } => {
             let o = approve_all(g, id, &plan.modalities, at + S);
+            // The prompt's approval carries what it runs, as the gate checked it.
+            let run = o.run.as_ref().expect("an approval carries what it runs");
+            assert_eq!((run.capability.as_str(), &run.params), (cap, &params));
             (plan.modalities, o)
         }
         Decision::Deny(o) => panic!("denied: {o:?}"),
@@ -54,6 +57,10 @@ fn routine_write_executes_with_policy_allow_and_a_token() {
         Decision::Execute(o) => {
             assert_eq!(o.resolution, Resolution::PolicyAllow);
             assert!(o.token.is_some());
+            // What runs is what was approved, moved from the submission.
+            let run = o.run.expect("an approval carries what it runs");
+            assert_eq!(run.capability, "file.write");
+            assert_eq!(run.params, json!({"path": "/tmp/x"}));
         }
         other => panic!("{other:?}"),
     }
@@ -64,7 +71,10 @@ fn unknown_capability_is_denied() {
     let dir = tempfile::tempdir().unwrap();
     let mut g = gate(dir.path(), "");
     match g.submit(intent("file.shred", json!({})), 0) {
-        Decision::Deny(o) => assert_eq!(o.resolution, Resolution::UnknownCapability),
+        Decision::Deny(o) => {
+            assert_eq!(o.resolution, Resolution::UnknownCapability);
+            assert_eq!(o.run, None, "a denial runs nothing");
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -123,6 +133,7 @@ fn visual_yes_with_spoken_no_is_denied() {
         .unwrap()
         .unwrap();
     assert_eq!(o.resolution, Resolution::UserDenied);
+    assert_eq!(o.run, None, "a denial runs nothing");
 }
 
 #[test]

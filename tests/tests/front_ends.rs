@@ -73,7 +73,15 @@ fn a_second_front_end_is_answered_through_the_same_engine() {
     assert!(d.outcome.approved, "{d:?}");
     assert_eq!(d.outcome.resolution.as_str(), "policy_allow");
     assert!(d.outcome.token.is_some());
-    assert_eq!(d.run.capability, "file.write");
+    // The approval carries what it runs, as the gate checked it, and who asked.
+    let run = d
+        .outcome
+        .run
+        .as_ref()
+        .expect("an approval carries what it runs");
+    assert_eq!(run.capability, "file.write");
+    assert_eq!(run.params, json!({"path": "/tmp/a"}));
+    assert_eq!(run.client.id, "local-1");
 
     // One that needs the user waits for the dialog, which a Wayland client's intent queues
     // behind; the seat's click answers the front end's, then the client's is shown.
@@ -96,6 +104,12 @@ fn a_second_front_end_is_answered_through_the_same_engine() {
     let d = decided(&heard, ticket(2));
     assert!(d.outcome.approved, "{d:?}");
     assert_eq!(d.outcome.resolution.as_str(), "user_approved");
+    let run = d
+        .outcome
+        .run
+        .as_ref()
+        .expect("an approval carries what it runs");
+    assert_eq!(run.params, json!({"key": "dark", "value": "on"}));
     assert!(
         fx.dialog_open(),
         "the Wayland client's prompt is shown next"

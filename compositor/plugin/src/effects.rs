@@ -3,10 +3,7 @@
 //! drained by [`run`](crate::run) after the engine has returned. Plain data: nothing here can
 //! call anything.
 
-use pcp_gate::{
-    ClientIdentity, Intent, IntentId, Modality, Outcome, ProcessChange, Resolution, Threshold,
-};
-use serde_json::Value;
+use pcp_gate::{Intent, IntentId, Modality, Outcome, ProcessChange, Resolution, Threshold};
 use zeroize::Zeroizing;
 
 use crate::PromptEvent;
@@ -29,37 +26,12 @@ pub struct Ticket {
     pub number: u64,
 }
 
-/// What an approved intent runs and who asked: kept from the submission, so nothing has to be
-/// read back from a prompt before it is answered.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Run {
-    pub capability: String,
-    /// The params as the gate checked them (an object).
-    pub params: Value,
-    pub client: ClientIdentity,
-}
-
-impl Run {
-    /// What `intent` runs once approved.
-    pub fn of(intent: &Intent) -> Run {
-        let params = match &intent.params {
-            Value::Null => Value::Object(Default::default()),
-            other => other.clone(),
-        };
-        Run {
-            capability: intent.capability.clone(),
-            params,
-            client: intent.client.clone(),
-        }
-    }
-}
-
-/// The final answer to one ticket, with what it runs.
+/// The final answer to one ticket. An approval carries what it runs (`outcome.run`, moved
+/// from the submission by the gate).
 #[derive(Debug, Clone)]
 pub struct Decided {
     pub ticket: Ticket,
     pub outcome: Outcome,
-    pub run: Run,
 }
 
 /// Why a front end refuses a submission before the gate weighs it (audited by the gate).

@@ -13,7 +13,7 @@ use std::time::Duration;
 use pcp_config::{PluginSections, Proposed};
 use pcp_gate::{Decision, FailedExecution, Gate, GateConfig, IntentId, Outcome, ProtectionFact};
 
-use crate::effects::{self, Command, Decided, Effect, Refusal, Run, Ticket};
+use crate::effects::{self, Command, Decided, Effect, Refusal, Ticket};
 use crate::policy::Proposal;
 use crate::ui::GateView;
 use crate::{ConfirmUi, PromptEvent, Surroundings};
@@ -45,7 +45,6 @@ pub struct World {
 /// An intent of a front end waiting for the user.
 struct Ask {
     ticket: Ticket,
-    run: Run,
 }
 
 /// The engine; see the [module documentation](self).
@@ -142,14 +141,13 @@ impl Engine {
                 intent,
                 why,
             } => {
-                let run = Run::of(&intent);
                 let outcome = match &why {
                     Refusal::Unreadable(r) => self.gate.refuse_unreadable(intent, r, now),
                     Refusal::IdentityChanged(c) => {
                         self.gate.refuse_changed_identity(intent, c, now)
                     }
                 };
-                out.push(decided(ticket, outcome, run));
+                out.push(decided(ticket, outcome));
                 Vec::new()
             }
             Command::Cancel(ticket) => {
@@ -190,7 +188,7 @@ impl Engine {
             Command::Executed { decided, result } => {
                 match result {
                     Ok(()) => {
-                        if decided.run.capability == LOGOUT {
+                        if decided.outcome.capability == LOGOUT {
                             self.end_session(&mut out);
                         }
                         out.push(Effect::Decided(decided));
@@ -245,28 +243,27 @@ impl Engine {
         now: i64,
         out: &mut Vec<Effect>,
     ) {
-        let run = Run::of(&intent);
         if self.tickets.contains_key(&ticket) {
             // A front end's bug: two open intents under one number could be answered crosswise.
             tracing::error!("a front end reused the open ticket {ticket:?}: refused");
             let outcome = self
                 .gate
                 .refuse_unreadable(intent, "its ticket is already open", now);
-            out.push(decided(ticket, outcome, run));
+            out.push(decided(ticket, outcome));
             return;
         }
         // The availability the UI last learned (probes and hotplug): no device is touched here.
         self.gate.set_available(self.ui.availability());
         match self.gate.submit(intent, now) {
             Decision::Execute(outcome) | Decision::Deny(outcome) => {
-                out.push(self.answer(ticket, outcome, run));
+                out.push(self.answer(ticket, outcome));
             }
             Decision::Confirm {
                 id,
                 threshold,
                 plan,
             } => {
-                self.asks.insert(id, Ask { ticket, run });
+                self.asks.insert(id, Ask { ticket });
                 self.tickets.insert(ticket, id);
                 out.push(Effect::Pending {
                     ticket,
@@ -280,13 +277,11 @@ impl Engine {
 
     /// A decided outcome for a front end: performed by the host first when it is an approval
     /// of a capability the host performs.
-    fn answer(&self, ticket: Ticket, outcome: Outcome, run: Run) -> Effect {
-        let execute = outcome.approved && self.performs.contains(&run.capability);
-        let d = Box::new(Decided {
-            ticket,
-            outcome,
-            run,
-        });
+    fn answer(&self, ticket: Ticket, outcome: Outcome) -> Effect {
+        // By the capability the gate decided on: an approval the host performs goes to the host
+        // even if it carried nothing to run, which then fails closed (`execution_failed`).
+        let execute = outcome.approved && self.performs.contains(&outcome.capability);
+        let d = Box::new(Decided { ticket, outcome });
         if execute {
             Effect::Execute(d)
         } else {
@@ -308,17 +303,24 @@ impl Engine {
             return;
         };
         self.tickets.remove(&ask.ticket);
-        out.push(self.answer(ask.ticket, outcome, ask.run));
+        out.push(self.answer(ask.ticket, outcome));
     }
 
     /// An approval that could not be carried out: audited as `execution_failed` (linked to
     /// the approval's record) before the front end hears it, so the log says what it was told.
     fn not_carried_out(&mut self, decided: Decided, reason: String, now: i64) -> Effect {
-        let run = &decided.run;
+        let nothing;
+        let (params, client) = match &decided.outcome.run {
+            Some(run) => (&run.params, &run.client),
+            None => {
+                nothing = (serde_json::Value::Null, pcp_gate::ClientIdentity::default());
+                (&nothing.0, &nothing.1)
+            }
+        };
         let failed = FailedExecution {
-            capability: &run.capability,
-            params: &run.params,
-            client: &run.client,
+            capability: &decided.outcome.capability,
+            params,
+            client,
             approval_seq: decided.outcome.audit_seq,
             reason: &reason,
         };
@@ -479,10 +481,6 @@ impl Engine {
     }
 }
 
-fn decided(ticket: Ticket, outcome: Outcome, run: Run) -> Effect {
-    Effect::Decided(Box::new(Decided {
-        ticket,
-        outcome,
-        run,
-    }))
+fn decided(ticket: Ticket, outcome: Outcome) -> Effect {
+    Effect::Decided(Box::new(Decided { ticket, outcome }))
 }

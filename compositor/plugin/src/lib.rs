@@ -50,9 +50,10 @@ use pcp_gate::{Gate, IntentId, ModalityEvent};
 use wayland_server::{Client, DisplayHandle};
 
 pub use effects::{
-    Command, Decided, Effect, EntryUpdate, FrontEnd, FrontEndId, Refusal, Run, SecretText, Ticket,
+    Command, Decided, Effect, EntryUpdate, FrontEnd, FrontEndId, Refusal, SecretText, Ticket,
 };
 pub use engine::{BUILTIN_CAPABILITIES, Engine, World};
+pub use pcp_gate::Run;
 pub use render::PlacedOverlay;
 pub use ui::{ConfirmUi, Placement, UiOptions, UiTiming};
 pub use wayland::{IntentData, IntentManagerState};
@@ -292,7 +293,11 @@ pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
 fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
     let next = match effect {
         Effect::Execute(decided) => {
-            let result = state.execute(&decided.run);
+            let result = match &decided.outcome.run {
+                Some(run) => state.execute(run),
+                // Fail closed: an approval that names nothing to run is not performed.
+                None => Err("the approval names nothing to run".to_string()),
+            };
             Some(Command::Executed { decided, result })
         }
         Effect::Pending { ticket, .. } => deliver(state.pcp(), ticket, effect, now),
