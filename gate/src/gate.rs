@@ -18,7 +18,7 @@ use crate::error::{ConfigError, StoreError};
 use crate::explain::{self, Explanation};
 use crate::identity::ProcessChange;
 use crate::intent::ModalityEvent;
-use crate::intent::{Authorizer, Availability, Decision, Intent, IntentId, Outcome, Run, Step};
+use crate::intent::{Authorizer, Availability, Decision, Intent, IntentId, Outcome, Step};
 use crate::ledger::{DenyContext, FailedExecution, Ledger};
 use crate::policy::{self, KeyRule, PolicyChange, ProtectionFact};
 use crate::policy_prompt::{self, PolicyGate, Proposal, StartPolicy};
@@ -438,11 +438,7 @@ impl Gate {
         }
         if outcome.approved {
             // What the user approved, moved from the prompt that showed it.
-            outcome.run = Some(Run {
-                capability: prompt.intent.capability,
-                params: prompt.params,
-                client: prompt.intent.client,
-            });
+            outcome.run = Some(prompt.into_run());
         }
         outcome
     }
