@@ -438,7 +438,7 @@ impl Gate {
         }
         if outcome.approved {
             // What the user approved, moved from the prompt that showed it.
-            outcome.run = Some(prompt.into_run());
+            outcome.run = Some(prompt.intent.into_run(prompt.params));
         }
         outcome
     }

@@ -38,6 +38,16 @@ impl Intent {
             client,
         }
     }
+
+    /// What this intent runs once approved, with `params` as the gate checked them (an
+    /// object): its capability and client are moved, not copied.
+    pub(crate) fn into_run(self, params: Value) -> Run {
+        Run {
+            capability: self.capability,
+            params,
+            client: self.client,
+        }
+    }
 }
 
 /// What can answer a prompt right now.

@@ -15,7 +15,7 @@ use crate::decide::{Evaluation, deny_rule_for};
 use crate::error::StoreError;
 use crate::friction::{self, History};
 use crate::identity::ClientIdentity;
-use crate::intent::{Decision, Intent, IntentId, Outcome, Run};
+use crate::intent::{Decision, Intent, IntentId, Outcome};
 use crate::prompt::Prompt;
 use crate::record::{RecordFacts, record, record_with_canonical};
 use crate::registry::Registry;
@@ -473,11 +473,7 @@ impl Ledger {
         };
         let mut outcome = self.commit_approval(approval, config);
         if outcome.approved {
-            outcome.run = Some(Run {
-                capability: intent.capability,
-                params: ev.params,
-                client: intent.client,
-            });
+            outcome.run = Some(intent.into_run(ev.params));
             Decision::Execute(outcome)
         } else {
             Decision::Deny(outcome)

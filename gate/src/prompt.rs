@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::audit::ModalityResult;
 use crate::capability::Capability;
 use crate::friction::FrictionReason;
-use crate::intent::{Decision, Intent, IntentId, Plan, Run};
+use crate::intent::{Decision, Intent, IntentId, Plan};
 use crate::store::FrictionKey;
 use crate::types::{Modality, RiskClass, Threshold};
 
@@ -121,16 +121,6 @@ impl Prompt {
             .iter()
             .find(|&&(m, at)| at <= now_ms && !self.answered(m))
             .map(|&(m, _)| m)
-    }
-
-    /// What this prompt runs once approved: its intent's capability and client, and the
-    /// parameters as the gate checked them.
-    pub(crate) fn into_run(self) -> Run {
-        Run {
-            capability: self.intent.capability,
-            params: self.params,
-            client: self.intent.client,
-        }
     }
 
     pub(crate) fn set_deadline(&mut self, modality: Modality, at: i64) {

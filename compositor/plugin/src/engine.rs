@@ -309,6 +309,8 @@ impl Engine {
     /// An approval that could not be carried out: audited as `execution_failed` (linked to
     /// the approval's record) before the front end hears it, so the log says what it was told.
     fn not_carried_out(&mut self, decided: Decided, reason: String, now: i64) -> Effect {
+        // An approval that carried nothing to run (a gate bug) is still audited: the record
+        // links to the approval's own, which names the params and who asked.
         let nothing;
         let (params, client) = match &decided.outcome.run {
             Some(run) => (&run.params, &run.client),
