@@ -2,7 +2,8 @@
 //! `test` is what CI runs, `demo` shows the product, `bench` runs the criterion benches, `fuzz`
 //! runs the cargo-fuzz targets, `session-test` plays the desktop session on a real kernel in a
 //! virtual machine, `eval-voice` measures voice recognition on a generated evaluation set,
-//! `check-docs` checks the docs' links and quoted commands, `package` builds the Debian package.
+//! `check-docs` checks the docs' links and quoted commands, `package` builds the Debian package,
+//! `walk` follows one intent through the plugin and the gate with a debugger.
 
 mod docs_check;
 mod eval_voice;
@@ -10,6 +11,7 @@ mod fuzz;
 mod package;
 mod session_test;
 mod setup;
+mod walk;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +19,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice|check-docs|package>
+    "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice|check-docs|package|walk>
   setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
           fuzzing tools (nightly, cargo-fuzz)
   test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, the Python
@@ -52,6 +54,9 @@ const USAGE: &str =
   package [--profile release|dev] [--check]
           build the Debian package pcp-confirm into target/package/ (release by default);
           --check runs lintian on it (errors fail) and checks dpkg -c for the paths it must hold
+  walk    setup, then follow one window.move through pcp-plugin and pcp-gate with gdb (a real
+          client, a click on Approve) and check that docs/architecture.md names every file it
+          enters, in its walk or as called by name
 ";
 
 /// Seconds each fuzz target runs in `cargo xtask test` (9 targets: 2¼ minutes).
@@ -93,6 +98,10 @@ fn run() -> Result<()> {
         Some("package") => {
             let options = package::parse(&args[1..])?;
             package::run(&options).map(|_| ())
+        }
+        Some("walk") => {
+            let cache = setup::setup()?;
+            walk::run(&root(), &cache)
         }
         Some("check-docs") => {
             let cache = setup::setup()?;
@@ -168,6 +177,8 @@ fn test() -> Result<()> {
         &cache,
     )?;
     cargo(&["test", "--workspace"], &cache)?;
+    // docs/architecture.md's walk is the one a debugger follows.
+    walk::run(&root(), &cache)?;
     // The README and docs/ link only to what exists and quote only commands that exist.
     docs_check::run(&root(), &cache, USAGE)?;
     // The Debian package builds, lintian finds no error in it, and it holds what it must. From

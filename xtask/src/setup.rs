@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 /// busybox, udev, seatd, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
 /// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject. The headless real-app tests:
 /// PyGObject with GTK 3's introspection data, swaylock, swayidle. The polkit agent's test:
-/// polkitd, pkexec.
+/// polkitd, pkexec. `cargo xtask walk`: gdb, binutils.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -42,6 +42,9 @@ const APT_PACKAGES: &[&str] = &[
     "xvfb",
     // `pcpctl run` confines agents with bubblewrap (and its tests run it).
     "bubblewrap",
+    // `cargo xtask walk` follows an intent with gdb and names its functions with binutils.
+    "gdb",
+    "binutils",
     // `cargo xtask package`: the binaries' rpath is set to the package's private library folder
     // (patchelf), the Depends come from dpkg-shlibdeps (dpkg-dev), lintian checks the result.
     "patchelf",

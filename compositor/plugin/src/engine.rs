@@ -1,10 +1,12 @@
-//! The decision engine: the only code that holds the gate mutably. [`Engine::run`] takes one
-//! [`Command`] and returns the [`Effect`]s it caused: it hands submissions to the gate
-//! (`Gate::submit`), modality events to `Gate::respond` and the passing of time to
-//! `Gate::tick`, brings the [`ConfirmUi`] in line with the gate (`ConfirmUi::sync`) and applies
-//! what that sync returns, until nothing is left. It calls no host code and no front end: it has
-//! no access to either, so nothing can re-enter it while it runs. [`crate::run`] drains the
-//! effects afterwards.
+//! The decision engine and the loop that drives it. [`Engine`] is the only code that holds the
+//! gate mutably. [`Engine::run`] takes one [`Command`] and returns the [`Effect`]s it caused: it
+//! hands submissions to the gate (`Gate::submit`), modality events to `Gate::respond` and the
+//! passing of time to `Gate::tick`, brings the [`ConfirmUi`] in line with the gate
+//! (`ConfirmUi::sync`) and applies what that sync returns, until nothing is left. The engine
+//! calls no host code and no front end: it has no access to either, so nothing can re-enter it
+//! while it runs. [`run`] is the loop: it hands each command to the engine and, once the engine
+//! has returned, drains the effects — `Execute` to the host, `Pending`/`Decided` to the front
+//! end that asked, the rest to the host — queueing any command a callback starts meanwhile.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -13,10 +15,10 @@ use std::time::Duration;
 use pcp_config::{PluginSections, Proposed};
 use pcp_gate::{Decision, FailedExecution, Gate, GateConfig, IntentId, Outcome, ProtectionFact};
 
-use crate::effects::{self, Command, Decided, Effect, Refusal, Ticket};
+use crate::effects::{self, Command, Decided, Effect, FrontEndId, Refusal, Ticket};
 use crate::policy::Proposal;
 use crate::ui::GateView;
-use crate::{ConfirmUi, PromptEvent, Surroundings};
+use crate::{ConfirmUi, Pcp, PcpHandler, PromptEvent, Surroundings};
 
 /// A backstop: each round applies what the last sync returned, and a sync returns events only
 /// for a step that cannot run or a prompt that cannot be shown — each ends a modality or a
@@ -40,6 +42,82 @@ const LOGOUT: &str = "session.logout";
 pub struct World {
     pub now_ms: i64,
     pub around: Surroundings,
+}
+
+/// Runs `command` through the engine and drains its effects: see the
+/// [crate documentation](crate). Called while effects are drained, it queues the command,
+/// which runs once the drain is done.
+pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
+    let pcp = state.pcp();
+    pcp.inbox.push_back(command);
+    if pcp.draining {
+        return;
+    }
+    pcp.draining = true;
+    while let Some(command) = state.pcp().inbox.pop_front() {
+        let world = World {
+            now_ms: state.now_ms(),
+            around: state.surroundings(),
+        };
+        tracing::trace!(command = command.kind(), "engine run");
+        let effects = state.pcp().engine.run(command, &world);
+        for effect in effects {
+            tracing::trace!(effect = effect.kind(), ticket = ?effect.ticket(), "drained");
+            drain(state, effect, world.now_ms);
+        }
+    }
+    let now = state.now_ms();
+    let pcp = state.pcp();
+    pcp.draining = false;
+    let wait = pcp.engine.next_wakeup(now);
+    pcp.wakeup.set(wait);
+}
+
+fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
+    let next = match effect {
+        Effect::Execute(decided) => {
+            let result = match &decided.outcome.run {
+                Some(run) => state.execute(run),
+                // Fail closed: an approval that names nothing to run is not performed.
+                None => Err("the approval names nothing to run".to_string()),
+            };
+            Some(Command::Executed { decided, result })
+        }
+        Effect::Pending { ticket, .. } => deliver(state.pcp(), ticket, effect, now),
+        Effect::Decided(ref d) => {
+            let ticket = d.ticket;
+            deliver(state.pcp(), ticket, effect, now)
+        }
+        Effect::EntrySubmitted { ticket, .. } | Effect::EntryNextAccount { ticket } => {
+            deliver(state.pcp(), ticket, effect, now)
+        }
+        other => {
+            state.effect(other);
+            None
+        }
+    };
+    if let Some(command) = next {
+        state.pcp().inbox.push_back(command);
+    }
+}
+
+/// Hands a front end's effect to that front end.
+fn deliver(pcp: &mut Pcp, ticket: Ticket, effect: Effect, now: i64) -> Option<Command> {
+    if ticket.front == FrontEndId::WAYLAND {
+        let queue = &pcp.engine.gate().config().file.queue;
+        return pcp.wayland.deliver(effect, queue, now);
+    }
+    let index = (ticket.front.0 as usize).checked_sub(1)?;
+    match pcp.fronts.get_mut(index) {
+        Some(front) => front.deliver(effect),
+        None => {
+            tracing::error!(
+                "an answer for an unknown front end {:?} was dropped",
+                ticket.front
+            );
+            None
+        }
+    }
 }
 
 /// An intent of a front end waiting for the user.

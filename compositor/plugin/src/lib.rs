@@ -10,13 +10,13 @@
 //!    user becomes a prompt, and the engine brings [`ConfirmUi`] in line with the gate
 //!    (`ConfirmUi::sync`: the dialog, the voice listener, the haptic cue).
 //! 3. [`ui`] turns the seat's input, the microphone's answers, the haptic double tap and the
-//!    passing of time into [`PromptEvent`]s ([`input`] passes them on as
-//!    [`Command::Events`]); it never holds or calls the gate. The engine hands each to
+//!    passing of time into [`PromptEvent`]s (the host hands seat input to [`input`], which
+//!    passes what the dialog took on as [`Command::Events`]); it never holds or calls the gate. The engine hands each to
 //!    `Gate::respond` (and deadlines to `Gate::tick`), the only calls that decide a prompt.
-//! 4. The engine returns [`Effect`]s ([`effects`]). [`run`] drains them once the engine has
-//!    returned: `Execute` to the host ([`PcpHandler::execute`], answered `Ok` or `Err`),
-//!    `Pending`/`Decided` to the front end that asked ([`wayland`]'s `answer` puts them on the
-//!    wire), the rest to the host ([`PcpHandler::effect`]).
+//! 4. The engine returns [`Effect`]s ([`effects`]). [`run`], the loop in [`engine`], drains
+//!    them once the engine has returned: `Execute` to the host ([`PcpHandler::execute`],
+//!    answered `Ok` or `Err`), `Pending`/`Decided` to the front end that asked ([`wayland`]
+//!    puts them on the wire), the rest to the host ([`PcpHandler::effect`]).
 //!
 //! What the host compositor does: keep a [`Pcp`] in its state, implement [`PcpHandler`], call
 //! [`delegate_pcp!`](crate::delegate_pcp), route seat input through [`input`] (which says
@@ -36,7 +36,7 @@ pub mod desktop;
 pub mod effects;
 pub mod engine;
 pub mod identity;
-pub mod input;
+pub use ui::input;
 pub mod policy;
 pub mod render;
 mod timer;
@@ -52,7 +52,7 @@ use wayland_server::{Client, DisplayHandle};
 pub use effects::{
     Command, Decided, Effect, EntryUpdate, FrontEnd, FrontEndId, Refusal, SecretText, Ticket,
 };
-pub use engine::{BUILTIN_CAPABILITIES, Engine, World};
+pub use engine::{BUILTIN_CAPABILITIES, Engine, World, run};
 pub use pcp_gate::Run;
 pub use render::PlacedOverlay;
 pub use ui::{ConfirmUi, Placement, UiOptions, UiTiming};
@@ -259,82 +259,6 @@ pub trait PcpHandler: Sized + 'static {
     /// One of the engine's effects for the host: [`Effect::DialogShown`], [`Effect::Damage`],
     /// [`Effect::KeyboardFocus`], [`Effect::PolicySettled`], [`Effect::EndSession`].
     fn effect(&mut self, _effect: Effect) {}
-}
-
-/// Runs `command` through the engine and drains its effects: see the
-/// [crate documentation](crate). Called while effects are drained, it queues the command,
-/// which runs once the drain is done.
-pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
-    let pcp = state.pcp();
-    pcp.inbox.push_back(command);
-    if pcp.draining {
-        return;
-    }
-    pcp.draining = true;
-    while let Some(command) = state.pcp().inbox.pop_front() {
-        let world = World {
-            now_ms: state.now_ms(),
-            around: state.surroundings(),
-        };
-        tracing::trace!(command = command.kind(), "engine run");
-        let effects = state.pcp().engine.run(command, &world);
-        for effect in effects {
-            tracing::trace!(effect = effect.kind(), ticket = ?effect.ticket(), "drained");
-            drain(state, effect, world.now_ms);
-        }
-    }
-    let now = state.now_ms();
-    let pcp = state.pcp();
-    pcp.draining = false;
-    let wait = pcp.engine.next_wakeup(now);
-    pcp.wakeup.set(wait);
-}
-
-fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
-    let next = match effect {
-        Effect::Execute(decided) => {
-            let result = match &decided.outcome.run {
-                Some(run) => state.execute(run),
-                // Fail closed: an approval that names nothing to run is not performed.
-                None => Err("the approval names nothing to run".to_string()),
-            };
-            Some(Command::Executed { decided, result })
-        }
-        Effect::Pending { ticket, .. } => deliver(state.pcp(), ticket, effect, now),
-        Effect::Decided(ref d) => {
-            let ticket = d.ticket;
-            deliver(state.pcp(), ticket, effect, now)
-        }
-        Effect::EntrySubmitted { ticket, .. } | Effect::EntryNextAccount { ticket } => {
-            deliver(state.pcp(), ticket, effect, now)
-        }
-        other => {
-            state.effect(other);
-            None
-        }
-    };
-    if let Some(command) = next {
-        state.pcp().inbox.push_back(command);
-    }
-}
-
-/// Hands a front end's effect to that front end.
-fn deliver(pcp: &mut Pcp, ticket: Ticket, effect: Effect, now: i64) -> Option<Command> {
-    if ticket.front == FrontEndId::WAYLAND {
-        let queue = &pcp.engine.gate().config().file.queue;
-        return pcp.wayland.deliver(effect, queue, now);
-    }
-    let index = (ticket.front.0 as usize).checked_sub(1)?;
-    match pcp.fronts.get_mut(index) {
-        Some(front) => front.deliver(effect),
-        None => {
-            tracing::error!(
-                "an answer for an unknown front end {:?} was dropped",
-                ticket.front
-            );
-            None
-        }
-    }
 }
 
 /// The voice `[speech]` asks for: the Vosk engine (its model loading in the background) when

@@ -1,23 +1,33 @@
 //! Input while a dialog is up, decided in one place. A non-modal dialog shares the desktop:
 //! pointer and touch go to the dialog only inside its area grown by `[overlay] input_margin`
 //! (a window under it never receives them there), everywhere else to the windows; keys go to
-//! the dialog only while it has the keyboard (see [`focus`](super::focus)). A modal dialog
+//! the dialog only while it has the keyboard (see the `focus` module). A modal dialog
 //! takes everything, as a prompt whose risk class is in `modal_for` asks. Every press is
 //! followed by its release to the same place: a key, button or touch that began on a window
 //! ends there, and one the dialog took ends on the dialog even if it has gone by then. While a
 //! prompt waits for a double tap, touches are the haptic answer's. The user's activity on the
 //! dialog restarts its inactivity timeout, at most once a second.
+//!
+//! The host's input code calls the free functions here (`pcp_plugin::input`): each gives the
+//! event to the [`ConfirmUi`], runs what it answered through the one loop, and says whether the
+//! event is the dialog's ([`Routed::Taken`]: the host sends it to no client) or the clients'
+//! ([`Routed::Clients`]). Keys go through [`filter_key`] inside Smithay's keyboard filter, and
+//! what it took through [`apply_key`] once `KeyboardHandle::input` has returned.
 
 use std::collections::{HashMap, HashSet};
 
 use pcp_gate::{Answer, Modality, ModalityEvent};
 use pcp_haptics::TouchKind;
 use pcp_overlay::{Choice, Key, KeyState};
+use smithay::input::keyboard::{FilterResult, KeysymHandle, ModifiersState};
+use smithay::utils::{Logical, Point};
 
 use super::ConfirmUi;
+use super::ShortcutKeys;
 use super::entry::EntryKey;
 use super::focus::within;
-use crate::PromptEvent;
+use super::keys::{dialog_key, entry_key};
+use crate::{Command, PcpHandler, PromptEvent};
 
 /// Activity is reported to the gate at most this often (pointer motion must not flood it).
 const ACTIVITY_INTERVAL_MS: i64 = 1000;
@@ -26,7 +36,7 @@ const ACTIVITY_INTERVAL_MS: i64 = 1000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Routed {
     /// The dialog (or the haptic double tap) took it: it must not reach any client. The events
-    /// are for the gate (run them as [`Command::Events`](crate::Command::Events)).
+    /// are for the gate (run them as [`Command::Events`]).
     Taken(Vec<PromptEvent>),
     /// Not the dialog's: route it to the clients as usual.
     Clients,
@@ -64,6 +74,139 @@ pub(crate) struct ModalInput {
 impl ModalInput {
     pub fn suppressed_keys(&self) -> impl Iterator<Item = u32> + '_ {
         self.keys.keys().copied()
+    }
+}
+
+fn point(p: Point<f64, Logical>) -> pcp_overlay::Point {
+    pcp_overlay::Point { x: p.x, y: p.y }
+}
+
+/// The longest an input event may have waited to be read and still be dated by its own time;
+/// an older (or future) one is from another clock and is dated now.
+const MAX_EVENT_AGE_MS: i64 = 10_000;
+
+/// The clock time in milliseconds of an event whose time is `event` (the low 32 bits of the
+/// same clock's milliseconds), read at `now`.
+fn event_ms(now: i64, event: u32) -> i64 {
+    let age = i64::from((now as u32).wrapping_sub(event));
+    if age <= MAX_EVENT_AGE_MS {
+        now - age
+    } else {
+        now
+    }
+}
+
+/// Like [`settle`], for an event that moved the focal point: the dialog follows it even when the
+/// event is the clients' (using a window on another output moves the dialog there).
+fn settle_moved<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
+    let taken = settle(state, routed);
+    if !taken && state.pcp().ui_mut().is_open() {
+        crate::refresh(state);
+    }
+    taken
+}
+
+fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
+    match routed {
+        Routed::Taken(events) => {
+            crate::run(state, Command::Events(events));
+            true
+        }
+        Routed::Clients => {
+            // A press on a window gave the keyboard back: the host hears it now.
+            if state.pcp().ui_mut().keyboard_changed() {
+                crate::refresh(state);
+            }
+            false
+        }
+    }
+}
+
+/// The pointer moved to `p` (global logical; the host has already moved its focal point
+/// there, and the dialog follows it). True when the dialog took it: clients get no motion (send
+/// them a leave). The dialog may have moved under `p` meanwhile: a host asks
+/// [`ConfirmUi::takes_pointer_at`](crate::ConfirmUi::takes_pointer_at) again.
+pub fn pointer_motion<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>) -> bool {
+    let now = state.now_ms();
+    let routed = state.pcp().ui_mut().pointer_motion(point(p), now);
+    settle_moved(state, routed)
+}
+
+/// Pointer button `button` (evdev code) went down or up with the pointer at `at`. True when
+/// the dialog took it. A press on the dialog gives it the keyboard, a press elsewhere gives the
+/// keyboard back (the host hears both as [`Effect::KeyboardFocus`](crate::Effect::KeyboardFocus)).
+pub fn pointer_button<D: PcpHandler>(
+    state: &mut D,
+    button: u32,
+    at: Point<f64, Logical>,
+    pressed: bool,
+) -> bool {
+    let now = state.now_ms();
+    let routed = state
+        .pcp()
+        .ui_mut()
+        .pointer_button(button, point(at), pressed, now);
+    settle(state, routed)
+}
+
+/// A touch point went down at `p` at event time `time` (the low 32 bits of the host clock's
+/// milliseconds, as Smithay's backends pass event times). True when the dialog or the haptic
+/// double tap took it.
+pub fn touch_down<D: PcpHandler>(state: &mut D, p: Point<f64, Logical>, time: u32) -> bool {
+    let now = state.now_ms();
+    let at = event_ms(now, time);
+    let routed = state.pcp().ui_mut().touch_down(point(p), now, at);
+    settle_moved(state, routed)
+}
+
+/// The touch point lifted at event time `time` (see [`touch_down`]). True when the dialog or
+/// the haptic double tap took it.
+pub fn touch_up<D: PcpHandler>(state: &mut D, time: u32) -> bool {
+    let now = state.now_ms();
+    let at = event_ms(now, time);
+    let routed = state.pcp().ui_mut().touch_up(now, at);
+    settle(state, routed)
+}
+
+/// The touch source cancelled its contact. True when the dialog had it.
+pub fn touch_cancel<D: PcpHandler>(state: &mut D) -> bool {
+    let routed = state.pcp().ui_mut().touch_cancel();
+    settle(state, routed)
+}
+
+/// The keyboard filter: call it from the closure of `KeyboardHandle::input` with the key's
+/// evdev `code`. The dialog's keys (while it has the keyboard) and the focus shortcut (while a
+/// dialog is up) are intercepted — the events they carry come back from `input`; hand them to
+/// [`apply_key`] after it returns, the keyboard is locked meanwhile — every other key is
+/// forwarded.
+pub fn filter_key<D: PcpHandler>(
+    state: &mut D,
+    code: u32,
+    pressed: bool,
+    modifiers: &ModifiersState,
+    sym: KeysymHandle<'_>,
+) -> FilterResult<Vec<PromptEvent>> {
+    let modified = sym.modified_sym();
+    let key = (
+        dialog_key(modified.raw(), modifiers.shift),
+        entry_key(modified, modifiers),
+    );
+    let now = state.now_ms();
+    let ui = state.pcp().ui_mut();
+    let shortcut = pressed
+        && ui
+            .focus_shortcut()
+            .matches(modifiers, &sym.raw_syms(), modified);
+    match ui.key(code, pressed, key, shortcut, now) {
+        Routed::Taken(events) => FilterResult::Intercept(events),
+        Routed::Clients => FilterResult::Forward,
+    }
+}
+
+/// Applies what [`filter_key`] intercepted (`None`: it forwarded the key).
+pub fn apply_key<D: PcpHandler>(state: &mut D, taken: Option<Vec<PromptEvent>>) {
+    if let Some(events) = taken {
+        crate::run(state, Command::Events(events));
     }
 }
 
@@ -414,5 +557,23 @@ impl ConfirmUi {
             Some(c) => self.answered(c),
             None => self.activity(now),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::event_ms;
+
+    #[test]
+    fn an_event_is_dated_by_its_own_time_when_it_is_recent() {
+        let now = 1_700_000_123_456_i64;
+        // Read 300 ms late.
+        assert_eq!(event_ms(now, (now - 300) as u32), now - 300);
+        // Across the 32-bit wrap of the low bits.
+        let wrap = 0x1_0000_0010_i64;
+        assert_eq!(event_ms(wrap, (wrap - 0x20) as u32), wrap - 0x20);
+        // From another clock (or the future): dated now.
+        assert_eq!(event_ms(now, (now + 5) as u32), now);
+        assert_eq!(event_ms(now, 7), now);
     }
 }

@@ -14,7 +14,8 @@ mod dialog;
 mod entry;
 mod focus;
 mod haptic;
-mod input;
+pub mod input;
+mod keys;
 mod options;
 mod voice;
 

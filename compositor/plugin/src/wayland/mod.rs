@@ -1,29 +1,33 @@
 //! The pcp-intent-v1 front end: the `pcp_intent_manager_v1` global, the dispatch of its
-//! requests and the wire object of each open intent. It turns requests into engine
-//! [`Command`]s (malformed ones are protocol errors, before anything is weighed) and the
-//! engine's answers into events (`answer`); submissions beyond a round's budget wait in the
-//! per-connection [`backlog`]. It never touches the gate.
+//! requests, the wire object of each open intent and the engine's answers on it. It turns
+//! requests into engine [`Command`]s (malformed ones are protocol errors, before anything is
+//! weighed) and the engine's effects into events: `pending`, `approved` (with its token, inline
+//! or through a sealed memfd) and `denied`. Submissions beyond a round's budget wait in the
+//! per-connection [`backlog`]; a connection that keeps being refused `rate_limited` is ended
+//! (`rate_limit`). It never touches the gate: an approval that cannot be passed on goes back
+//! to the engine as a command.
 
-mod answer;
 pub mod backlog;
+mod rate_limit;
 
 use std::collections::HashMap;
+use std::os::fd::AsFd;
 use std::sync::Mutex;
 
-use pcp_gate::{Intent, Step};
+use pcp_gate::config::QueueConfig;
+use pcp_gate::{Intent, Modality, Resolution, Step, Threshold};
 use pcp_protocol::generated::server::pcp_intent_manager_v1::{self, PcpIntentManagerV1};
 use pcp_protocol::generated::server::pcp_intent_v1::{self, PcpIntentV1};
-use pcp_protocol::wire::{self, ParamsError};
+use pcp_protocol::wire::{self, MAX_INLINE_BYTES, ParamsError};
 use serde_json::Value;
 use wayland_server::backend::{ClientId, GlobalId};
 use wayland_server::{Client, DataInit, Dispatch, DisplayHandle, GlobalDispatch, New, Resource};
 
-pub use self::answer::resolution_wire;
-use self::answer::{Open, RateLimits};
 pub use self::backlog::MAX_WAITING_PER_CONNECTION;
 use self::backlog::{Admission, Backlog, RawBody, RawSubmission, Submission, Waiting};
+use self::rate_limit::RateLimits;
 use crate::PcpHandler;
-use crate::effects::{Command, FrontEndId, Refusal, Ticket};
+use crate::effects::{Command, Decided, Effect, FrontEndId, Refusal, Ticket};
 use crate::identity::client_identity;
 
 /// What a host state type must implement to serve pcp-intent-v1; [`delegate_pcp!`]
@@ -55,6 +59,13 @@ pub struct IntentManagerState {
     limits: RateLimits,
     backlog: Backlog,
     display: DisplayHandle,
+}
+
+/// The wire side of one submitted intent, by its ticket number.
+pub(crate) struct Open {
+    pub object: PcpIntentV1,
+    pub manager: PcpIntentManagerV1,
+    pub client: ClientId,
 }
 
 /// The state of one `pcp_intent_v1` object, kept with it.
@@ -360,4 +371,146 @@ macro_rules! delegate_pcp {
             $crate::reexports::pcp_protocol::generated::server::pcp_intent_v1::PcpIntentV1: $crate::wayland::IntentData
         ] => $crate::wayland::IntentManagerState);
     };
+}
+
+impl IntentManagerState {
+    /// Puts one of the engine's effects for this front end on the wire. Returns a command for
+    /// the engine when an approval could not be passed on.
+    pub(crate) fn deliver(
+        &mut self,
+        effect: Effect,
+        queue: &QueueConfig,
+        now: i64,
+    ) -> Option<Command> {
+        match effect {
+            Effect::Pending {
+                ticket,
+                threshold,
+                modalities,
+                ..
+            } => {
+                let open = self.objects.get(&ticket.number)?;
+                let modalities: Vec<u8> = modalities
+                    .iter()
+                    .flat_map(|m| modality_wire(*m).to_ne_bytes())
+                    .collect();
+                open.object.pending(threshold_wire(threshold), modalities);
+                None
+            }
+            Effect::Decided(decided) => {
+                let open = self.objects.remove(&decided.ticket.number)?;
+                // A cancelled object stays cancelled: a second cancel is still the protocol error.
+                if let Some(data) = open.object.data::<IntentData>()
+                    && data.get() != ObjectState::Cancelled
+                {
+                    data.set(ObjectState::Finished);
+                }
+                self.decided(open, decided, queue, now)
+            }
+            _ => None,
+        }
+    }
+
+    fn decided(
+        &mut self,
+        open: Open,
+        decided: Box<Decided>,
+        queue: &QueueConfig,
+        now: i64,
+    ) -> Option<Command> {
+        let object = &open.object;
+        let outcome = &decided.outcome;
+        let resolution = resolution_wire(outcome.resolution, object.version());
+        if !outcome.approved {
+            object.denied(resolution, outcome.reason.clone());
+            if outcome.resolution == Resolution::RateLimited {
+                let window = i64::from(queue.disconnect_window_seconds) * 1000;
+                if self
+                    .limits
+                    .note(open.client.clone(), now, queue.disconnect_after, window)
+                {
+                    // It keeps asking while told to wait: each refusal still costs an audit
+                    // record and a dispatch, so the connection ends (its prompts are withdrawn).
+                    tracing::warn!("a client kept being rate-limited, ending that client");
+                    let message = format!(
+                        "refused rate_limited {} times within {} s ([queue] disconnect_after)",
+                        queue.disconnect_after, queue.disconnect_window_seconds
+                    );
+                    open.manager
+                        .post_error(pcp_intent_manager_v1::Error::RateLimited, message);
+                }
+            }
+            return None;
+        }
+        match &outcome.token {
+            // Tokens embed their params: a large one goes through a sealed memfd.
+            Some(token) if token.len() > MAX_INLINE_BYTES => {
+                match wire::sealed_bytes(token.as_bytes()) {
+                    Ok((fd, size)) => {
+                        object.token_fd(fd.as_fd(), size);
+                        object.approved(None, resolution);
+                        None
+                    }
+                    Err(e) => {
+                        tracing::error!("cannot pass a large token through a memfd: {e}");
+                        let reason = format!("approved, but the token could not be delivered: {e}");
+                        // The object waits for the denial the engine audits first.
+                        self.objects.insert(decided.ticket.number, open);
+                        Some(Command::Undeliverable { decided, reason })
+                    }
+                }
+            }
+            token => {
+                object.approved(token.clone(), resolution);
+                None
+            }
+        }
+    }
+}
+
+/// The wire value of a gate resolution for an object of `version` (resolutions added in
+/// version 2 reach a version 1 object as the nearest it knows).
+pub fn resolution_wire(r: Resolution, version: u32) -> pcp_intent_v1::Resolution {
+    use pcp_intent_v1::Resolution as W;
+    match r {
+        Resolution::PolicyAllow => W::PolicyAllow,
+        Resolution::ConfirmedByHistory => W::ConfirmedByHistory,
+        Resolution::UserApproved => W::UserApproved,
+        Resolution::UserApprovedForSession if version < 2 => W::UserApproved,
+        Resolution::UserApprovedForSession => W::UserApprovedForSession,
+        Resolution::PolicyDeny if version < 2 => W::UnknownCapability,
+        Resolution::PolicyDeny => W::PolicyDeny,
+        Resolution::UserDenied => W::UserDenied,
+        Resolution::ConfirmationTimeout => W::ConfirmationTimeout,
+        Resolution::ConfirmationUnavailable => W::ConfirmationUnavailable,
+        Resolution::UnknownCapability => W::UnknownCapability,
+        Resolution::RateLimited => W::RateLimited,
+        Resolution::Cancelled => W::Cancelled,
+        Resolution::InvalidParams => W::InvalidParams,
+        Resolution::StateUnavailable => W::StateUnavailable,
+        Resolution::ExecutionFailed => W::ExecutionFailed,
+        // The wire has no code of its own for it: a policy denial, its reason says why (the
+        // audit record says `identity_changed`).
+        Resolution::IdentityChanged if version < 2 => W::UnknownCapability,
+        Resolution::IdentityChanged => W::PolicyDeny,
+        // Only front ends with a check of their own (polkit's password) end a prompt so; were
+        // one a Wayland client's, the nearest the wire knows is the user's denial.
+        Resolution::AuthenticationFailed => W::UserDenied,
+    }
+}
+
+fn threshold_wire(t: Threshold) -> pcp_intent_v1::Threshold {
+    match t {
+        Threshold::None => pcp_intent_v1::Threshold::None,
+        Threshold::Visual => pcp_intent_v1::Threshold::Visual,
+        Threshold::VoiceVisual => pcp_intent_v1::Threshold::VoiceVisual,
+    }
+}
+
+fn modality_wire(m: Modality) -> u32 {
+    match m {
+        Modality::Voice => pcp_intent_v1::Modality::Voice as u32,
+        Modality::Visual => pcp_intent_v1::Modality::Visual as u32,
+        Modality::Haptic => pcp_intent_v1::Modality::Haptic as u32,
+    }
 }
