@@ -79,8 +79,13 @@ pub fn run(root: &Path, cache: &Path) -> Result<()> {
     let exe = build_test(root, cache)?;
     let dir = crate::target_dir().join("walk");
     std::fs::create_dir_all(&dir)?;
+    // gdb resolves the binary's mapping by its real path.
+    let exe = exe
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", exe.display()))?;
+    let functions = crate_functions(&exe)?;
     let funcs = dir.join("functions.txt");
-    std::fs::write(&funcs, crate_functions(&exe)?)?;
+    std::fs::write(&funcs, &functions)?;
     let script = dir.join("walk.py");
     std::fs::write(&script, GDB_SCRIPT)?;
     let hits = dir.join("hits.txt");
@@ -109,7 +114,7 @@ pub fn run(root: &Path, cache: &Path) -> Result<()> {
             log.display()
         );
     }
-    let entered = locate(&exe, root, &recorded, &funcs)?;
+    let entered = locate(&exe, root, &recorded, &functions)?;
     let doc = std::fs::read_to_string(root.join(DOC)).with_context(|| format!("reading {DOC}"))?;
     let (walk, leaves) = documented(&doc)?;
     report(&entered, &walk, &leaves)
@@ -174,13 +179,13 @@ fn crate_functions(exe: &Path) -> Result<String> {
 }
 
 /// Each recorded address's source file (relative to the workspace) and function, in order.
-fn locate(exe: &Path, root: &Path, recorded: &str, funcs: &Path) -> Result<Vec<Entered>> {
-    let names: std::collections::HashMap<u64, String> = std::fs::read_to_string(funcs)?
+fn locate(exe: &Path, root: &Path, recorded: &str, functions: &str) -> Result<Vec<Entered>> {
+    let names: std::collections::HashMap<u64, &str> = functions
         .lines()
         .filter_map(|l| {
             let mut f = l.splitn(3, ' ');
             let addr = u64::from_str_radix(f.next()?, 16).ok()?;
-            Some((addr, f.nth(1)?.to_string()))
+            Some((addr, f.nth(1)?))
         })
         .collect();
     let addrs: Vec<&str> = recorded.lines().filter(|l| *l != "end").collect();
@@ -201,8 +206,9 @@ fn locate(exe: &Path, root: &Path, recorded: &str, funcs: &Path) -> Result<Vec<E
         let file = file.strip_prefix(&prefix).unwrap_or(file).to_string();
         let function = u64::from_str_radix(addr, 16)
             .ok()
-            .and_then(|a| names.get(&a).cloned())
-            .unwrap_or_default();
+            .and_then(|a| names.get(&a).copied())
+            .unwrap_or_default()
+            .to_string();
         entered.push(Entered { file, function });
     }
     Ok(entered)
