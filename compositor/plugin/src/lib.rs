@@ -11,8 +11,9 @@
 //!    (`ConfirmUi::sync`: the dialog, the voice listener, the haptic cue).
 //! 3. [`ui`] turns the seat's input, the microphone's answers, the haptic double tap and the
 //!    passing of time into [`PromptEvent`]s (the host hands seat input to [`input`], which
-//!    passes what the dialog took on as [`Command::Events`]); it never holds or calls the gate. The engine hands each to
-//!    `Gate::respond` (and deadlines to `Gate::tick`), the only calls that decide a prompt.
+//!    passes what the dialog took on as [`Command::Events`]); it never holds or calls the
+//!    gate. The engine hands each to `Gate::respond` (and deadlines to `Gate::tick`), the only
+//!    calls that decide a prompt.
 //! 4. The engine returns [`Effect`]s ([`effects`]). [`run`], the loop in [`engine`], drains
 //!    them once the engine has returned: `Execute` to the host ([`PcpHandler::execute`],
 //!    answered `Ok` or `Err`), `Pending`/`Decided` to the front end that asked ([`wayland`]
