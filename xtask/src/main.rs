@@ -100,6 +100,9 @@ fn run() -> Result<()> {
             package::run(&options).map(|_| ())
         }
         Some("walk") => {
+            if let Some(extra) = args.get(1) {
+                bail!("`walk` takes no arguments, but was given `{extra}`\n{USAGE}");
+            }
             let cache = setup::setup()?;
             walk::run(&root(), &cache)
         }
