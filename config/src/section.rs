@@ -43,36 +43,10 @@ impl Invalid {
     }
 }
 
-/// Refuses a `{name}` in `template` that is not one of `allowed`: the texts are filled by
-/// plain replacement, so a mistyped placeholder would reach the user as typed. Braces around
-/// anything but a name (`{ x`, `{}`) are ordinary text.
+/// Refuses a `{name}` in the text at `key` that is not one of `allowed` (see
+/// [`pcp_template::check_placeholders`]).
 pub fn check_placeholders(key: &str, template: &str, allowed: &[&str]) -> Result<(), Invalid> {
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        rest = &rest[open + 1..];
-        let Some(close) = rest.find(['{', '}']) else {
-            break;
-        };
-        let inside = &rest[..close];
-        let is_name = rest[close..].starts_with('}')
-            && !inside.is_empty()
-            && inside
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if is_name && !allowed.contains(&inside) {
-            let known = if allowed.is_empty() {
-                "it takes none".to_string()
-            } else {
-                let names: Vec<String> = allowed.iter().map(|a| format!("{{{a}}}")).collect();
-                format!("it takes {}", names.join(", "))
-            };
-            return Err(Invalid::new(
-                key,
-                format!("`{{{inside}}}` is not one of its placeholders ({known})"),
-            ));
-        }
-    }
-    Ok(())
+    pcp_template::check_placeholders(template, allowed).map_err(|reason| Invalid::new(key, reason))
 }
 
 /// A section of the config file: `[NAME]`, read into `Self` (unknown keys refused, absent ones

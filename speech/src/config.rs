@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SpeechError;
 use crate::phrases::PhrasePack;
+use crate::sentences::{
+    CHALLENGE_HINT_PLACEHOLDERS, CHALLENGE_SPOKEN_PLACEHOLDERS, QUESTION_PLACEHOLDERS,
+    check_sentences,
+};
 
 /// The default quiet level: −40 dBFS, below speech and above a quiet room.
 pub const DEFAULT_QUIET_DBFS: f32 = -40.0;
@@ -265,6 +269,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), SpeechError> {
         let bad = |m: String| Err(SpeechError::Config(m));
         self.validate_language_and_cue()?;
+        check_sentences(self.templates()).map_err(SpeechError::Config)?;
         if self.timeout_ms == 0 {
             return bad("`timeout_ms` must be more than 0".into());
         }
@@ -447,17 +452,17 @@ impl Config {
             (
                 "question_template",
                 &self.question_template,
-                &["action", "approve", "deny", "cancel"],
+                QUESTION_PLACEHOLDERS,
             ),
             (
                 "challenge_hint",
                 &self.challenge_hint,
-                &["approve", "deny", "cancel"],
+                CHALLENGE_HINT_PLACEHOLDERS,
             ),
             (
                 "challenge_spoken",
                 &self.challenge_spoken,
-                &["word", "approve", "deny", "cancel"],
+                CHALLENGE_SPOKEN_PLACEHOLDERS,
             ),
         ]
     }

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SpeechError;
+use crate::sentences::check_pack_sentences;
 pub use crate::sentences::{AnswerWords, PackSentences};
 
 /// What a spoken answer means.
@@ -165,6 +166,8 @@ impl PhrasePack {
                 file.answer_weight
             )));
         }
+        check_pack_sentences(&file.question, &file.challenge_hint, &file.challenge_spoken)
+            .map_err(err)?;
         let mut phrases = HashMap::new();
         let classes = [
             (Role::Answer(SpokenAnswer::Approve), &file.approve),
