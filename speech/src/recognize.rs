@@ -25,6 +25,9 @@
 //! fails only as the first utterance" effect. So the audio goes to `decoder_phases` recognizers,
 //! each shifted by an equal part of the output frame period, and an answer decided by one phase
 //! stands only if every other phase has heard nothing in the current speech or the same answer.
+//! Vosk starts a new feature pipeline after a final result we force, so each phase's shift is put
+//! in front of its audio again after every such utterance: otherwise all phases would hear the
+//! next utterance (the repeat after "didn't catch that") at one alignment, and be one phase.
 //! With `parallel_phases` (the default) each phase decodes on its own thread; their frames then
 //! draw their dither from `rand()` in an order the scheduler picks, so an evaluation that must
 //! repeat exactly (`eval-voice`, which seeds `rand()` per clip) runs them one after the other.
@@ -77,6 +80,12 @@ enum Trigger {
 /// One Vosk recognizer fed the audio shifted by its part of the frame period.
 struct Phase {
     rec: vosk::Recognizer,
+    /// Samples of silence ahead of this phase's audio: its part of the frame period.
+    shift: usize,
+    /// Vosk was asked for its final result, so it starts a new feature pipeline at the next
+    /// audio, and with it lines the audio up with the output frames afresh: the shift must be
+    /// put in front again, or every phase would hear the next utterance at the same alignment.
+    restarts: bool,
     /// What this phase hears now (its partial result).
     hyp: String,
     /// Samples fed (overall count) when `hyp` last changed.
@@ -97,6 +106,13 @@ enum PhaseStep {
 impl Phase {
     /// Feeds `audio` to this phase's recognizer and reads what it says.
     fn step(&mut self, audio: &[i16]) -> PhaseStep {
+        let shifted;
+        let audio = if std::mem::take(&mut self.restarts) && self.shift > 0 {
+            shifted = [vec![0i16; self.shift].as_slice(), audio].concat();
+            shifted.as_slice()
+        } else {
+            audio
+        };
         match self.rec.accept_waveform(audio) {
             Err(e) => PhaseStep::Failed(e.to_string()),
             Ok(vosk::DecodingState::Failed) => {
@@ -235,17 +251,13 @@ impl AnswerRecognizer {
                     ),
                 })?;
             rec.set_max_alternatives(config.alternatives.max(1));
-            // Leading silence shifts this phase's audio against the output frames.
-            let shift = (period * i / u64::from(count)) as usize;
-            if shift > 0 {
-                rec.accept_waveform(&vec![0i16; shift])
-                    .map_err(|e| SpeechError::Recognizer {
-                        reason: e.to_string(),
-                    })?;
-            }
             phases.push(Phase {
                 rec,
                 hyp: String::new(),
+                // Leading silence shifts this phase's audio against the output frames, put in
+                // front of the first audio like after every restart.
+                shift: (period * i / u64::from(count)) as usize,
+                restarts: true,
                 hyp_since: 0,
                 ended: None,
             });
@@ -424,8 +436,12 @@ impl AnswerRecognizer {
         let mut heard: Vec<Vec<Alternative>> = Vec::with_capacity(self.phases.len());
         for phase in &mut self.phases {
             let alternatives = match phase.ended.take() {
+                // Vosk's own endpoint: its feature pipeline goes on, shift and all.
                 Some(a) => a,
-                None => guarded(|| alternatives(phase.rec.final_result())),
+                None => {
+                    phase.restarts = true;
+                    guarded(|| alternatives(phase.rec.final_result()))
+                }
             };
             readings.push(read_phase(
                 &self.pack,
