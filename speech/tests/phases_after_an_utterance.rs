@@ -28,6 +28,20 @@ fn untimed(line: &str) -> &str {
     line.split_once(' ').map_or(line, |(_, rest)| rest)
 }
 
+/// Feeds `audio` block by block until an answer is decided, Kaldi's dither seeded first: it
+/// draws every frame's noise from libc's `rand()`, so two recognizers fed this way draw the same
+/// noise (on digital silence the dither is all there is to hear).
+fn feed_from_seed(
+    recognizer: &mut AnswerRecognizer,
+    audio: &[i16],
+) -> Option<pcp_speech::recognize::Heard> {
+    // SAFETY: srand has no preconditions; this binary holds one test.
+    unsafe { libc::srand(1) };
+    audio
+        .chunks(BLOCK)
+        .find_map(|block| recognizer.feed(block).unwrap())
+}
+
 #[test]
 fn after_a_judged_utterance_each_phase_hears_at_its_own_alignment_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -63,29 +77,10 @@ fn after_a_judged_utterance_each_phase_hears_at_its_own_alignment_again() {
         fed += block.len();
     }
     let restart = fed;
-    // Kaldi dithers every frame with libc's `rand()`: both recognizers draw the same noise from
-    // here on (on digital silence the dither is all there is to hear).
-    // SAFETY: srand has no preconditions; this binary holds one test.
-    unsafe { libc::srand(1) };
-    let mut decided = None;
-    for block in audio[restart..].chunks(BLOCK) {
-        decided = whole.feed(block).unwrap();
-        if decided.is_some() {
-            break;
-        }
-    }
-
+    let decided = feed_from_seed(&mut whole, &audio[restart..]);
     // A recognizer that starts where the first utterance was judged, on the same blocks.
     let mut fresh = AnswerRecognizer::new(&model, pack, &config).unwrap();
-    // SAFETY: as above.
-    unsafe { libc::srand(1) };
-    let mut fresh_decided = None;
-    for block in audio[restart..].chunks(BLOCK) {
-        fresh_decided = fresh.feed(block).unwrap();
-        if fresh_decided.is_some() {
-            break;
-        }
-    }
+    let fresh_decided = feed_from_seed(&mut fresh, &audio[restart..]);
     let second = whole.judged().get(1).map(|l| untimed(l));
     let first_of_fresh = fresh.judged().first().map(|l| untimed(l));
     assert!(
