@@ -534,12 +534,15 @@ fn a_bad_output_spec_is_one_clear_error_with_status_2() {
 #[test]
 fn a_state_path_the_gate_cannot_open_is_one_clear_error_with_status_2() {
     let dir = tempfile::tempdir().unwrap();
-    // A folder where the state file should be: the gate cannot open it as a database.
-    let (code, stderr) = run_to_end(&["--state".as_ref(), dir.path().as_os_str()], &[]);
+    // A folder where the state file should be: the gate cannot open it as a database. (Inside
+    // a private folder: `/tmp` itself, a shared folder, is refused before that.)
+    let not_a_file = dir.path().join("db");
+    std::fs::create_dir(&not_a_file).unwrap();
+    let (code, stderr) = run_to_end(&["--state".as_ref(), not_a_file.as_os_str()], &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.starts_with("pcp-harness: the compositor did not start:")
-            && stderr.contains(&dir.path().display().to_string()),
+            && stderr.contains(&not_a_file.display().to_string()),
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
