@@ -1,7 +1,8 @@
 //! `cargo xtask package`: the Debian package `pcp-confirm`, built with `dpkg-deb` from a staged
 //! tree. The binaries come from cargo's own build and are staged, stripped and given the rpath
 //! of the package's private library folder (`$ORIGIN/../lib/pcp-confirm`, where libvosk goes)
-//! with patchelf, so one build serves both the tests (whose rpath is the setup cache) and the
+//! with patchelf, so one build serves both the tests (whose rpath finds libvosk's copy in the
+//! profile folder, `pcp-lib/`: see speech/build.rs) and the
 //! package. Dependencies come from `dpkg-shlibdeps` over every ELF file in the package, libvosk
 //! included. `--check` then runs lintian (any error fails) and checks `dpkg -c` for the paths
 //! the package must hold.
