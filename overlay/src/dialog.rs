@@ -443,6 +443,22 @@ impl ConfirmDialog {
         v.cache.get(v.current?)
     }
 
+    /// Every text the dialog on screen draws now ([`crate::draw::drawn_texts`]): what a
+    /// person reads on it, for tools that report it. Empty while it is hidden or not yet
+    /// rendered.
+    pub fn drawn_texts(&self) -> Vec<String> {
+        let (Some(v), Some(c)) = (self.visible.as_ref(), self.current()) else {
+            return Vec::new();
+        };
+        let scene = Scene {
+            config: &self.config,
+            palette: self.palette(),
+            content: &v.content,
+            live: &v.live,
+        };
+        crate::draw::drawn_texts(&c.layout, &scene)
+    }
+
     /// The layout on screen, for tests and tools that check where things went.
     pub fn layout(&self) -> Option<&Layout> {
         self.current().map(|c| &c.layout)

@@ -203,6 +203,21 @@ fn the_scripted_user_approves_and_denies_and_every_line_and_record_says_so() {
         (&prompt["capability"], &prompt["threshold"]),
         (&json!("network.share"), &json!("visual"))
     );
+    // What the user was shown: the requester, the parameters, the buttons.
+    let text: Vec<&str> = prompt["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for shown in [
+        "/home/alice/report.pdf",
+        "bob@example.org",
+        "Deny",
+        "Approve",
+    ] {
+        assert!(text.iter().any(|t| t.contains(shown)), "{shown}: {text:?}");
+    }
     let line = h.next("decision");
     assert_eq!(line["capability"], "network.share");
     assert_eq!(line["resolution"], "user_approved");
@@ -503,6 +518,35 @@ fn run_to_end(args: &[&std::ffi::OsStr], env: &[(&str, &Path)]) -> (Option<i32>,
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+#[test]
+fn the_compositors_own_log_lines_go_to_stderr_under_rust_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().join("extra.toml");
+    std::fs::write(&extra, "[polkit]\nenabled = true\n").unwrap();
+    let no_bus = dir.path().join("no-system-bus");
+    let run = |filter: &str| {
+        let out = Command::new(binary())
+            .arg("--config")
+            .arg(&extra)
+            .args(["--", "true"])
+            .env("RUST_LOG", filter)
+            .env(
+                "DBUS_SYSTEM_BUS_ADDRESS",
+                format!("unix:path={}", no_bus.display()),
+            )
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let info = run("info");
+    assert!(info.contains("polkit agent not started"), "{info}");
+    assert!(info.contains(" INFO "), "{info}");
+    let quiet = run("error");
+    assert!(!quiet.contains("polkit agent not started"), "{quiet}");
 }
 
 #[test]

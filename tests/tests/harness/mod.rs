@@ -324,6 +324,11 @@ impl Fixture {
         self.state().pcp().ui().dialog().live().cloned()
     }
 
+    /// Every text the dialog on screen draws now (empty when none is up or drawn yet).
+    pub fn dialog_texts(&mut self) -> Vec<String> {
+        self.state().pcp().ui().dialog().drawn_texts()
+    }
+
     /// The challenge word the dialog shows, if any.
     pub fn dialog_challenge(&mut self) -> Option<String> {
         self.state()

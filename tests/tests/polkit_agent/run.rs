@@ -224,6 +224,10 @@ impl Harness {
         chmod(dir, 0o755)?;
         let user = dir.join("user.toml");
         let extra = dir.join("extra.toml");
+        // The harness, as the test user, writes its captures here.
+        let captures = dir.join("captures");
+        std::fs::create_dir_all(&captures).map_err(|e| format!("{}: {e}", captures.display()))?;
+        chmod(&captures, 0o777)?;
         for (path, text) in [(&user, script), (&extra, config)] {
             std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             chmod(path, 0o644)?;
@@ -235,6 +239,8 @@ impl Harness {
                 &user.to_string_lossy(),
                 "--config",
                 &extra.to_string_lossy(),
+                "--capture",
+                &captures.to_string_lossy(),
             ],
             &[("RUST_LOG", "info".into()), ("HOME", "/tmp".into())],
             "harness",
