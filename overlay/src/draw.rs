@@ -56,10 +56,10 @@ pub fn read_all(layout: &Layout, live: &LiveState) -> bool {
     live.read_all || !layout.scrolls() || layout.at_end(live.scroll)
 }
 
-/// Whether `control` takes input now: after the guard, and for the approving controls only
-/// once the body has been read to its end.
+/// Whether `control` takes input now: Deny always (a refusal never waits); the approving
+/// controls after the guard, and only once the body has been read to its end.
 pub fn enabled(layout: &Layout, live: &LiveState, control: Control) -> bool {
-    live.armed && (control == Control::Deny || (read_all(layout, live) && !live.approve_locked))
+    control == Control::Deny || (live.armed && read_all(layout, live) && !live.approve_locked)
 }
 
 /// A hold's progress as drawn: in quarters with reduced motion, so it does not animate.

@@ -169,6 +169,10 @@ pub struct Config {
     /// Read the challenge word aloud in the question (for users who cannot see the dialog; it
     /// lets anything that hears the question answer it too).
     pub speak_challenge: bool,
+    /// Read the challenge word aloud while a screen reader is running, whatever
+    /// `speak_challenge` says: a user who hears the dialog instead of seeing it must hear the
+    /// word from the compositor's own voice (it is never put on the accessibility bus).
+    pub speak_challenge_for_screen_readers: bool,
     /// Added to the question of a challenge prompt when `speak_challenge` is false: tells the
     /// user to say the word shown on the dialog. Takes the answer words like the question;
     /// empty means the pack's.
@@ -234,6 +238,7 @@ impl Default for Config {
             load_at_start: false,
             challenge: vec!["destructive".into(), "system".into()],
             speak_challenge: false,
+            speak_challenge_for_screen_readers: true,
             challenge_hint: String::new(),
             challenge_spoken: String::new(),
             alternatives: 8,
@@ -482,7 +487,13 @@ impl Config {
     /// What a challenge prompt adds to its question: the hint, or with `speak_challenge` the
     /// spoken form naming `word`.
     pub fn challenge_question(&self, word: &str) -> String {
-        if self.speak_challenge {
+        self.challenge_question_read(word, self.speak_challenge)
+    }
+
+    /// What a challenge prompt adds to its question: with `aloud`, the spoken form naming
+    /// `word`; else the hint.
+    pub fn challenge_question_read(&self, word: &str, aloud: bool) -> String {
+        if aloud {
             self.challenge_spoken.replace("{word}", word)
         } else {
             self.challenge_hint.clone()
@@ -554,6 +565,12 @@ mod tests {
             ..Config::default()
         };
         assert!(!hinted.challenge_question("기차").contains("기차"));
+        // Read aloud when asked (a screen reader runs), whatever `speak_challenge` says.
+        assert_eq!(
+            hinted.challenge_question_read("기차", true),
+            "say yes, 기차"
+        );
+        assert!(c.speak_challenge_for_screen_readers);
         let spoken = Config {
             speak_challenge: true,
             ..hinted

@@ -81,6 +81,11 @@ pub trait Voice: Send + Sync {
 
     /// Speaks `question` and listens for the answer (with `challenge` said, when given).
     fn ask_with_challenge(&self, question: &str, challenge: Option<&str>) -> Box<dyn Listening>;
+
+    /// Like [`Voice::ask_with_challenge`] with the word `challenge` read aloud in the question
+    /// (`challenge_spoken`), whatever `speak_challenge` says: for a user who cannot see the
+    /// dialog (a screen reader runs).
+    fn ask_reading_challenge(&self, question: &str, challenge: &str) -> Box<dyn Listening>;
 }
 
 /// One prompt's listener: polled without blocking until it ends.

@@ -324,6 +324,11 @@ impl Fixture {
         self.state().pcp().ui().dialog().live().cloned()
     }
 
+    /// Whether a screen reader has turned accessibility on for the compositor.
+    pub fn screen_reader_running(&mut self) -> bool {
+        self.state().pcp().ui().screen_reader_running()
+    }
+
     /// Every text the dialog on screen draws now (empty when none is up or drawn yet).
     pub fn dialog_texts(&mut self) -> Vec<String> {
         self.state().pcp().ui().dialog().drawn_texts()

@@ -85,14 +85,9 @@ pub struct ConfirmUi {
     next_haptic_check: Option<Instant>,
     /// Wakes the event loop when the probe thread has news; inserted by `use_event_loop`.
     probe_wakeups: Option<PingSource>,
-    /// The accessibility tree's publisher, once enabled.
+    /// The accessibility tree's publisher and what it announced, once enabled.
     #[cfg(feature = "a11y")]
-    accessibility: Option<crate::a11y::Publisher>,
-    /// The last polite announcement, and the prompt (with what it asks) last announced.
-    #[cfg(feature = "a11y")]
-    announcement: String,
-    #[cfg(feature = "a11y")]
-    announced: Option<(IntentId, String)>,
+    accessibility: Option<accessible::Accessibility>,
 }
 
 impl ConfirmUi {
@@ -130,10 +125,6 @@ impl ConfirmUi {
             probe_wakeups: Some(probe_wakeups),
             #[cfg(feature = "a11y")]
             accessibility: None,
-            #[cfg(feature = "a11y")]
-            announcement: String::new(),
-            #[cfg(feature = "a11y")]
-            announced: None,
         })
     }
 
@@ -384,7 +375,10 @@ impl ConfirmUi {
         let prompt = gate.active;
         self.waiting_voice = prompt.filter(|p| wants_voice(p)).map(|p| p.id);
         // The devices first: a step that cannot run falls back before the dialog shows it.
-        let mut events = self.voice.sync(prompt, self.dialog.dialog().config());
+        let screen_reader = self.screen_reader_running();
+        let mut events = self
+            .voice
+            .sync(prompt, self.dialog.dialog().config(), screen_reader);
         events.extend(self.haptic.sync(prompt, self.dialog.dialog_mut(), now));
         self.next_voice_poll = self.voice.is_listening().then(|| {
             self.next_voice_poll
