@@ -45,6 +45,8 @@ impl Section for pcp_overlay::Config {
         ("input_margin", AnyChangeLowers),
         ("focus_shortcut", AnyChangeLowers),
         ("max_buffer_pixels", AnyChangeLowers),
+        // Only which package an error names.
+        ("font_packages", Unrelated),
         ("margin", Unrelated),
         ("min_target", Unrelated),
         ("large_output_width", Unrelated),

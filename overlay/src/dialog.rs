@@ -459,6 +459,25 @@ impl ConfirmDialog {
         crate::draw::drawn_texts(&c.layout, &scene)
     }
 
+    /// The characters of `text` this dialog's fonts cannot draw (each would be an empty box).
+    pub fn missing_glyphs(&mut self, text: &str) -> Vec<char> {
+        self.fonts.missing_glyphs(text)
+    }
+
+    /// The characters of [`ConfirmDialog::drawn_texts`] drawn as empty boxes: none when every
+    /// text on screen is legible.
+    pub fn drawn_missing_glyphs(&mut self) -> Vec<char> {
+        let mut missing: Vec<char> = Vec::new();
+        for text in self.drawn_texts() {
+            for c in self.fonts.missing_glyphs(&text) {
+                if !missing.contains(&c) {
+                    missing.push(c);
+                }
+            }
+        }
+        missing
+    }
+
     /// The layout on screen, for tests and tools that check where things went.
     pub fn layout(&self) -> Option<&Layout> {
         self.current().map(|c| &c.layout)

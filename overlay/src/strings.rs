@@ -61,6 +61,9 @@ pub struct Strings {
     pub voice_no_model: String,
     /// Shown where a prompt needed voice and there is no microphone.
     pub voice_no_microphone: String,
+    /// Shown where a prompt needed voice and the dialog's fonts cannot draw the phrase pack's
+    /// words: `{language}` is the pack's language, `{package}` what to install.
+    pub voice_no_font: String,
     /// Haptic modality before the first tap.
     pub double_tap: String,
     /// Haptic modality after the first tap.
@@ -123,6 +126,9 @@ impl Default for Strings {
             voice_unavailable: "Voice unavailable".into(),
             voice_no_model: "Voice unavailable: no speech model for “{language}”".into(),
             voice_no_microphone: "Voice unavailable: no microphone".into(),
+            voice_no_font: "Voice unavailable: no font for the “{language}” answer words (install \
+                            {package})"
+                .into(),
             double_tap: "Double-tap to confirm".into(),
             tap_again: "Tap once more".into(),
             hold_hint: "Hold Approve to confirm".into(),
@@ -148,7 +154,7 @@ const ANSWER_WORD_TEXTS: usize = 6;
 const ANSWER_WORDS: &[&str] = &["approve", "deny", "cancel"];
 
 /// How many texts [`Strings`] has.
-const TEXTS: usize = 39;
+const TEXTS: usize = 40;
 
 impl Strings {
     /// These strings with `{approve}`, `{deny}` and `{cancel}` replaced by the active phrase
@@ -215,6 +221,11 @@ impl Strings {
             ("voice_unavailable", &self.voice_unavailable, NONE),
             ("voice_no_model", &self.voice_no_model, &["language"]),
             ("voice_no_microphone", &self.voice_no_microphone, NONE),
+            (
+                "voice_no_font",
+                &self.voice_no_font,
+                &["language", "package"],
+            ),
             ("double_tap", &self.double_tap, NONE),
             ("tap_again", &self.tap_again, NONE),
             ("hold_hint", &self.hold_hint, NONE),

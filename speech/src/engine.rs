@@ -339,6 +339,10 @@ impl Voice for SpeechEngine {
         SpeechEngine::prepare(self)
     }
 
+    fn challenge_words(&self) -> &[String] {
+        self.pack.as_ref().map_or(&[], |p| p.challenge_words())
+    }
+
     fn challenge_for(&self, risk_class: &str) -> Result<Option<String>, Unavailable> {
         SpeechEngine::challenge_for(self, risk_class)
     }

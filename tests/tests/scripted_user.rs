@@ -520,6 +520,54 @@ fn run_to_end(args: &[&std::ffi::OsStr], env: &[(&str, &Path)]) -> (Option<i32>,
     )
 }
 
+/// The capture line of the first dialog a harness run shows: its texts and the characters it
+/// drew as empty boxes.
+fn first_capture(h: &mut Running) -> (Vec<String>, Vec<String>) {
+    let capture = h.next("capture");
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    (
+        strings(&capture["text"]),
+        strings(&capture["missing_glyphs"]),
+    )
+}
+
+/// The harness draws with the session's fonts: a Korean (and Chinese) file name is legible in a
+/// capture, where the test fixtures' bundled font alone would draw empty boxes; with voice the
+/// Korean pack's "네" is legible too.
+#[test]
+fn a_harness_capture_of_a_korean_prompt_is_legible() {
+    let dir = tempfile::tempdir().unwrap();
+    let pngs = dir.path().join("pngs");
+    let mut h = Running::start(dir.path(), "", &["--capture", pngs.to_str().unwrap()]);
+    let _rx = h.submit(
+        "network.share",
+        json!({"path": "/home/alice/보고서-報告.pdf", "recipient": "bob"}),
+    );
+    let (text, boxes) = first_capture(&mut h);
+    assert!(text.iter().any(|t| t.contains("보고서-報告")), "{text:?}");
+    assert_eq!(boxes, Vec::<String>::new(), "drawn as empty boxes");
+    h.stop(true);
+
+    let dir = tempfile::tempdir().unwrap();
+    let pngs = dir.path().join("pngs");
+    let mut h = Running::start(
+        dir.path(),
+        "",
+        &["--voice", "--capture", pngs.to_str().unwrap()],
+    );
+    let _rx = h.submit("file.delete", json!({"path": "/home/alice/보고서.txt"}));
+    let (text, boxes) = first_capture(&mut h);
+    assert!(text.iter().any(|t| t.contains("“네”")), "{text:?}");
+    assert_eq!(boxes, Vec::<String>::new(), "drawn as empty boxes");
+    h.stop(true);
+}
+
 #[test]
 fn the_compositors_own_log_lines_go_to_stderr_under_rust_log() {
     let dir = tempfile::tempdir().unwrap();

@@ -20,9 +20,6 @@ use harness::dbus::{private_session_bus, turn_accessibility_on, use_session_bus}
 use harness::voice::{alsa, capture_from, config, model, placeholder};
 use harness::{Fixture, audio, intent};
 
-/// A font with Hangul for the Korean pack's words (`cargo xtask setup` installs fonts-nanum).
-const HANGUL_FONT: &str = "extra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]";
-
 /// Words of the pack's spoken sentences that the model knows, besides the answers and the
 /// challenge words: what the rest of the question is decoded as, so that it is not forced onto
 /// a challenge word.
@@ -96,10 +93,12 @@ fn with_a_screen_reader_the_question_says_the_challenge_word_and_the_tree_does_n
         "the shipped default reads no word aloud"
     );
     let engine = SpeechEngine::with_model(cfg, model()).expect("engine");
-    let mut fx = Fixture::start(&["1920x1080@0,0"], Some(engine), None, None, |text| {
-        text.replacen("[overlay]\n", &format!("[overlay]\n{HANGUL_FONT}\n"), 1)
-            + "accessibility = true\n"
-    });
+    let mut fx = Fixture::with_devices(
+        &["1920x1080@0,0"],
+        "accessibility = true\n",
+        Some(engine),
+        None,
+    );
     fx.pump_until("the screen reader to read the compositor", |fx| {
         fx.screen_reader_running()
     });

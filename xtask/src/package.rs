@@ -268,6 +268,8 @@ fn write_control(stage: &Path, version: &str) -> Result<()> {
     let depends = depends(stage)?;
     let installed_kib = installed_size(stage)?;
     let maintainer = std::env::var("PCP_DEB_MAINTAINER").unwrap_or_else(|_| MAINTAINER.into());
+    // fonts-nanum draws the Korean phrase pack's words (the English pack's are in the bundled
+    // DejaVu Sans): without a font that has them the dialog turns voice off for that pack.
     let control = format!(
         "Package: {PACKAGE}
 Version: {version}
@@ -275,8 +277,7 @@ Architecture: {arch}
 Maintainer: {maintainer}
 Installed-Size: {installed_kib}
 Depends: {depends}, libegl1
-Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libgl1-mesa-dri
-Suggests: fonts-nanum
+Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libgl1-mesa-dri, fonts-nanum
 Section: x11
 Priority: optional
 Description: Wayland compositor that gates actions behind user confirmation

@@ -321,7 +321,9 @@ impl Harness {
             Some(Box::new(haptics.clone())),
             args.state.as_deref(),
             move |text| {
-                let mut text = text;
+                // The session's fonts, as the compositor draws with them: the test fixtures'
+                // bundled font alone has no CJK, no Hangul.
+                let mut text = text.replacen("system_fonts = false", "system_fonts = true", 1);
                 for dir in &manifests {
                     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
                     text = text.replacen("dirs = [", &format!("dirs = [{dir:?}, "), 1);
@@ -925,14 +927,26 @@ impl Harness {
         for index in 0..self.fx.output_count() {
             let path = dir.join(format!("{name}-output-{index}.png"));
             let capture = self.fx.capture(index);
-            // The dialog's words as this capture drew them (none on another output).
-            let text = if dialog_on == Some(index) {
-                self.fx.dialog_texts()
+            // The dialog's words as this capture drew them (none on another output), and the
+            // characters it drew as empty boxes (no font has them).
+            let (text, boxes) = if dialog_on == Some(index) {
+                let boxes: Vec<String> = self
+                    .fx
+                    .dialog_missing_glyphs()
+                    .into_iter()
+                    .map(String::from)
+                    .collect();
+                (self.fx.dialog_texts(), boxes)
             } else {
-                Vec::new()
+                (Vec::new(), Vec::new())
             };
             match capture.write_png(&path) {
-                Ok(()) => emit(&json!({"event": "capture", "path": path, "text": text})),
+                Ok(()) => emit(&json!({
+                    "event": "capture",
+                    "path": path,
+                    "text": text,
+                    "missing_glyphs": boxes,
+                })),
                 Err(e) => eprintln!("pcp-harness: cannot write {}: {e}", path.display()),
             }
         }

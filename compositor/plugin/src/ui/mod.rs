@@ -13,6 +13,7 @@ mod devices;
 mod dialog;
 mod entry;
 mod focus;
+mod glyphs;
 mod haptic;
 pub mod input;
 mod keys;
@@ -105,7 +106,7 @@ impl ConfirmUi {
         })?;
         let interval = Duration::from_millis(u64::from(options.timing.device_probe_ms));
         let devices = Devices::new(engine.as_ref(), interval, ping);
-        Ok(ConfirmUi {
+        let mut ui = ConfirmUi {
             dialog,
             sharing,
             voice: VoiceStep::new(engine),
@@ -125,7 +126,9 @@ impl ConfirmUi {
             probe_wakeups: Some(probe_wakeups),
             #[cfg(feature = "a11y")]
             accessibility: None,
-        })
+        };
+        ui.check_pack_glyphs();
+        Ok(ui)
     }
 
     /// Wakes `handle`'s loop when the device probe has news ([`crate::on_wakeup`] reads it).
@@ -240,8 +243,9 @@ impl ConfirmUi {
         let engine: Option<Arc<dyn Voice>> = engine.map(Arc::from);
         self.devices.set_engine(engine.as_ref());
         self.voice = VoiceStep::new(engine);
-        // The dialog names the new pack's answer words.
+        // The dialog names the new pack's answer words (and checks it can draw them).
         self.set_overlay_config(self.overlay.clone());
+        self.check_pack_glyphs();
     }
 
     /// Replaces the haptic backend.
@@ -284,6 +288,7 @@ impl ConfirmUi {
                 self.dialog = d;
                 self.sharing = sharing;
                 self.overlay = config;
+                self.check_pack_glyphs();
             }
             Err(e) => tracing::warn!("the overlay settings were not applied: {e}"),
         }

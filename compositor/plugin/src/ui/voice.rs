@@ -60,6 +60,11 @@ pub(crate) fn unavailable_line(
             .voice_no_model
             .replace("{language}", language.unwrap_or("?")),
         Err(pcp_speech::Unavailable::NoInputDevice(_)) => text.voice_no_microphone.clone(),
+        // The words themselves cannot be drawn: the line names the language instead.
+        Err(pcp_speech::Unavailable::Undrawable { package, .. }) => text
+            .voice_no_font
+            .replace("{language}", language.unwrap_or("?"))
+            .replace("{package}", package),
         _ => text.voice_unavailable.clone(),
     }
 }
