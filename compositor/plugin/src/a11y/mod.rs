@@ -178,21 +178,7 @@ fn read_dialog(
         .collect();
     let seconds_left = live.seconds_left.unwrap_or(content.seconds_left);
     let countdown = text.seconds_left.replace("{n}", &seconds_left.to_string());
-    // With a challenge word read aloud, the voice line says what a spoken approval needs: the
-    // approval and the word heard ("네" alone decides nothing).
-    let with_word = word_read_aloud && content.challenge.is_some();
-    let voice = if content.modalities.contains(&pcp_overlay::Modality::Voice) {
-        Some(match live.voice {
-            VoiceState::Listening if with_word => text.listening_word_heard.clone(),
-            VoiceState::Listening => text.listening.clone(),
-            VoiceState::Heard => text.voice_heard.clone(),
-            VoiceState::Missed if with_word => text.missed_word_heard.clone(),
-            VoiceState::Missed => text.voice_missed.clone(),
-            VoiceState::Unavailable => text.voice_unavailable.clone(),
-        })
-    } else {
-        content.voice_unavailable.clone()
-    };
+    let voice = voice_line(text, content, live, word_read_aloud);
     let hold = content.needs_hold(config).then(|| text.hold_hint.clone());
     let waiting = live.queued.unwrap_or(content.queued);
     let queued = (waiting > 0).then(|| text.queued.replace("{n}", &waiting.to_string()));
@@ -241,6 +227,29 @@ fn read_dialog(
         bounds: None,
         focus: live.focus.filter(|_| keyboard),
     }
+}
+
+/// The voice step's line: its state, or why voice is missing. With a challenge word read aloud
+/// it says what a spoken approval needs: the approval and the word heard ("네" alone decides
+/// nothing).
+fn voice_line(
+    text: &pcp_overlay::config::Strings,
+    content: &DialogContent,
+    live: &pcp_overlay::LiveState,
+    word_read_aloud: bool,
+) -> Option<String> {
+    if !content.modalities.contains(&pcp_overlay::Modality::Voice) {
+        return content.voice_unavailable.clone();
+    }
+    let with_word = word_read_aloud && content.challenge.is_some();
+    Some(match live.voice {
+        VoiceState::Listening if with_word => text.listening_word_heard.clone(),
+        VoiceState::Listening => text.listening.clone(),
+        VoiceState::Heard => text.voice_heard.clone(),
+        VoiceState::Missed if with_word => text.missed_word_heard.clone(),
+        VoiceState::Missed => text.voice_missed.clone(),
+        VoiceState::Unavailable => text.voice_unavailable.clone(),
+    })
 }
 
 impl DialogReading {
