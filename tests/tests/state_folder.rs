@@ -24,46 +24,52 @@ struct Binaries {
 
 /// The three binaries as the sources are now, built by the cargo running this test in its own
 /// target folder and profile. Two builds: the harness is an example of this package, built with
-/// its dev-dependencies' test features, which must not reach the session binaries.
+/// its dev-dependencies' test features, which must not reach the session binaries (and a
+/// build that asks for only one of them reports the binary cargo already has).
 fn binaries() -> &'static Binaries {
     static BUILT: OnceLock<Binaries> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let built = |args: &[&str], name: &str| -> PathBuf {
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-            let exe = std::env::current_exe().unwrap();
-            let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-            let mut cmd = Command::new(cargo);
-            cmd.arg("build")
-                .args(args)
-                .arg("--message-format=json-render-diagnostics")
-                .current_dir(env!("CARGO_MANIFEST_DIR"));
-            if profile_dir.file_name().and_then(|n| n.to_str()) == Some("release") {
-                cmd.arg("--release");
-            }
-            if let Some(target) = profile_dir.parent() {
-                cmd.arg("--target-dir").arg(target);
-            }
-            let out = cmd.stderr(Stdio::inherit()).output().unwrap();
-            assert!(out.status.success(), "{cmd:?} failed: see above");
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
-                .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-                .unwrap_or_else(|| panic!("{cmd:?} reported no {name} executable"))
-        };
+        // Built as validators.rs and scripted_user.rs build them, so that the three tests share
+        // the artifacts instead of building other feature sets.
+        let session = ["-p", "pcpctl", "-p", "pcp-compositor"];
+        let session = [
+            &session[..],
+            &["--bin", "pcpctl", "--bin", "pcp-compositor"],
+        ]
+        .concat();
+        let harness = ["-p", "pcp-tests", "--example", "pcp-harness"];
         Binaries {
-            compositor: built(
-                &["-p", "pcp-compositor", "--bin", "pcp-compositor"],
-                "pcp-compositor",
-            ),
-            pcpctl: built(&["-p", "pcpctl", "--bin", "pcpctl"], "pcpctl"),
-            harness: built(
-                &["-p", "pcp-tests", "--example", "pcp-harness"],
-                "pcp-harness",
-            ),
+            compositor: built(&session, "pcp-compositor"),
+            pcpctl: built(&session, "pcpctl"),
+            harness: built(&harness, "pcp-harness"),
         }
     })
+}
+
+/// `name` as cargo reports it after building `args` in this test's target folder and profile.
+fn built(args: &[&str], name: &str) -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .args(args)
+        .arg("--message-format=json-render-diagnostics")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    if profile_dir.file_name().and_then(|n| n.to_str()) == Some("release") {
+        cmd.arg("--release");
+    }
+    if let Some(target) = profile_dir.parent() {
+        cmd.arg("--target-dir").arg(target);
+    }
+    let out = cmd.stderr(Stdio::inherit()).output().unwrap();
+    assert!(out.status.success(), "{cmd:?} failed: see above");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("{cmd:?} reported no {name} executable"))
 }
 
 /// Mode (with the sticky bit), owner and group of `path`.

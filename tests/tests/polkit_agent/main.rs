@@ -85,11 +85,18 @@ fn outer() -> i32 {
         "pcp-harness",
     )
     .and_then(|harness| {
-        build(
-            &["-p", "pcp-compositor", "--bin", "pcp-compositor"],
+        // As validators.rs builds it, so that both share the artifacts.
+        let session = [
+            "-p",
+            "pcpctl",
+            "-p",
             "pcp-compositor",
-        )
-        .map(|compositor| (harness, compositor))
+            "--bin",
+            "pcpctl",
+            "--bin",
+            "pcp-compositor",
+        ];
+        build(&session, "pcp-compositor").map(|compositor| (harness, compositor))
     });
     let (harness, compositor) = match built {
         Ok(p) => p,
