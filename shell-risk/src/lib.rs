@@ -7,13 +7,22 @@
 //! the working folder" is decided on resolved paths, never on how the command spells them.
 
 mod commands;
+mod exposure;
+mod files;
 mod git;
+mod glob;
+mod inline;
+mod interp;
 mod message;
+pub mod patch;
 mod paths;
+mod persist;
 pub mod phrases;
 mod readonly;
 mod rules;
+pub mod secrets;
 mod sed;
+mod stages;
 mod system;
 mod tools;
 mod walk;
@@ -23,9 +32,11 @@ use std::fmt;
 
 use serde::Serialize;
 
+pub use glob::{GlobError, PathGlob};
 pub use message::{Arg, Message, Wording, WordingError, phrase_by_key};
 pub use paths::{Context, Place};
 pub use phrases::Phrase;
+pub use secrets::{Secrets, SecretsError};
 
 /// A command's risk, lowest first (caro's levels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -164,3 +175,5 @@ pub fn classify_path_outside(path: &str, ctx: &Context) -> Assessment {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rules;
