@@ -19,6 +19,7 @@ mod paths;
 mod persist;
 pub mod phrases;
 mod readonly;
+mod reads;
 mod rules;
 pub mod secrets;
 mod sed;
@@ -36,6 +37,7 @@ pub use glob::{GlobError, PathGlob};
 pub use message::{Arg, Message, Wording, WordingError, phrase_by_key};
 pub use paths::{Context, Place};
 pub use phrases::Phrase;
+pub use reads::{ReadKind, classify_delete, classify_read};
 pub use secrets::{Secrets, SecretsError};
 
 /// A command's risk, lowest first (caro's levels).
@@ -157,7 +159,10 @@ pub fn classify_path(path: &str, ctx: &Context) -> Assessment {
 /// hook input without `cwd`). Fail closed: the path counts as outside the working folder, so it
 /// is High at least; what [`classify_path`] makes Critical stays Critical. `ctx.cwd` is ignored.
 pub fn classify_path_outside(path: &str, ctx: &Context) -> Assessment {
-    let unanchored = Context::new("", ctx.home.clone());
+    let unanchored = Context {
+        cwd: Default::default(),
+        ..ctx.clone()
+    };
     let mut a = rules::classify_write_path(path, &unanchored);
     if a.risk < Risk::High {
         a.risk = Risk::High;

@@ -263,6 +263,14 @@ phrases! {
     EXPORTS_SECRET_KEYS / exports_secret_keys = "exports secret keys ({program} {option})";
     PRINTS_STORED_SECRET / prints_stored_secret = "prints a stored secret or token ({command})";
 
+    // An agent's own read and delete tools (reads.rs).
+    READS_INSIDE / reads_inside = "reads {path}, inside the working folder";
+    READS_OUTSIDE / reads_outside = "reads {path}, outside the working folder";
+    READS_UNKNOWN_FOLDER / reads_unknown_folder =
+        "reads {path} while the working folder is unknown: counted as outside it";
+    DELETE_UNKNOWN_FOLDER / delete_unknown_folder =
+        "deletes a file while the working folder is unknown: counted as outside it";
+
     // Persistence (persist.rs, paths.rs): what runs later on its own.
     CHANGES_CRON_JOBS / changes_cron_jobs =
         "changes the user's scheduled jobs (crontab): they run later, unattended";
