@@ -5,6 +5,10 @@
 //! Safe is a short allow-list of read-only commands with read-only flags; what the parser cannot
 //! read is High. Paths are resolved against the working folder and the home folder, so "outside
 //! the working folder" is decided on resolved paths, never on how the command spells them.
+//! Secrets ([`secrets`]) read, printed or sent by any command are High; inline code for Python,
+//! JavaScript, Perl, Ruby and PHP is read and rated by what it does; a Codex patch
+//! ([`patch`]) is rated by the files it writes. [`classify_read`] and [`classify_delete`] rate
+//! an agent tool's own reads and deletions by path.
 
 mod commands;
 mod exposure;

@@ -85,7 +85,11 @@ pub fn classify_read(path: &str, kind: ReadKind, ctx: &Context) -> Assessment {
             }
         } else if let Some(full) = resolve(&base) {
             if secrets.secret_at(&full, home).is_some() {
-                return one(Risk::High, path, say::READS_SECRET.with("path", full.display()));
+                return one(
+                    Risk::High,
+                    path,
+                    say::READS_SECRET.with("path", full.display()),
+                );
             }
             if kind == ReadKind::Tree
                 && let Some(pattern) = secrets.secret_under(&full, home, false)
@@ -100,11 +104,18 @@ pub fn classify_read(path: &str, kind: ReadKind, ctx: &Context) -> Assessment {
     match resolve(&base) {
         Some(full) if has_cwd => {
             let place = paths::place(&full, ctx);
-            if matches!(place, Place::Inside | Place::WorkingFolder) && full.starts_with(&ctx.cwd)
-            {
-                one(Risk::Safe, path, say::READS_INSIDE.with("path", full.display()))
+            if matches!(place, Place::Inside | Place::WorkingFolder) && full.starts_with(&ctx.cwd) {
+                one(
+                    Risk::Safe,
+                    path,
+                    say::READS_INSIDE.with("path", full.display()),
+                )
             } else {
-                one(Risk::Moderate, path, say::READS_OUTSIDE.with("path", full.display()))
+                one(
+                    Risk::Moderate,
+                    path,
+                    say::READS_OUTSIDE.with("path", full.display()),
+                )
             }
         }
         Some(full) => one(
@@ -144,7 +155,11 @@ pub fn classify_delete(path: &str, ctx: &Context) -> Assessment {
     if !has_cwd && reasons.iter().all(|r| r.risk < Risk::High) {
         reasons.insert(
             0,
-            Reason::new(Risk::High, path.to_string(), (&say::DELETE_UNKNOWN_FOLDER).into()),
+            Reason::new(
+                Risk::High,
+                path.to_string(),
+                (&say::DELETE_UNKNOWN_FOLDER).into(),
+            ),
         );
     }
     reasons.sort_by_key(|r| std::cmp::Reverse(r.risk));

@@ -114,6 +114,9 @@ impl Why {
     }
 }
 
+/// How deep an expression is followed to work out a value or a name.
+const MAX_EXPRESSION_DEPTH: usize = 64;
+
 /// How deep code may nest (`exec("exec('…')")`) before it counts as unreadable.
 const MAX_CODE_NESTING: usize = 4;
 

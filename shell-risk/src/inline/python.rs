@@ -30,6 +30,7 @@ pub(super) fn effects(code: &str, depth: usize) -> Vec<Effect> {
     let mut r = Reader {
         src: code,
         depth,
+        nesting: std::cell::Cell::new(0),
         names: HashMap::new(),
         stars: Vec::new(),
         out: Vec::new(),
@@ -45,6 +46,9 @@ pub(super) fn effects(code: &str, depth: usize) -> Vec<Effect> {
 struct Reader<'s> {
     src: &'s str,
     depth: usize,
+    /// How deep `value` and `dotted` have recursed (an expression of thousands of terms must
+    /// not exhaust the stack: past [`super::MAX_EXPRESSION_DEPTH`] a value is unknown).
+    nesting: std::cell::Cell<usize>,
     names: HashMap<String, Val>,
     /// Modules imported with `from M import *`.
     stars: Vec<String>,
@@ -193,6 +197,17 @@ impl<'s> Reader<'s> {
 
     /// The dotted name an expression refers to, through imports and assignments.
     fn dotted(&self, node: Node<'_>) -> Option<String> {
+        let level = self.nesting.get();
+        if level > super::MAX_EXPRESSION_DEPTH {
+            return None;
+        }
+        self.nesting.set(level + 1);
+        let found = self.dotted_of(node);
+        self.nesting.set(level);
+        found
+    }
+
+    fn dotted_of(&self, node: Node<'_>) -> Option<String> {
         match node.kind() {
             "identifier" => {
                 let n = text(node, self.src);
@@ -290,6 +305,17 @@ impl<'s> Reader<'s> {
 
     /// The value of an expression when it is known now.
     fn value(&self, node: Node<'_>) -> Option<Val> {
+        let level = self.nesting.get();
+        if level > super::MAX_EXPRESSION_DEPTH {
+            return None;
+        }
+        self.nesting.set(level + 1);
+        let found = self.value_of(node);
+        self.nesting.set(level);
+        found
+    }
+
+    fn value_of(&self, node: Node<'_>) -> Option<Val> {
         match node.kind() {
             "string" | "concatenated_string" => self.string_value(node).map(Val::Str),
             "binary_operator" => {

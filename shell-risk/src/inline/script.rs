@@ -63,8 +63,15 @@ struct Lexer<'s> {
     chars: Vec<char>,
     i: usize,
     toks: Vec<Tok>,
+    /// Here-document bodies already read, to step over when the lexer reaches them.
+    bodies: Vec<(usize, usize)>,
+    /// How many here-documents were read (bounded: [`MAX_HEREDOCS`]).
+    heredocs: usize,
     _src: &'s str,
 }
+
+/// Most here-documents one piece of code may hold (each is looked for up to its end).
+const MAX_HEREDOCS: usize = 64;
 
 /// Splits `code` into tokens; the error says what was left open.
 pub(super) fn tokenize(lang: Lang, code: &str) -> Result<Vec<Tok>, String> {
@@ -73,6 +80,8 @@ pub(super) fn tokenize(lang: Lang, code: &str) -> Result<Vec<Tok>, String> {
         chars: code.chars().collect(),
         i: 0,
         toks: Vec::new(),
+        bodies: Vec::new(),
+        heredocs: 0,
         _src: code,
     };
     l.run()?;
@@ -139,7 +148,17 @@ impl Lexer<'_> {
     }
 
     fn run(&mut self) -> Result<(), String> {
-        while let Some(c) = self.peek(0) {
+        loop {
+            while let Some(&(start, end)) = self.bodies.first() {
+                if self.i < start {
+                    break;
+                }
+                self.i = self.i.max(end);
+                self.bodies.remove(0);
+            }
+            let Some(c) = self.peek(0) else {
+                break;
+            };
             match c {
                 c if c.is_whitespace() => self.i += 1,
                 '#' => self.line_comment(),
@@ -521,26 +540,42 @@ impl Lexer<'_> {
         if quote.is_some() {
             j += 1;
         }
-        // The body starts on the next line, after the rest of this one.
+        // The body starts on the next line (after any body opened earlier on this line).
         let rest_of_line = self.chars[j..].iter().position(|c| *c == '\n');
         let Some(nl) = rest_of_line else {
             return Err(": a here-document has no body".into());
         };
-        let body_start = j + nl + 1;
-        let body: String = self.chars[body_start..].iter().collect();
-        let mut offset = 0;
-        for line in body.split_inclusive('\n') {
+        self.heredocs += 1;
+        if self.heredocs > MAX_HEREDOCS {
+            return Err(": it holds too many here-documents".into());
+        }
+        let mut body_start = j + nl + 1;
+        if let Some(&(start, end)) = self.bodies.last()
+            && start <= body_start
+            && end > body_start
+        {
+            body_start = end;
+        }
+        let mut line_start = body_start;
+        while line_start <= self.chars.len() {
+            let line_end = self.chars[line_start..]
+                .iter()
+                .position(|c| *c == '\n')
+                .map_or(self.chars.len(), |p| line_start + p);
+            let line: String = self.chars[line_start..line_end].iter().collect();
             if line.trim() == tag || line.trim().trim_end_matches(';') == tag {
-                let text: String = body[..offset].to_string();
+                let text: String = self.chars[body_start..line_start].iter().collect();
                 let dynamic = quote != Some('\'') && (text.contains('$') || text.contains("#{"));
-                // Remove the body from what is still to be read, keep the rest of the line.
-                let body_chars = body[..offset + line.len()].chars().count();
-                self.chars.drain(body_start..body_start + body_chars);
+                self.bodies
+                    .push((body_start, (line_end + 1).min(self.chars.len())));
                 self.i = j;
                 self.toks.push(Tok::Str { text, dynamic });
                 return Ok(true);
             }
-            offset += line.len();
+            if line_end >= self.chars.len() {
+                break;
+            }
+            line_start = line_end + 1;
         }
         Err(format!(": the here-document {tag} is never ended"))
     }

@@ -230,3 +230,19 @@ fn php() {
         nothing_risky(H, code);
     }
 }
+
+#[test]
+fn long_expressions_and_many_here_documents_stay_bounded() {
+    // Thousands of terms: the value is not worked out, so the deletion's path is unknown.
+    let sum = vec!["'a'"; 5000].join(" + ");
+    let code = format!("import os; os.remove({sum})");
+    assert!(of(Lang::Python, &code).contains(&Effect::Delete(None)));
+    let sum = vec!["'a'"; 5000].join(" + ");
+    let code = format!("require('fs').rmSync({sum})");
+    assert!(of(Lang::JavaScript, &code).contains(&Effect::Delete(None)));
+    // Two here-documents on one line are read one after the other.
+    let two = "print <<A, <<B;\nsystem('x')\nA\nsystem('y')\nB\nprint 1;\n";
+    nothing_risky(Lang::Perl, two);
+    let many = "print <<A;\nx\nA\n".repeat(100);
+    unreadable(Lang::Perl, &many);
+}
