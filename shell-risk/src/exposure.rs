@@ -16,7 +16,8 @@ use crate::rules::{Verdict, has_flag, operands};
 use crate::words::{Expander, Word};
 
 /// Commands whose arguments name files they do not read the contents of (or that only print
-/// the names), and `git`, whose arguments are revisions and paths inside its repository.
+/// the names), `git`, whose arguments are revisions and paths inside its repository, and
+/// `source`, which loads a file into the shell without showing it.
 #[rustfmt::skip]
 const NO_CONTENT: &[&str] = &[
     "ls", "dir", "stat", "file", "du", "realpath", "readlink", "dirname", "basename", "test",
@@ -25,7 +26,7 @@ const NO_CONTENT: &[&str] = &[
     "ssh-add", "ssh-keygen", "ssh-copy-id", "cd", "pushd", "which", "type", "command", "find",
     "lsof", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum",
     "cksum", "sum", "git", "tree", "true", "false", "sleep", "kill", "printenv", "env", "set",
-    "ps",
+    "ps", "source", ".",
 ];
 
 /// Commands that send what they read to another machine.
