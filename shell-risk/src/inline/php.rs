@@ -145,8 +145,12 @@ fn class(w: &str, before: &str, after: &str, out: &mut Vec<Effect>) {
 
 fn function(toks: &[Tok], i: usize, w: &str, out: &mut Vec<Effect>) {
     let a = args(toks, i);
+    let lower = w.to_ascii_lowercase();
+    if file_function(&lower, w, a, out) {
+        return;
+    }
     let first = || groups(a).first().and_then(|g| static_str(g));
-    match w.to_ascii_lowercase().as_str() {
+    match lower.as_str() {
         "system" | "exec" | "shell_exec" | "passthru" | "popen" | "proc_open" | "pcntl_exec" => {
             // The command is the first argument; the rest are options or handles.
             match first() {
@@ -154,57 +158,15 @@ fn function(toks: &[Tok], i: usize, w: &str, out: &mut Vec<Effect>) {
                 None => run(&[], out),
             }
         }
-        "file_get_contents" | "file" | "readfile" | "fopen" | "parse_ini_file"
-        | "highlight_file" | "show_source" => {
-            let path = first();
-            if path.as_deref().is_some_and(|p| p.contains("://")) {
-                out.push(Effect::Network(w.to_string()));
-                return;
-            }
-            let mode = groups(a).get(1).and_then(|g| static_str(g));
-            let writes = w.eq_ignore_ascii_case("fopen")
-                && mode
-                    .as_deref()
-                    .is_none_or(|m| m.contains(['w', 'a', 'x', 'c', '+']));
-            match (writes, path) {
-                (true, p) => out.push(Effect::Write(p)),
-                (false, Some(p)) => out.push(Effect::Read(p)),
-                (false, None)
-                    if w.eq_ignore_ascii_case("file_get_contents")
-                        || w.eq_ignore_ascii_case("fopen") =>
-                {
-                    // A URL known only when it runs is the network.
-                    out.push(Effect::Network(format!("{w}(…)")))
-                }
-                (false, None) => {}
-            }
-        }
-        "file_put_contents" | "touch" | "mkdir" | "chmod" | "chown" | "chgrp" | "lchown"
-        | "lchgrp" | "tempnam" => {
-            let gs = groups(a);
-            let path = gs.first().and_then(|g| static_str(g));
-            if w.eq_ignore_ascii_case("file_put_contents")
-                || w.eq_ignore_ascii_case("touch")
-                || w.eq_ignore_ascii_case("mkdir")
-            {
-                out.push(Effect::Write(path));
-            } else {
-                write_all(a, out);
-            }
-        }
-        "unlink" | "rmdir" => delete_all(a, out),
-        "rename" => rename(a, out),
-        "copy" | "symlink" | "link" => copy(a, out),
         "getenv" => out.push(match first() {
             Some(n) => Effect::SecretVariable(n),
             None => Effect::AllVariables,
         }),
-        "eval" | "assert" | "create_function" => match first() {
-            Some(code) if !w.eq_ignore_ascii_case("create_function") => {
-                out.extend(script_effects(Lang::Php, &code))
-            }
-            _ => out.push(Effect::Unreadable(Why::DynamicCode, w.to_string())),
+        "eval" | "assert" => match first() {
+            Some(code) => out.extend(script_effects(Lang::Php, &code)),
+            None => out.push(Effect::Unreadable(Why::DynamicCode, w.to_string())),
         },
+        "create_function" => out.push(Effect::Unreadable(Why::DynamicCode, w.to_string())),
         "include" | "require" | "include_once" | "require_once" => {
             out.push(Effect::Unreadable(Why::NotRead, w.to_string()))
         }
@@ -220,15 +182,14 @@ fn function(toks: &[Tok], i: usize, w: &str, out: &mut Vec<Effect>) {
         "array_map" | "array_filter" | "array_walk" | "array_reduce" | "usort" | "uasort"
         | "uksort" => {
             // A callback named by a string or a variable is a call by a computed name.
-            let at = usize::from(w.eq_ignore_ascii_case("array_map")).min(1);
-            let callback = groups(a).get(if at == 1 { 0 } else { 1 }).copied();
+            let at = if lower == "array_map" { 0 } else { 1 };
+            let callback = groups(a).get(at).copied();
             if callback
                 .is_some_and(|g| g.len() == 1 && matches!(g[0], Tok::Str { .. } | Tok::Var(_)))
             {
                 out.push(Effect::Unreadable(Why::Reflection, w.to_string()));
             }
         }
-        "get_defined_vars" | "func_get_args" | "extract" | "parse_str" | "variable_variables" => {}
         "dl" | "ffi" => out.push(Effect::Unreadable(Why::Native, w.to_string())),
         n if n.starts_with("curl_")
             || n.starts_with("socket_")
@@ -254,4 +215,41 @@ fn function(toks: &[Tok], i: usize, w: &str, out: &mut Vec<Effect>) {
         n if HARMLESS.iter().any(|h| h.eq_ignore_ascii_case(n)) => {}
         _ => out.push(Effect::Unknown(w.to_string())),
     }
+}
+
+/// The functions that read, write or delete files: true when `lower` (the name in lower case)
+/// is one.
+fn file_function(lower: &str, w: &str, a: &[Tok], out: &mut Vec<Effect>) -> bool {
+    let gs = groups(a);
+    let path = gs.first().and_then(|g| static_str(g));
+    match lower {
+        "file_get_contents" | "file" | "readfile" | "fopen" | "parse_ini_file"
+        | "highlight_file" | "show_source" => {
+            if path.as_deref().is_some_and(|p| p.contains("://")) {
+                out.push(Effect::Network(w.to_string()));
+                return true;
+            }
+            let mode = gs.get(1).and_then(|g| static_str(g));
+            let writes = lower == "fopen"
+                && mode
+                    .as_deref()
+                    .is_none_or(|m| m.contains(['w', 'a', 'x', 'c', '+']));
+            match (writes, path) {
+                (true, p) => out.push(Effect::Write(p)),
+                (false, Some(p)) => out.push(Effect::Read(p)),
+                // A URL known only when it runs is the network.
+                (false, None) if matches!(lower, "file_get_contents" | "fopen") => {
+                    out.push(Effect::Network(format!("{w}(…)")))
+                }
+                (false, None) => {}
+            }
+        }
+        "file_put_contents" | "touch" | "mkdir" => out.push(Effect::Write(path)),
+        "chmod" | "chown" | "chgrp" | "lchown" | "lchgrp" | "tempnam" => write_all(a, out),
+        "unlink" | "rmdir" => delete_all(a, out),
+        "rename" => rename(a, out),
+        "copy" | "symlink" | "link" => copy(a, out),
+        _ => return false,
+    }
+    true
 }
