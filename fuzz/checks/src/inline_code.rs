@@ -1,8 +1,12 @@
 //! Fuzz target `inline_code`: any text as Python, JavaScript, Perl, Ruby or PHP handed to its
 //! interpreter in a here-document (`python3 - <<'EOF' …`), rated by `pcp_shell_risk`. No panic;
 //! the level is the highest reason's and the same when asked twice; and adding a dangerous
-//! statement after the code never lowers it: the code with the statement is at least High, and at
-//! least as high as the code alone when that code parses.
+//! statement never lowers it: the statement followed by the code is at least High, and at least
+//! as high as the code alone when that code parses.
+//!
+//! The statement goes first: added after the code, it can be read as the rest of a quote the code
+//! left open (Perl's `y]…]` takes any delimiter, and its end may be inside the statement), and
+//! then it is no code at all — which is how Perl reads it too.
 //!
 //! An input is a byte that picks the language and the statement, then the code.
 
@@ -43,10 +47,10 @@ const LANGUAGES: &[(&str, &[&str])] = &[
     (
         "ruby",
         &[
-            "system('rm -rf ~')",
-            "File.delete('/home/u/other/x')",
-            "eval(ARGV[0])",
-            "puts ENV.to_h",
+            "system('rm -rf ~');",
+            "File.delete('/home/u/other/x');",
+            "eval(ARGV[0]);",
+            "puts ENV.to_h;",
         ],
     ),
     (
@@ -86,7 +90,7 @@ pub fn check(data: &[u8]) {
         alone,
         "rated twice, rated the same"
     );
-    let with = classify(&run(&format!("{code}\n{danger}")), &ctx);
+    let with = classify(&run(&format!("{danger}\n{code}")), &ctx);
     assert!(
         with.risk >= Risk::High,
         "{interpreter}: adding `{danger}` left {code:?} at {}: {}",
