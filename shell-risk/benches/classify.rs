@@ -176,6 +176,10 @@ fn parsers(c: &mut Criterion) {
         c.bench_function(&format!("parser/parse_{name}"), |b| {
             b.iter(|| parser.parse(black_box(code), None))
         });
+        let ended = format!("{code}\n");
+        c.bench_function(&format!("parser/parse_{name}_ended"), |b| {
+            b.iter(|| parser.parse(black_box(&ended), None))
+        });
     }
 }
 
