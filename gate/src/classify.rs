@@ -183,7 +183,17 @@ impl Classifier {
             .filter(|h| h.is_absolute());
         let ctx = Context::new(Path::new(cwd), home).with_secrets(secrets.clone());
         let assessment = match self.kind {
-            ClassifyKind::Shell => pcp_shell_risk::classify(text("command")?, &ctx),
+            // `dir`: where the command starts when that is not the working folder (a tool
+            // call's own working directory); the working folder stays what it is rated against.
+            ClassifyKind::Shell => match params.get("dir") {
+                None | Some(Value::Null) => pcp_shell_risk::classify(text("command")?, &ctx),
+                Some(Value::String(d)) if d.starts_with('/') => {
+                    pcp_shell_risk::classify_from(text("command")?, &ctx, Path::new(d))
+                }
+                Some(_) => {
+                    return Err("parameter `dir` must be an absolute folder".into());
+                }
+            },
             ClassifyKind::Path if unknown_folder => {
                 pcp_shell_risk::classify_path_outside(text("path")?, &ctx)
             }
@@ -318,6 +328,27 @@ mod tests {
         assert_eq!(at("cargo build"), Threshold::None);
         assert_eq!(at("rm -rf /tmp/x"), Threshold::VoiceVisual);
         assert_eq!(at("sudo true"), Threshold::VoiceVisual);
+    }
+
+    #[test]
+    fn a_command_started_elsewhere_is_rated_against_the_working_folder() {
+        let c = shell();
+        let risk = |params: Value| c.classify(&params, &Secrets::builtin()).unwrap().risk;
+        assert_eq!(
+            risk(json!({"command": "rm -rf tmp/x", "cwd": "/w", "dir": "/"})),
+            Risk::High
+        );
+        assert_eq!(
+            risk(json!({"command": "rm -rf x", "cwd": "/w", "dir": "/w/sub"})),
+            Risk::Moderate
+        );
+        assert!(
+            c.classify(
+                &json!({"command": "ls", "cwd": "/w", "dir": "sub"}),
+                &Secrets::builtin()
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -150,6 +150,13 @@ pub fn classify(command: &str, ctx: &Context) -> Assessment {
     walk::classify(command, ctx, 0)
 }
 
+/// Classifies `command` as started in the folder `start` (absolute; a tool call's own working
+/// directory), while "inside the working folder" is still decided against `ctx.cwd`: a command
+/// started elsewhere is no more trusted than one that changes there with `cd`.
+pub fn classify_from(command: &str, ctx: &Context, start: &std::path::Path) -> Assessment {
+    walk::classify_from(command, ctx, start)
+}
+
 /// Classifies a file write to `path` (an edit tool's target) as seen from `ctx`: Moderate inside
 /// the working folder, High outside it or for a dotfile or configuration file, Critical for a
 /// system folder or a shell start-up file. With no working folder (an empty `ctx.cwd`) only the

@@ -210,6 +210,16 @@ fn persistence_is_high() {
 }
 
 #[test]
+fn a_command_started_elsewhere_is_rated_against_the_working_folder() {
+    let c = ctx();
+    let from = |cmd: &str, start: &str| classify_from(cmd, &c, std::path::Path::new(start)).risk;
+    assert_eq!(from("rm -rf x", "/home/u/proj/sub"), Risk::Moderate);
+    assert_eq!(from("rm -rf tmp/x", "/"), Risk::High);
+    assert_eq!(from("rm -rf x", "/home/u/other"), Risk::High);
+    assert_eq!(from("rm -rf x", "sub"), Risk::Moderate);
+}
+
+#[test]
 fn multi_call_binaries_are_their_applet() {
     assert_eq!(risk("busybox rm -rf ~/x"), Risk::High);
     assert_eq!(risk("toybox rm -rf ../x"), Risk::High);

@@ -60,6 +60,15 @@ pub(crate) fn classify(command: &str, ctx: &Context, depth: usize) -> Assessment
     w.finish()
 }
 
+/// [`classify`] with the shell started in `start` rather than in the working folder.
+pub(crate) fn classify_from(command: &str, ctx: &Context, start: &std::path::Path) -> Assessment {
+    let source = terminated(command);
+    let folder = crate::paths::resolve(&ctx.cwd, &start.to_string_lossy());
+    let mut w = Walker::new(&source, ctx, Some(folder), 0);
+    w.run();
+    w.finish()
+}
+
 /// Where a pipeline stage's output or input goes, for `curl … | sh`.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct StageInfo {

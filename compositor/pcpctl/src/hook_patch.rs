@@ -11,45 +11,39 @@ use pcp_protocol::Submission;
 use pcp_shell_risk::patch::{self, FileChange, Op, Patch};
 use serde_json::{Value, json};
 
-/// The intents of the patch `command` runs, when it is a shell command that runs a patch and
-/// nothing else and the patch can be read; `None` otherwise (it is then rated as a command).
-pub fn from_command(command: &str, cwd: Option<&Path>) -> Option<Vec<Submission>> {
+/// The intents of the patch `command` runs in the folder `start`, when it is a shell command
+/// that runs a patch and nothing else and the patch can be read; `None` otherwise (it is then
+/// rated as a command). `cwd` is the harness's working folder (`None`: unknown), which the gate
+/// rates each path against.
+pub fn from_command(command: &str, cwd: Option<&Path>, start: &Path) -> Option<Vec<Submission>> {
     // Only a command that names the program is parsed again.
     if !command.contains("apply_patch") && !command.contains("applypatch") {
         return None;
     }
     let invocation = patch::invocation(command)?;
     let parsed = patch::parse(&invocation.patch).ok()?;
-    intents(&parsed, cwd, invocation.folder.as_deref())
+    let base = match invocation.folder {
+        Some(f) => start.join(f),
+        None => start.to_path_buf(),
+    };
+    intents(&parsed, cwd, &base)
 }
 
-/// The intents of the patch text `text` applied in `cwd`, or `None` when it cannot be read.
-pub fn from_text(text: &str, cwd: Option<&Path>) -> Option<Vec<Submission>> {
+/// The intents of the patch text `text` applied in the folder `start`, or `None` when it cannot
+/// be read; `cwd` as [`from_command`] takes it.
+pub fn from_text(text: &str, cwd: Option<&Path>, start: &Path) -> Option<Vec<Submission>> {
     let parsed = patch::parse(text).ok()?;
-    intents(&parsed, cwd, None)
+    intents(&parsed, cwd, start)
 }
 
-/// One intent per file the patch touches; `None` for a patch that touches none.
-fn intents(p: &Patch, cwd: Option<&Path>, folder: Option<&str>) -> Option<Vec<Submission>> {
+/// One intent per file the patch touches, its paths resolved in `base`; `None` for a patch that
+/// touches none.
+fn intents(p: &Patch, cwd: Option<&Path>, base: &Path) -> Option<Vec<Submission>> {
     if p.files.is_empty() {
         return None;
     }
     let cwd_value = cwd.map_or(Value::Null, |c| Value::from(c.to_string_lossy()));
-    let base: Option<PathBuf> = match (cwd, folder) {
-        (_, Some(f)) if Path::new(f).is_absolute() => Some(PathBuf::from(f)),
-        (Some(c), Some(f)) => Some(c.join(f)),
-        (Some(c), None) => Some(c.to_path_buf()),
-        (None, _) => None,
-    };
-    let path_of = |p: &str| -> String {
-        let joined = match (&base, folder) {
-            _ if Path::new(p).is_absolute() => PathBuf::from(p),
-            (Some(b), _) => b.join(p),
-            (None, Some(f)) => Path::new(f).join(p),
-            (None, None) => PathBuf::from(p),
-        };
-        normalize(&joined).to_string_lossy().into_owned()
-    };
+    let path_of = |p: &str| -> String { normalize(&base.join(p)).to_string_lossy().into_owned() };
     let mut out = Vec::new();
     for f in &p.files {
         let delete = |path: &str| {
@@ -155,7 +149,7 @@ mod tests {
     #[test]
     fn one_intent_per_file_with_its_summary() {
         let command = format!("apply_patch <<'EOF'\n{PATCH}\nEOF\n");
-        let subs = from_command(&command, Some(Path::new("/p"))).unwrap();
+        let subs = from_command(&command, Some(Path::new("/p")), Path::new("/p")).unwrap();
         assert_eq!(
             caps_and_paths(&subs),
             [
@@ -175,16 +169,23 @@ mod tests {
     #[test]
     fn the_folder_a_patch_applies_in_moves_its_paths_not_the_working_folder() {
         let body = "*** Begin Patch\n*** Update File: x.txt\n@@\n-a\n+b\n*** End Patch";
+        let project = Path::new("/p/proj");
         let subs = from_command(
             &format!("cd ../other && apply_patch <<'EOF'\n{body}\nEOF"),
-            Some(Path::new("/p/proj")),
+            Some(project),
+            project,
         )
         .unwrap();
         assert_eq!(subs[0].params["path"], "/p/other/x.txt");
         assert_eq!(subs[0].params["cwd"], "/p/proj");
-        let unknown = from_command(&format!("apply_patch <<'EOF'\n{body}\nEOF"), None).unwrap();
+        // A call that starts elsewhere (Codex's workdir) moves the paths, not the working folder.
+        let command = format!("apply_patch <<'EOF'\n{body}\nEOF");
+        let subs = from_command(&command, Some(project), Path::new("/")).unwrap();
+        assert_eq!(subs[0].params["path"], "/x.txt");
+        assert_eq!(subs[0].params["cwd"], "/p/proj");
+        let unknown = from_command(&command, None, Path::new("/q")).unwrap();
         assert_eq!(unknown[0].params["cwd"], Value::Null);
-        assert_eq!(unknown[0].params["path"], "x.txt");
+        assert_eq!(unknown[0].params["path"], "/q/x.txt");
     }
 
     #[test]
@@ -196,10 +197,8 @@ mod tests {
             "echo apply_patch",
             "git status",
         ] {
-            assert!(
-                from_command(command, Some(Path::new("/p"))).is_none(),
-                "{command}"
-            );
+            let p = Path::new("/p");
+            assert!(from_command(command, Some(p), p).is_none(), "{command}");
         }
     }
 }

@@ -142,10 +142,13 @@ pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Subm
             .or_else(|| input.get("directory"))
             .and_then(Value::as_str)
             .map(Path::new);
-        let dir = match (cwd, workdir) {
-            (Some(c), Some(d)) => c.join(d),
-            (None, Some(d)) if d.is_absolute() => d.to_path_buf(),
-            (Some(c), None) => c.to_path_buf(),
+        // The working folder stays the harness's; a folder of the call's own (Codex's
+        // `workdir`) is only where the command starts (`dir`), so `workdir: "/"` does not make
+        // the whole disk "inside the working folder".
+        let (folder, start) = match (cwd, workdir) {
+            (Some(c), Some(d)) => (c.to_path_buf(), Some(c.join(d))),
+            (None, Some(d)) if d.is_absolute() => (d.to_path_buf(), None),
+            (Some(c), None) => (c.to_path_buf(), None),
             _ => {
                 return Err(format!(
                     "the {tool} call has no working folder (no cwd in the hook input): a shell \
@@ -153,15 +156,17 @@ pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Subm
                 ));
             }
         };
+        let start = start.filter(|s| *s != folder);
         // A shell call that only applies a Codex patch is the files the patch touches.
-        if let Some(files) = hook_patch::from_command(&command, Some(&dir)) {
+        let base = start.as_deref().unwrap_or(&folder);
+        if let Some(files) = hook_patch::from_command(&command, cwd, base) {
             return Ok(files);
         }
-        let dir = dir.to_string_lossy().into_owned();
-        return Ok(vec![submit(
-            "shell.exec",
-            json!({"command": command, "cwd": dir}),
-        )]);
+        let mut params = json!({"command": command, "cwd": folder.to_string_lossy()});
+        if let Some(s) = start {
+            params["dir"] = Value::from(s.to_string_lossy());
+        }
+        return Ok(vec![submit("shell.exec", params)]);
     }
     if let Some((_, field)) = WRITE_TOOLS.iter().find(|(t, _)| *t == tool) {
         let path = string(input, field).ok_or_else(|| format!("the {tool} call has no {field}"))?;
@@ -175,7 +180,10 @@ pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Subm
             .or_else(|| string(input, "patch"))
             .or_else(|| string(input, "command"))
             .ok_or("the apply_patch call has no patch")?;
-        if let Some(files) = hook_patch::from_text(&patch, cwd) {
+        // With no working folder known the paths stay as written, and the gate counts them as
+        // outside it.
+        let start = cwd.unwrap_or(Path::new(""));
+        if let Some(files) = hook_patch::from_text(&patch, cwd, start) {
             return Ok(files);
         }
         // Not readable as a patch: a command the gate rates High, with the text it was given.
@@ -348,7 +356,7 @@ mod tests {
             ),
             (
                 "shell.exec".into(),
-                json!({"command": "rm -rf x", "cwd": "/p/sub"})
+                json!({"command": "rm -rf x", "cwd": "/p", "dir": "/p/sub"})
             )
         );
         assert_eq!(

@@ -656,3 +656,37 @@ fn inline_code_deleting_outside_the_project_prompts() {
     s.press(&[KEY_ESC]);
     assert_denied(&s.finish(child), "user_denied");
 }
+
+/// A Codex call that names a folder of its own (`workdir`) starts there, but the working folder
+/// stays the harness's: `workdir: "/"` does not make the whole disk "inside the working folder".
+/// Before, `rm -r tmp/pcp-victim` from `/` was a routine deletion inside it, allowed with no
+/// prompt.
+#[test]
+fn a_call_s_own_folder_does_not_widen_the_working_folder() {
+    let mut s = setup();
+    let cwd = s.dir.path().to_path_buf();
+    let event = json!({"hook_event_name": "PermissionRequest", "tool_name": "exec_command",
+        "cwd": cwd, "tool_input": {"cmd": "rm -r tmp/pcp-victim", "workdir": "/"},
+        "turn_id": "1"})
+    .to_string();
+    let child = hook(&s.socket(), "codex", &[], &event);
+    s.pump_until(|s| s.prompt_is_up());
+    let extra = s
+        .compositor()
+        .state
+        .pcp()
+        .gate()
+        .active()
+        .unwrap()
+        .extra
+        .clone();
+    assert!(
+        extra
+            .iter()
+            .any(|(_, v)| v.contains("outside the working folder (/tmp/pcp-victim)")),
+        "{extra:?}"
+    );
+    s.press(&[KEY_ESC]);
+    let out = s.finish(child);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
