@@ -135,6 +135,13 @@ impl Proxy {
     /// as unasked), and calls held for a listing are asked about without it.
     pub fn fail_all(&mut self, why: &str) -> Vec<Action> {
         let mut out = vec![Action::Warn(why.to_string())];
+        self.answer_all(why, &mut out);
+        out
+    }
+
+    /// Answers every request the server was to answer with an error, and asks about the calls
+    /// held for a listing.
+    fn answer_all(&mut self, why: &str, out: &mut Vec<Action>) {
         let mut keys: Vec<(IdKey, Pending)> = self.in_flight.drain().collect();
         keys.sort_by(|a, b| a.0.cmp(&b.0));
         for (key, pending) in keys {
@@ -150,14 +157,14 @@ impl Proxy {
             }
         }
         if self.listing {
-            self.release_parked(&mut out);
+            self.release_parked(out);
         }
-        out
     }
 
     /// The server is gone: everything held is answered with an error.
     pub fn server_closed(&mut self, why: &str) -> Vec<Action> {
-        let mut out = self.fail_all(why);
+        let mut out = Vec::new();
+        self.answer_all(why, &mut out);
         let calls: Vec<(IdKey, Call)> = self.calls.drain().collect();
         for (key, call) in calls {
             if call.asked.is_some() {

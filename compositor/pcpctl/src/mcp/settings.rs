@@ -1,0 +1,133 @@
+//! `pcpctl mcp --print-config CLIENT`: the snippet that puts the gateway in front of a server in
+//! a client's MCP settings, in that client's format, with the path of the `pcpctl` that printed
+//! it. With `--url` it points the client at the gateway's loopback endpoint instead.
+
+use anyhow::Result;
+use clap::ValueEnum;
+use serde_json::{Value, json};
+
+use super::{Args, DEFAULT_DEADLINE_SECONDS, server_name};
+
+/// The MCP clients whose settings format `--print-config` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Client {
+    /// Claude Code: `.mcp.json` in a project, or `claude mcp add-json NAME 'JSON'`.
+    ClaudeCode,
+    /// Claude Desktop: `claude_desktop_config.json`.
+    ClaudeDesktop,
+    /// Codex CLI: `~/.codex/config.toml` (`[mcp_servers.NAME]`).
+    Codex,
+    /// Gemini CLI: `~/.gemini/settings.json` (`mcpServers`).
+    Gemini,
+    /// VS Code: `.vscode/mcp.json` (`servers`).
+    Vscode,
+    /// Cursor: `~/.cursor/mcp.json` or a project's `.cursor/mcp.json`.
+    Cursor,
+}
+
+/// The example server shown when no command follows `--`.
+const EXAMPLE: [&str; 4] = [
+    "npx",
+    "-y",
+    "@modelcontextprotocol/server-filesystem",
+    "/path/to/allowed/folder",
+];
+
+/// Seconds a client should wait for a tool call: more than the gateway's deadline, so the
+/// gateway's denial reaches it first.
+const CLIENT_TIMEOUT_SECONDS: u64 = 60;
+
+/// The snippet for `client`.
+pub fn snippet(client: Client, args: &Args) -> Result<String> {
+    let command: Vec<String> = if args.command.is_empty() {
+        EXAMPLE.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.command.clone()
+    };
+    let name = args.name.clone().unwrap_or_else(|| server_name(&command));
+    let exe = std::env::current_exe()?.to_string_lossy().into_owned();
+    if let Some(url) = &args.url {
+        return Ok(http_snippet(
+            client,
+            &name,
+            &format!("http://{}/mcp", args.listen),
+            url,
+        ));
+    }
+    let mut gateway_args = vec!["mcp".to_string(), "--name".into(), name.clone()];
+    if args.deadline != DEFAULT_DEADLINE_SECONDS {
+        gateway_args.extend(["--deadline".into(), args.deadline.to_string()]);
+    }
+    gateway_args.push("--".into());
+    gateway_args.extend(command);
+    let stdio = json!({"command": exe, "args": gateway_args});
+    let entry = |mut extra: Value| {
+        if let (Some(e), Value::Object(base)) = (extra.as_object_mut(), &stdio) {
+            for (k, v) in base {
+                e.insert(k.clone(), v.clone());
+            }
+        }
+        extra
+    };
+    let text = match client {
+        Client::ClaudeCode => {
+            pretty(json!({"mcpServers": {name: entry(json!({"type": "stdio"}))}}))
+        }
+        Client::ClaudeDesktop | Client::Cursor => pretty(json!({"mcpServers": {name: stdio}})),
+        Client::Gemini => pretty(json!({"mcpServers": {name: entry(
+            json!({"timeout": CLIENT_TIMEOUT_SECONDS * 1000}))}})),
+        Client::Vscode => pretty(json!({"servers": {name: entry(json!({"type": "stdio"}))}})),
+        Client::Codex => codex_toml(&name, &exe, &gateway_args),
+    };
+    Ok(text)
+}
+
+/// The snippet pointing `client` at the gateway serving `local`, in front of `upstream`.
+fn http_snippet(client: Client, name: &str, local: &str, upstream: &str) -> String {
+    match client {
+        Client::Codex => format!(
+            "# the gateway runs as: pcpctl mcp --url {upstream}\n[mcp_servers.{}]\nurl = {}\n\
+             tool_timeout_sec = {CLIENT_TIMEOUT_SECONDS}\n",
+            toml_key(name),
+            toml_string(local)
+        ),
+        Client::Gemini => pretty(json!({"mcpServers": {name: {"httpUrl": local,
+            "timeout": CLIENT_TIMEOUT_SECONDS * 1000}}})),
+        Client::Vscode => pretty(json!({"servers": {name: {"type": "http", "url": local}}})),
+        Client::ClaudeCode => pretty(json!({"mcpServers": {name: {"type": "http", "url": local}}})),
+        Client::ClaudeDesktop | Client::Cursor => {
+            pretty(json!({"mcpServers": {name: {"url": local}}}))
+        }
+    }
+}
+
+fn pretty(v: Value) -> String {
+    serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
+}
+
+fn codex_toml(name: &str, exe: &str, args: &[String]) -> String {
+    let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
+    format!(
+        "[mcp_servers.{}]\ncommand = {}\nargs = [{}]\ntool_timeout_sec = {CLIENT_TIMEOUT_SECONDS}\n",
+        toml_key(name),
+        toml_string(exe),
+        args.join(", ")
+    )
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+fn toml_string(s: &str) -> String {
+    Value::from(s).to_string()
+}
+
+/// A TOML key: bare when it can be.
+fn toml_key(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        s.to_string()
+    } else {
+        toml_string(s)
+    }
+}
