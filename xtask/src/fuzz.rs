@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("params", 8192),
     ("strict_json", 8192),
     ("shell_risk", 4096),
+    ("mcp_proxy", 16384),
 ];
 
 /// The cargo-fuzz project (its own workspace, built with nightly), relative to the root.

@@ -10,6 +10,7 @@
 pub mod config;
 pub mod dialog;
 pub mod json;
+pub mod mcp_proxy;
 pub mod multitouch;
 pub mod params;
 pub mod phrases;
@@ -33,4 +34,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("params", params::check),
     ("strict_json", json::check),
     ("shell_risk", shell_risk::check),
+    ("mcp_proxy", mcp_proxy::check),
 ];

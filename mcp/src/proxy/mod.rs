@@ -188,6 +188,14 @@ impl Proxy {
             Kind::Notification {
                 method: "notifications/cancelled",
             } => self.cancelled(&v, line, &mut out),
+            // A tool call without an id would run unasked on a server that takes it: dropped
+            // (a notification gets no answer).
+            Kind::Notification {
+                method: "tools/call",
+            } => out.push(Action::Warn(
+                "the client sent tools/call as a notification (no id): dropped, never forwarded"
+                    .into(),
+            )),
             Kind::Notification { .. } | Kind::Response { .. } => {
                 out.push(Action::ToServer(line.to_vec()));
             }
@@ -232,6 +240,8 @@ impl Proxy {
                 Kind::Request {
                     method: "tools/call",
                     ..
+                } | Kind::Notification {
+                    method: "tools/call"
                 }
             )
         };
@@ -253,23 +263,29 @@ impl Proxy {
             }
             return refusals;
         }
-        let keys: Result<Vec<(IdKey, Pending)>, Vec<u8>> = requests
-            .map(|(id, method)| {
-                let pending = if method == "tools/list" {
-                    Pending::ClientListing { first: true }
-                } else {
-                    Pending::Client
-                };
-                self.admit(id).map(|k| (k, pending))
-            })
-            .collect();
-        match keys {
-            Ok(keys) => {
-                self.in_flight.extend(keys);
-                vec![Action::ToServer(line.to_vec())]
+        // Admitted one by one, so a batch cannot pass the limits or use an id twice; a refusal
+        // takes back the ones admitted before it.
+        let mut admitted = Vec::new();
+        for (id, method) in requests {
+            let pending = if method == "tools/list" {
+                Pending::ClientListing { first: true }
+            } else {
+                Pending::Client
+            };
+            match self.admit(id) {
+                Ok(key) => {
+                    self.in_flight.insert(key.clone(), pending);
+                    admitted.push(key);
+                }
+                Err(refusal) => {
+                    for key in admitted {
+                        self.in_flight.remove(&key);
+                    }
+                    return vec![Action::ToClient(refusal)];
+                }
             }
-            Err(refusal) => vec![Action::ToClient(refusal)],
         }
+        vec![Action::ToServer(line.to_vec())]
     }
 
     /// `notifications/cancelled` for a held call withdraws it here (the server never saw it);

@@ -143,7 +143,7 @@ impl Asker {
     /// Submits `ask` and waits for its decision, the client's cancel or `until`.
     fn ask_once(&mut self, ask: &Ask, until: Instant) -> Waited {
         if self.client.is_none() {
-            match IntentClient::connect() {
+            match connect() {
                 Ok(c) => self.client = Some(c),
                 Err(e) => return Waited::Failed(format!("no compositor to ask: {e}")),
             }
@@ -217,6 +217,22 @@ impl Asker {
             }
         }
     }
+}
+
+/// Connects to `$WAYLAND_DISPLAY`; when the client left it out of the server's environment (the
+/// MCP SDKs pass only HOME, PATH, USER and a few others by default), to the session's first
+/// socket, `wayland-0` in `$XDG_RUNTIME_DIR` or `/run/user/UID`. A socket that is not
+/// pcp-confirm's offers no pcp_intent_manager_v1: that is a denial, like no socket at all.
+fn connect() -> Result<IntentClient, pcp_protocol::ClientError> {
+    if std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty()) {
+        return IntentClient::connect();
+    }
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+        // SAFETY: getuid has no preconditions and cannot fail.
+        .unwrap_or_else(|| format!("/run/user/{}", unsafe { libc::getuid() }).into());
+    IntentClient::connect_to(&runtime.join("wayland-0"))
 }
 
 /// Moves queued jobs to `backlog`; true when one cancels `current`.

@@ -107,8 +107,10 @@ fn pretty(v: Value) -> String {
 
 fn codex_toml(name: &str, exe: &str, args: &[String]) -> String {
     let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
+    // Codex passes MCP servers only the variables it names: the gateway needs the desktop's.
     format!(
-        "[mcp_servers.{}]\ncommand = {}\nargs = [{}]\ntool_timeout_sec = {CLIENT_TIMEOUT_SECONDS}\n",
+        "[mcp_servers.{}]\ncommand = {}\nargs = [{}]\nenv_vars = [\"WAYLAND_DISPLAY\", \"XDG_RUNTIME_DIR\"]\n\
+         tool_timeout_sec = {CLIENT_TIMEOUT_SECONDS}\n",
         toml_key(name),
         toml_string(exe),
         args.join(", ")
