@@ -270,6 +270,33 @@ fn a_declared_read_runs_unasked_and_a_write_outside_the_project_asks() {
     // The connection is still there: the next request is answered.
     let id = g.request("ping", json!({}));
     assert_eq!(s.answer(&g, id, &mut prompted)["result"], json!({}));
+    // Both calls are in the audit log under the server's name, with their definitions.
+    drop(g);
+    s.compositor = None;
+    let audit = |server: &str| -> Vec<Value> {
+        let out = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
+            .args(["audit", "--json", "--server", server, "--state"])
+            .arg(s.dir.path().join("state.sqlite3"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let records = audit("scripted");
+    let tools: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r["mcp"]["tool"].as_str())
+        .collect();
+    assert_eq!(tools, ["read_file", "write_file"], "{records:?}");
+    assert!(records.iter().all(|r| {
+        r["mcp"]["definition"]
+            .as_str()
+            .is_some_and(|d| d.len() == 64)
+    }));
+    assert!(audit("other").is_empty());
 }
 
 #[test]
