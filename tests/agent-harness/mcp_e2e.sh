@@ -10,6 +10,10 @@
 #                                                                the CLI shows the denial
 #   nodesktop  no compositor at all; the model calls server-everything's echo
 #                                                             -> the CLI shows the tool error
+#   http       server-everything over streamable HTTP behind `pcpctl mcp --url`, the CLI
+#              connected to the gateway's loopback endpoint; the model calls echo, which no
+#              manifest declares, and the user denies          -> a prompt, the CLI shows the
+#                                                                denial
 #
 # Usage: mcp_e2e.sh [claude|codex|gemini]...      (default: all three)
 # Env: PCP_HARNESS, PCPCTL (binaries), AGENTS_BIN (folder with claude, codex, gemini),
@@ -188,7 +192,7 @@ servers() {
   args=$(gateway_args "$@")
   SERVERS_JSON=$(printf '{"%s": {"command": "%s", "args": [%s], "timeout": 60000}}' \
     "$name" "$PCPCTL" "$args")
-  CODEX_SERVERS=$(printf '\n[mcp_servers.%s]\ncommand = "%s"\nargs = [%s]\nenv_vars = ["WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"]\ntool_timeout_sec = 60\n' \
+  CODEX_SERVERS=$(printf '\n[mcp_servers.%s]\ncommand = "%s"\nargs = [%s]\nenv_vars = ["WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"]\nstartup_timeout_sec = 60\ntool_timeout_sec = 60\n' \
     "$name" "$PCPCTL" "$args")
 }
 
@@ -208,6 +212,35 @@ mcp_case() {  # CLI CASE
       write_cli "$cli"; t0=$(now); run_cli yes; stop_model
       verdict "$cli-$kase" "$(elapsed "$t0")" prompt:mcp.fs.write_file unchanged \
         "said:pcp-confirm denied this tool call" ;;
+    http)
+      local port=$((20000 + RANDOM % 20000))
+      # Claude Code: "type": "http"; Gemini CLI: "httpUrl" (its "url" is the older SSE transport).
+      if [ "$cli" = gemini ]; then
+        SERVERS_JSON=$(printf '{"ev": {"httpUrl": "http://127.0.0.1:%s/mcp", "timeout": 60000}}' "$((port + 1))")
+      else
+        SERVERS_JSON=$(printf '{"ev": {"type": "http", "url": "http://127.0.0.1:%s/mcp"}}' "$((port + 1))")
+      fi
+      CODEX_SERVERS=$(printf '\n[mcp_servers.ev]\nurl = "http://127.0.0.1:%s/mcp"\nstartup_timeout_sec = 60\ntool_timeout_sec = 60\n' "$((port + 1))")
+      start_model "ev_+echo" '{"message": "hello"}'
+      write_cli "$cli"
+      # The server and the gateway run beside the CLI, the gateway under the harness's display.
+      mv "$D/cli.sh" "$D/cli-inner.sh"; chmod +x "$D/cli-inner.sh"
+      cat > "$D/cli.sh" <<EOF
+#!/bin/sh
+PORT=$port "$EVERYTHING_SERVER" streamableHttp > "$D/everything.log" 2>&1 &
+EV=\$!
+"$PCPCTL" mcp --name ev --url http://127.0.0.1:$port/mcp --listen 127.0.0.1:$((port + 1)) \
+  2> "$D/gateway.log" &
+GW=\$!
+for _ in \$(seq 100); do grep -q serving "$D/gateway.log" 2>/dev/null && break; sleep 0.05; done
+sleep 1
+"$D/cli-inner.sh"; rc=\$?
+kill \$EV \$GW
+exit \$rc
+EOF
+      t0=$(now); run_cli yes; stop_model
+      verdict "$cli-$kase" "$(elapsed "$t0")" prompt:mcp.ev.echo \
+        "said:pcp-confirm denied this tool call: mcp.ev.echo (user_denied)" ;;
     nodesktop)
       servers ev "$EVERYTHING_SERVER"
       start_model "ev_+echo" '{"message": "hello"}'
@@ -226,7 +259,7 @@ for w in "${WHICH[@]}"; do
       if [ ! -x "$AGENTS_BIN/$w" ]; then
         echo "FAIL $w: not found in $AGENTS_BIN"; FAIL=$((FAIL + 1)); continue
       fi
-      for kase in read write nodesktop; do mcp_case "$w" "$kase"; done ;;
+      for kase in read write nodesktop http; do mcp_case "$w" "$kase"; done ;;
     *) echo "usage: $0 [claude|codex|gemini]..." >&2; exit 2 ;;
   esac
 done
