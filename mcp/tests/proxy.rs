@@ -395,3 +395,15 @@ fn a_server_that_goes_away_answers_everything_held_with_an_error() {
     );
     assert_eq!(p.held(), (0, 0));
 }
+
+#[test]
+fn a_tool_call_hidden_in_a_batch_as_another_json_rpc_version_is_refused() {
+    // Found by the fuzz target: a lenient server could run it.
+    let mut p = listed("x");
+    let batch = line(json!([{"jsonrpc": "1.0", "id": 7, "method": "tools/call",
+                             "params": {"name": "read_text_file"}},
+                            {"jsonrpc": "2.0", "id": 8, "method": "ping"}]));
+    let out = p.from_client(&batch);
+    assert!(to_server(&out).is_empty(), "{out:?}");
+    assert_eq!(to_client(&out)[0]["id"], 8);
+}

@@ -231,27 +231,24 @@ impl Proxy {
         Ok(key)
     }
 
-    /// A batch from the client: passed on unless it holds a tool call, which cannot be held
-    /// back alone; then each request in it is refused and nothing is forwarded.
+    /// A batch from the client: passed on unless it holds a tool call (or a member that is not
+    /// JSON-RPC 2.0), which cannot be held back alone; then each request in it is refused and
+    /// nothing is forwarded.
     fn client_batch(&mut self, line: &[u8], items: &[Value]) -> Vec<Action> {
-        let is_call = |v: &Value| {
-            matches!(
-                message::kind(v),
-                Kind::Request {
-                    method: "tools/call",
-                    ..
-                } | Kind::Notification {
-                    method: "tools/call"
-                }
-            )
+        // A member that is not JSON-RPC 2.0 could still be a tool call to a lenient server
+        // (`"jsonrpc": "1.0"`): it refuses the batch like a tool call does.
+        let held_back = |v: &Value| match message::kind(v) {
+            Kind::Request { method, .. } | Kind::Notification { method } => method == "tools/call",
+            Kind::Invalid(_) => true,
+            Kind::Response { .. } => false,
         };
         let requests = items.iter().filter_map(|v| match message::kind(v) {
             Kind::Request { id, method } => Some((id, method)),
             _ => None,
         });
-        if items.iter().any(is_call) || items.is_empty() {
-            let text = "a batch holding tools/call is not taken by the pcp-confirm gateway: send \
-                        each tool call alone";
+        if items.iter().any(held_back) || items.is_empty() {
+            let text = "a batch holding tools/call, or anything that is not JSON-RPC 2.0, is not \
+                        taken by the pcp-confirm gateway: send each tool call alone";
             let refusals: Vec<Action> = requests
                 .map(|(id, _)| {
                     Action::ToClient(message::error_response(id, code::INVALID_REQUEST, text))

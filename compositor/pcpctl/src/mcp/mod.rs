@@ -47,7 +47,7 @@ pub struct Args {
     denial: String,
     /// Stand in front of a streamable-HTTP MCP server at URL (http:// or https://) instead of
     /// starting one, serving clients on --listen.
-    #[arg(long, conflicts_with = "command")]
+    #[arg(long)]
     url: Option<String>,
     /// With --url: the loopback address to serve on (port 0 picks a free one, printed on stderr).
     #[arg(long, default_value = "127.0.0.1:8931", requires = "url")]
@@ -112,6 +112,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     if !args.denial.contains("{reason}") {
         bail!("--denial must hold {{reason}}, where the desktop's reason goes");
+    }
+    if args.url.is_some() && !args.command.is_empty() {
+        bail!("pcpctl mcp takes either --url URL or a server's command after `--`, not both");
     }
     let command_line = match &args.url {
         Some(url) => url.clone(),

@@ -133,3 +133,75 @@ fn toml_key(s: &str) -> String {
         toml_string(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn snippet_for(client: Client, extra: &[&str]) -> String {
+        let mut argv = vec!["pcpctl", "--name", "fs"];
+        argv.extend(extra);
+        argv.extend([
+            "--",
+            "npx",
+            "-y",
+            "@modelcontextprotocol/server-filesystem",
+            "/p q",
+        ]);
+        let cli = Cli::try_parse_from(argv).unwrap();
+        snippet(client, &cli.args).unwrap()
+    }
+
+    #[test]
+    fn each_client_gets_its_own_format_running_this_gateway_in_front_of_the_server() {
+        for client in [
+            Client::ClaudeCode,
+            Client::ClaudeDesktop,
+            Client::Gemini,
+            Client::Vscode,
+            Client::Cursor,
+        ] {
+            let v: Value = serde_json::from_str(&snippet_for(client, &[])).unwrap();
+            let servers = if client == Client::Vscode {
+                &v["servers"]
+            } else {
+                &v["mcpServers"]
+            };
+            let args = servers["fs"]["args"].as_array().unwrap();
+            assert_eq!(
+                args[..4],
+                [json!("mcp"), json!("--name"), json!("fs"), json!("--")]
+            );
+            assert_eq!(args.last().unwrap(), "/p q");
+        }
+        let codex = snippet_for(Client::Codex, &[]);
+        assert!(codex.starts_with("[mcp_servers.fs]\n"), "{codex}");
+        assert!(codex.contains("env_vars = [\"WAYLAND_DISPLAY\""), "{codex}");
+        assert!(codex.contains("\"/p q\"]"), "{codex}");
+    }
+
+    #[test]
+    fn the_http_form_points_clients_at_the_loopback_endpoint() {
+        let extra = [
+            "--url",
+            "https://mcp.example.com/mcp",
+            "--listen",
+            "127.0.0.1:9000",
+        ];
+        let v: Value = serde_json::from_str(&snippet_for(Client::Gemini, &extra)).unwrap();
+        assert_eq!(
+            v["mcpServers"]["fs"]["httpUrl"],
+            "http://127.0.0.1:9000/mcp"
+        );
+        let v: Value = serde_json::from_str(&snippet_for(Client::ClaudeCode, &extra)).unwrap();
+        assert_eq!(v["mcpServers"]["fs"]["type"], "http");
+    }
+}
