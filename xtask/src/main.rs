@@ -257,7 +257,7 @@ fn check_client_crates_link_no_compositor() -> Result<()> {
         "rubato",
         "pcp-compositor",
     ];
-    for package in ["pcp-protocol", "pcpctl"] {
+    for package in ["pcp-protocol", "pcp-mcp", "pcpctl"] {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = Command::new(&cargo)
             .current_dir(root())
