@@ -290,7 +290,7 @@ impl Evaluator<'_> {
             return Ok(Class::declared(cap));
         };
         let c = classifier
-            .classify(params)
+            .classify(params, &self.config.secrets)
             .map_err(|e| Refusal::InvalidParams(format!("{}{e}", at())))?;
         self.unless_strictly_refused(c, None, step)
     }
@@ -312,8 +312,11 @@ impl Evaluator<'_> {
                 .map_err(Refusal::Store)?,
             None => None,
         };
-        let config = &self.config.file.mcp;
-        let rating = mcp::rate(cap, exact, params, pinned.as_deref(), config).map_err(|e| {
+        let rules = mcp::Rules {
+            config: &self.config.file.mcp,
+            secrets: &self.config.secrets,
+        };
+        let rating = mcp::rate(cap, exact, params, pinned.as_deref(), &rules).map_err(|e| {
             let at = step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
             Refusal::InvalidParams(format!("{at}{e}"))
         })?;

@@ -20,8 +20,9 @@ pub mod config;
 mod prompt;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use pcp_shell_risk::{Assessment, Context, Risk};
+use pcp_shell_risk::{Assessment, Context, ReadKind, Risk, Secrets};
 use serde_json::Value;
 
 pub use config::McpConfig;
@@ -171,6 +172,12 @@ pub fn definition(params: &Value) -> Option<&str> {
     params.get("definition").and_then(Value::as_str)
 }
 
+/// What an MCP tool call is rated against: the `[mcp]` settings and the secret lists.
+pub(crate) struct Rules<'a> {
+    pub config: &'a McpConfig,
+    pub secrets: &'a Arc<Secrets>,
+}
+
 /// Rates an MCP tool call of `cap` (declared by its own name when `exact`, else a family
 /// member) with `params`; `pinned` is the definition the user last allowed. The error names the
 /// malformed parameter.
@@ -179,7 +186,7 @@ pub(crate) fn rate(
     exact: bool,
     params: &Value,
     pinned: Option<&str>,
-    config: &McpConfig,
+    rules: &Rules<'_>,
 ) -> Result<McpRating, String> {
     let call = Call::read(params)?;
     let mut class = (cap.side_effects, cap.auth_level);
@@ -187,7 +194,7 @@ pub(crate) fn rate(
         class = raised_by_annotations(class, annotations);
     }
     let reads_only = matches!(cap.side_effects, SideEffects::None | SideEffects::Read);
-    let classified = rate_arguments(&call, reads_only, class, config);
+    let classified = rate_arguments(&call, reads_only, class, rules);
     if let Some(c) = &classified {
         class = raise(class, (c.side_effects, c.auth_level));
     }
@@ -325,27 +332,31 @@ pub(crate) fn raise(
     if rank(b) > rank(a) { b } else { a }
 }
 
-/// Rates the call's commands and paths (paths as reads when the tool only reads): the highest
-/// level wins, and picks the class it asks for. `None` when the call has none.
+/// Rates the call's commands and paths (paths as reads when the tool only reads: a secret read
+/// asks, naming it): the highest level wins, and picks the class it asks for. `None` when the
+/// call has none.
 fn rate_arguments(
     call: &Call<'_>,
     reads_only: bool,
     base: (SideEffects, AuthLevel),
-    config: &McpConfig,
+    rules: &Rules<'_>,
 ) -> Option<Classified> {
-    let found = arguments::find(call.arguments?, config);
+    let found = arguments::find(call.arguments?, rules.config);
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
     let cwd = call.cwd.as_deref().unwrap_or(Path::new(""));
-    let ctx = Context::new(cwd, home);
+    let ctx = Context::new(cwd, home).with_secrets(Arc::clone(rules.secrets));
     let mut reasons = Vec::new();
     let mut class = base;
     let mut risk = Risk::Moderate;
     for subject in &found.subjects {
         let (assessment, levels) = match subject.role {
             Role::Command => (rate_command(&subject.text, &ctx), COMMAND),
-            Role::Path if reads_only => continue,
+            Role::Path if reads_only => (
+                pcp_shell_risk::classify_read(&subject.text, ReadKind::File, &ctx),
+                READ,
+            ),
             Role::Path if call.cwd.is_none() => (
                 pcp_shell_risk::classify_path_outside(&subject.text, &ctx),
                 PATH,
@@ -379,6 +390,15 @@ const COMMAND: [Option<(SideEffects, AuthLevel)>; 4] = [
     None,
     None,
     Some((SideEffects::Destructive, AuthLevel::User)),
+    Some((SideEffects::System, AuthLevel::Privileged)),
+];
+/// The class each level of a read path raises to: a secret (High) asks with the dialog; a read
+/// outside the working folder (Moderate) keeps the tool's class, as the server keeps to the
+/// folders it was given.
+const READ: [Option<(SideEffects, AuthLevel)>; 4] = [
+    None,
+    None,
+    Some((SideEffects::Write, AuthLevel::Privileged)),
     Some((SideEffects::System, AuthLevel::Privileged)),
 ];
 /// The class each level of a written path raises to.

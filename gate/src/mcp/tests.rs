@@ -44,7 +44,11 @@ fn rated(capability: &str, params: Value, pinned: Option<&str>) -> (Threshold, M
     let r = registry();
     let cap = r.lookup(capability).unwrap();
     let exact = r.get(capability).is_some();
-    let rating = rate(&cap, exact, &params, pinned, &McpConfig::default()).unwrap();
+    let rules = Rules {
+        config: &McpConfig::default(),
+        secrets: &Secrets::builtin(),
+    };
+    let rating = rate(&cap, exact, &params, pinned, &rules).unwrap();
     let t = threshold::threshold(
         rating.side_effects,
         rating.auth_level,
@@ -172,7 +176,11 @@ fn a_changed_or_new_definition_asks_even_a_routine_read() {
 fn malformed_parameters_are_named() {
     let r = registry();
     let cap = r.lookup("mcp.a.b").unwrap();
-    let err = |params: Value| rate(&cap, false, &params, None, &McpConfig::default()).unwrap_err();
+    let rules = Rules {
+        config: &McpConfig::default(),
+        secrets: &Secrets::builtin(),
+    };
+    let err = |params: Value| rate(&cap, false, &params, None, &rules).unwrap_err();
     assert!(err(json!({"arguments": "x"})).contains("`arguments`"));
     assert!(err(json!({"cwd": "rel"})).contains("`cwd`"));
     assert!(err(json!({"definition": "xyz"})).contains("`definition`"));
@@ -199,4 +207,29 @@ fn capability_names_fit_the_protocol() {
     assert_eq!(long.len(), 128);
     assert_ne!(long, capability("s", &"t".repeat(301)));
     assert!(long.starts_with("mcp.s.ttt"));
+}
+
+#[test]
+fn reading_a_secret_through_a_routine_read_asks_naming_it() {
+    let key = format!("{}/.ssh/id_rsa", home());
+    let (t, r) = rated(
+        "mcp.fs.read_text_file",
+        json!({"arguments": {"path": key}, "cwd": "/p"}),
+        None,
+    );
+    assert_eq!(t, Threshold::Visual, "a secret read is never routine");
+    let c = r.classified.unwrap();
+    assert!(
+        c.assessment
+            .reasons
+            .iter()
+            .any(|x| x.command.contains("id_rsa")),
+        "{c:?}"
+    );
+    let (t, _) = rated(
+        "mcp.fs.read_text_file",
+        json!({"arguments": {"path": "/p/notes.txt"}, "cwd": "/p"}),
+        None,
+    );
+    assert_eq!(t, Threshold::None, "an ordinary read stays routine");
 }
