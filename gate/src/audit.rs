@@ -166,7 +166,53 @@ pub struct AuditRecord {
     /// set it, and no session binary is built with it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub scripted: bool,
+    /// An MCP tool call: the server, the tool and its definition hash, kept here whatever
+    /// `[audit]` keeps of the parameters (so `pcpctl audit --server` finds every call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<McpCall>,
     pub prev_hash: String,
+}
+
+/// What an audit record says of an MCP tool call (`mcp.SERVER.TOOL`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpCall {
+    /// The server's name in the client's settings (`pcpctl mcp --name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The tool as the server spells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The SHA-256 of the tool's definition as the server listed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<String>,
+}
+
+impl McpCall {
+    /// The facts `params` of MCP capability `capability` state; `None` for another capability.
+    pub fn of(capability: &str, params: &Value) -> Option<McpCall> {
+        if !crate::mcp::is_mcp(capability) {
+            return None;
+        }
+        let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_string);
+        Some(McpCall {
+            server: text("server"),
+            tool: text("tool"),
+            definition: text("definition"),
+        })
+    }
+
+    /// Whether the call went to server `name`: the name the gateway gave, else the capability's
+    /// own second part (`mcp.NAME.tool`, as the agent hooks name it).
+    pub fn is_server(record: &AuditRecord, name: &str) -> bool {
+        match record.mcp.as_ref().and_then(|m| m.server.as_deref()) {
+            Some(server) => server == name,
+            None => record
+                .capability
+                .strip_prefix(crate::mcp::PREFIX)
+                .and_then(|rest| rest.split('.').next())
+                .is_some_and(|server| server == crate::mcp::capability_part(name)),
+        }
+    }
 }
 
 /// The hash before the first record.

@@ -14,6 +14,7 @@ use crate::config::GateConfig;
 use crate::error::StoreError;
 use crate::friction::{self, FrictionReason};
 use crate::intent::{Availability, Intent, IntentId, Plan};
+use crate::mcp::{self, Notice};
 use crate::plan::{self, PlanInput};
 use crate::prompt::Prompt;
 use crate::registry::Registry;
@@ -38,8 +39,11 @@ pub struct Evaluation {
     /// The user allowed this app this action until logout (see `session`): it runs unprompted,
     /// `user_approved_for_session`.
     pub session_approved: bool,
-    /// The gate's own rating of the parameters, for a capability with `classify`.
+    /// The gate's own rating of the parameters, for a capability with `classify` (and an MCP
+    /// tool call's commands and paths).
     pub classified: Option<Classified>,
+    /// An MCP tool call whose definition is not the one allowed before says why.
+    pub notice: Option<Notice>,
 }
 
 impl Evaluation {
@@ -116,6 +120,26 @@ struct Checked {
     risk: RiskClass,
     side_effects: SideEffects,
     classified: Option<Classified>,
+    notice: Option<Notice>,
+}
+
+/// The class an intent (or a step) gets from its manifest and, when rated, its parameters.
+struct Class {
+    side_effects: SideEffects,
+    auth_level: AuthLevel,
+    classified: Option<Classified>,
+    notice: Option<Notice>,
+}
+
+impl Class {
+    fn declared(cap: &Capability) -> Class {
+        Class {
+            side_effects: cap.side_effects,
+            auth_level: cap.auth_level,
+            classified: None,
+            notice: None,
+        }
+    }
 }
 
 impl Checked {
@@ -138,6 +162,7 @@ impl Checked {
             key,
             session_approved,
             classified: self.classified,
+            notice: self.notice,
         }
     }
 }
@@ -173,6 +198,12 @@ impl Evaluator<'_> {
         } else {
             capability.salient_params(params)
         };
+        // A changed definition is another action: its history starts again.
+        let salient = if mcp::is_mcp(&capability.name) {
+            mcp::fingerprinted(salient, params)
+        } else {
+            salient
+        };
         let key = FrictionKey {
             app: intent.client.app_key(),
             fingerprint: digest(&salient),
@@ -203,11 +234,14 @@ impl Evaluator<'_> {
             .lookup(&intent.capability)
             .ok_or_else(|| Refusal::Unknown(intent.capability.clone()))?;
         let params = object_params(&intent.params, None)?;
-        capability
-            .check_params(&params)
-            .map_err(Refusal::InvalidParams)?;
+        mcp::check_params(&capability, &params).map_err(Refusal::InvalidParams)?;
         let level = self.config.file.safety.level;
-        let (se, auth, classified) = self.class_of(&capability, &params, None)?;
+        let Class {
+            side_effects: se,
+            auth_level: auth,
+            classified,
+            notice,
+        } = self.class_of(&capability, &params, None)?;
         let mut full = threshold::threshold(se, auth, level);
         let mut risk = RiskClass::of(se, auth);
         let mut side_effects = se;
@@ -217,9 +251,10 @@ impl Evaluator<'_> {
                 .lookup(&step.capability)
                 .ok_or_else(|| Refusal::Unknown(step.capability.clone()))?;
             let p = object_params(&step.params, Some(i))?;
-            cap.check_params(&p)
+            mcp::check_params(&cap, &p)
                 .map_err(|e| Refusal::InvalidParams(format!("steps[{i}]: {e}")))?;
-            let (step_se, step_auth, _) = self.class_of(&cap, &p, Some(i))?;
+            let step = self.class_of(&cap, &p, Some(i))?;
+            let (step_se, step_auth) = (step.side_effects, step.auth_level);
             full = full.max(threshold::threshold(step_se, step_auth, level));
             risk = risk.max(RiskClass::of(step_se, step_auth));
             side_effects = worst(side_effects, step_se);
@@ -233,6 +268,7 @@ impl Evaluator<'_> {
             risk,
             side_effects,
             classified,
+            notice,
         })
     }
 
@@ -244,17 +280,79 @@ impl Evaluator<'_> {
         cap: &Capability,
         params: &Value,
         step: Option<usize>,
-    ) -> Result<(SideEffects, AuthLevel, Option<Classified>), Refusal> {
+    ) -> Result<Class, Refusal> {
         // Worded only on a refusal: a step's label costs nothing on the way to a decision.
         let at = || step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
+        if mcp::is_mcp(&cap.name) {
+            return self.mcp_class(cap, params, step);
+        }
         let Some(classifier) = &cap.classifier else {
-            return Ok((cap.side_effects, cap.auth_level, None));
+            return Ok(Class::declared(cap));
         };
         let c = classifier
             .classify(params, &self.config.secrets)
             .map_err(|e| Refusal::InvalidParams(format!("{}{e}", at())))?;
+        self.unless_strictly_refused(c, None, step)
+    }
+
+    /// An MCP tool call's class: its manifest's, raised by the server's annotations (for a
+    /// family member), its commands and paths, and a definition other than the one the user
+    /// last allowed (see `mcp`).
+    fn mcp_class(
+        &self,
+        cap: &Capability,
+        params: &Value,
+        step: Option<usize>,
+    ) -> Result<Class, Refusal> {
+        let exact = self.config.registry.get(&cap.name).is_some();
+        let pinned = match mcp::definition(params) {
+            Some(_) => self
+                .store
+                .mcp_pin(self.profile, &cap.name)
+                .map_err(Refusal::Store)?,
+            None => None,
+        };
+        let rules = mcp::Rules {
+            config: &self.config.file.mcp,
+            secrets: &self.config.secrets,
+        };
+        let rating = mcp::rate(cap, exact, params, pinned.as_deref(), &rules).map_err(|e| {
+            let at = step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
+            Refusal::InvalidParams(format!("{at}{e}"))
+        })?;
+        let Some(classified) = rating.classified else {
+            return Ok(Class {
+                side_effects: rating.side_effects,
+                auth_level: rating.auth_level,
+                classified: None,
+                notice: rating.notice,
+            });
+        };
+        // The call's class, beside its arguments' rating (which may be lower than the class
+        // the annotations or a changed definition asked for).
+        let classified = Classified {
+            side_effects: rating.side_effects,
+            auth_level: rating.auth_level,
+            ..classified
+        };
+        self.unless_strictly_refused(classified, rating.notice, step)
+    }
+
+    /// The class `c` rated, unless the strict safety level refuses it (a Critical command).
+    fn unless_strictly_refused(
+        &self,
+        c: Classified,
+        notice: Option<Notice>,
+        step: Option<usize>,
+    ) -> Result<Class, Refusal> {
+        let at = || step.map(|i| format!("steps[{i}]: ")).unwrap_or_default();
         if !strictly_refused(self.config.file.safety.level, &c) {
-            return Ok((c.side_effects, c.auth_level, Some(c)));
+            return Ok(Class {
+                side_effects: c.side_effects,
+                auth_level: c.auth_level,
+                classified: Some(c),
+                notice,
+            });
         }
         // Worded as the prompt would be: the agent (and its user) read it. The audit records
         // this text as it was said; the phrase keys are not kept there, a reworded config being
@@ -317,7 +415,11 @@ impl Evaluator<'_> {
                 .iter()
                 .map(|(c, p)| (c.name.as_str(), c.version, p)),
         );
-        let mut extra = ev.capability.unshown_params(&ev.params);
+        let mut extra = if mcp::is_mcp(&ev.capability.name) {
+            mcp::prompt_lines(&ev.capability, &ev.params, ev.notice, &self.config.file.mcp)
+        } else {
+            ev.capability.unshown_params(&ev.params)
+        };
         if let Some(c) = &ev.classified {
             // The gate's own reasons, beside the command the description shows.
             let shown = c.summary_in(&self.config.file.shell_risk.wording());

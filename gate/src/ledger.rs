@@ -316,6 +316,7 @@ impl Ledger {
             Ok((token, seq)) => {
                 outcome.token = Some(token);
                 outcome.audit_seq = Some(seq);
+                self.pin_mcp_definition(profile, &capability.name, params, now_ms);
                 outcome
             }
             Err(e) => {
@@ -334,6 +335,24 @@ impl Ledger {
                 let resolution = Resolution::StateUnavailable;
                 self.deny_unprompted(ctx, resolution, e.to_string(), &config.file.audit, now_ms)
             }
+        }
+    }
+
+    /// An approved MCP tool call pins the definition it was allowed with: a later call with
+    /// another one is shown as changed. A pin that cannot be written leaves the old one, so the
+    /// next call asks again (fail closed); it is logged.
+    fn pin_mcp_definition(&mut self, profile: &str, capability: &str, params: &Value, now_ms: i64) {
+        if !crate::mcp::is_mcp(capability) {
+            return;
+        }
+        let Some(definition) = crate::mcp::definition(params) else {
+            return;
+        };
+        if let Err(e) = self
+            .store
+            .set_mcp_pin(profile, capability, definition, now_ms)
+        {
+            tracing::warn!("the definition of {capability} could not be pinned: {e}");
         }
     }
 

@@ -20,6 +20,7 @@ pub mod intent;
 pub mod key_rule;
 mod ledger;
 pub mod lowering;
+pub mod mcp;
 pub mod plan;
 pub mod policy;
 pub mod policy_prompt;
@@ -38,7 +39,7 @@ pub mod trust;
 pub mod types;
 mod writer;
 
-pub use audit::{AuditRecord, Resolution};
+pub use audit::{AuditRecord, McpCall, Resolution};
 pub use config::GateConfig;
 pub use error::{ConfigError, StoreError};
 pub use gate::{Gate, RespondError};

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::audit::{AuditRecord, ModalityResult, Resolution};
+use crate::audit::{AuditRecord, McpCall, ModalityResult, Resolution};
 use crate::capability::{Capability, canonical_json, lower_hex};
 use crate::config::AuditConfig;
 use crate::intent::{Intent, Plan, PlanNote};
@@ -96,6 +96,7 @@ pub(crate) fn record_with_canonical(
         resolution: facts.resolution,
         approval_seq: None,
         scripted: false,
+        mcp: McpCall::of(&facts.intent.capability, facts.params),
         prev_hash: String::new(),
     };
     (record, canonical)

@@ -1,5 +1,5 @@
 //! The state store: one SQLite file (WAL) holding friction history, the hash-chained audit log,
-//! spent token nonces and the last approved policy. Approvals, and denials that change history,
+//! spent token nonces, the last approved policy and the MCP tool definitions last allowed. Approvals, and denials that change history,
 //! are committed (and synced) before they are returned; routine records and other denials are
 //! group-committed, so a crash loses at most the records still buffered. The folder is 0700 and
 //! the files 0600: a database someone else owns or may read is refused. Schema versions are
@@ -433,6 +433,46 @@ impl Store {
                  ON CONFLICT(id) DO UPDATE SET digest = excluded.digest,
                      policy = excluded.policy, approved_ms = excluded.approved_ms",
                 params![policy.digest, text, policy.approved_ms],
+            )
+            .map_err(|e| self.sql(e))?;
+        Ok(())
+    }
+
+    /// The definition hash of MCP tool `capability` the user last allowed under `profile`, if
+    /// any. A store opened read-only from before pins were kept has none.
+    pub fn mcp_pin(&self, profile: &str, capability: &str) -> Result<Option<String>, StoreError> {
+        let mut stmt = match self.conn.prepare_cached(
+            "SELECT definition FROM mcp_pins WHERE profile = ?1 AND capability = ?2",
+        ) {
+            Ok(stmt) => stmt,
+            Err(_) if self.writer.is_none() => return Ok(None),
+            Err(e) => return Err(self.sql(e)),
+        };
+        stmt.query_row(params![profile, capability], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))
+    }
+
+    /// Pins `definition` as the one the user allowed for MCP tool `capability` under `profile`
+    /// (written at once; only when it differs from the pin kept).
+    pub fn set_mcp_pin(
+        &mut self,
+        profile: &str,
+        capability: &str,
+        definition: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        if self.mcp_pin(profile, capability)?.as_deref() == Some(definition) {
+            return Ok(());
+        }
+        self.writer()?;
+        self.conn
+            .execute(
+                "INSERT INTO mcp_pins (profile, capability, definition, pinned_ms)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(profile, capability) DO UPDATE SET
+                     definition = excluded.definition, pinned_ms = excluded.pinned_ms",
+                params![profile, capability, definition, now_ms],
             )
             .map_err(|e| self.sql(e))?;
         Ok(())

@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("shell_risk", 4096),
     ("codex_patch", 4096),
     ("inline_code", 4096),
+    ("mcp_proxy", 16384),
 ];
 
 /// The cargo-fuzz project (its own workspace, built with nightly), relative to the root.

@@ -59,7 +59,7 @@ const USAGE: &str =
           enters, in its walk or as called by name
 ";
 
-/// Seconds each fuzz target runs in `cargo xtask test` (12 targets: 3 minutes).
+/// Seconds each fuzz target runs in `cargo xtask test` (13 targets: 3¼ minutes).
 const TEST_FUZZ_SECONDS: u64 = 15;
 
 fn main() {
@@ -195,6 +195,8 @@ fn test() -> Result<()> {
     agent_example(&cache)?;
     // docs/agents-hooks.md: the real agent CLIs with `pcpctl hook` as their permission hook.
     agent_hooks(&cache)?;
+    // docs/mcp.md: the same CLIs with real MCP servers behind `pcpctl mcp` (~40 s).
+    mcp_gateway(&cache)?;
     // The nested development backend is behind a feature (it pulls in winit and GL): lint it and
     // run its Xvfb test too, so it keeps building and working.
     lint_feature("winit", &cache)?;
@@ -255,7 +257,7 @@ fn check_client_crates_link_no_compositor() -> Result<()> {
         "rubato",
         "pcp-compositor",
     ];
-    for package in ["pcp-protocol", "pcpctl"] {
+    for package in ["pcp-protocol", "pcp-mcp", "pcpctl"] {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let out = Command::new(&cargo)
             .current_dir(root())
@@ -426,6 +428,56 @@ fn agent_hooks(cache: &Path) -> Result<()> {
         .context("cannot run bash")?;
     if !status.success() {
         bail!("the agent hooks' end-to-end test failed ({status})");
+    }
+    Ok(())
+}
+
+/// The MCP servers the gateway's end-to-end test puts behind `pcpctl mcp`, pinned.
+const MCP_SERVER_PACKAGES: &[&str] = &[
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/server-everything@2026.8.31",
+];
+
+/// `pcpctl mcp` end to end (tests/agent-harness/mcp_e2e.sh): the agent CLIs of
+/// [`agent_hooks`] with real MCP servers from npm (installed once into the cache's
+/// `mcp-servers/`) behind the gateway in their MCP settings, offline against the scripted model
+/// server, with pcp-harness as the user.
+fn mcp_gateway(cache: &Path) -> Result<()> {
+    let servers = cache.join("mcp-servers");
+    let bin = servers.join("node_modules/.bin");
+    if !["mcp-server-filesystem", "mcp-server-everything"]
+        .iter()
+        .all(|b| bin.join(b).exists())
+    {
+        eprintln!(
+            "xtask: npm install --prefix {} {}",
+            servers.display(),
+            MCP_SERVER_PACKAGES.join(" ")
+        );
+        std::fs::create_dir_all(&servers)?;
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&servers)
+            .args(MCP_SERVER_PACKAGES)
+            .status()
+            .context("cannot run npm")?;
+        if !status.success() {
+            bail!("npm install of the MCP servers failed ({status})");
+        }
+    }
+    let target = target_dir().join("debug");
+    eprintln!("xtask: tests/agent-harness/mcp_e2e.sh");
+    let status = Command::new("bash")
+        .arg(root().join("tests/agent-harness/mcp_e2e.sh"))
+        .env("PCP_CACHE_DIR", cache)
+        .env("PCP_HARNESS", target.join("examples/pcp-harness"))
+        .env("PCPCTL", target.join("pcpctl"))
+        .env("AGENTS_BIN", cache.join("agents/node_modules/.bin"))
+        .env("MCP_SERVERS_BIN", &bin)
+        .status()
+        .context("cannot run bash")?;
+    if !status.success() {
+        bail!("the MCP gateway's end-to-end test failed ({status})");
     }
     Ok(())
 }

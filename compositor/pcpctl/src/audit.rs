@@ -1,4 +1,5 @@
-//! `pcpctl audit`: the audit log as text or JSON lines (optionally only the recent part), and
+//! `pcpctl audit`: the audit log as text or JSON lines (optionally only the recent part, or
+//! only one MCP server's tool calls), and
 //! `pcpctl audit verify`, which walks the hash chain and names the first bad record.
 
 use std::io::Write;
@@ -7,6 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
+use pcp_gate::McpCall;
 use pcp_gate::store::{GroupCommit, Store};
 
 use crate::common::{now_ms, state_path};
@@ -20,6 +22,10 @@ pub struct Args {
     /// Only records since this time: Unix milliseconds, or an age like 30m, 12h, 7d.
     #[arg(long)]
     since: Option<String>,
+    /// Only MCP tool calls to this server (its name in `pcpctl mcp --name`, or in a hook's
+    /// `mcp__NAME__tool`).
+    #[arg(long)]
+    server: Option<String>,
     #[arg(long, global = true)]
     state: Option<PathBuf>,
     #[arg(long, global = true)]
@@ -63,14 +69,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .transpose()?
         .unwrap_or(0);
     let mut out = std::io::stdout().lock();
-    for r in store.audit_since(since_ms)? {
+    let records = store.audit_since(since_ms)?;
+    let wanted = |r: &pcp_gate::AuditRecord| {
+        args.server
+            .as_deref()
+            .is_none_or(|name| McpCall::is_server(r, name))
+    };
+    for r in records.into_iter().filter(wanted) {
         if args.json {
             writeln!(out, "{}", serde_json::to_string(&r)?)?;
         } else {
             let plan: Vec<&str> = r.plan.iter().map(|m| m.as_str()).collect();
+            let mcp = r
+                .mcp
+                .as_ref()
+                .and_then(|m| m.definition.as_deref())
+                .map(|d| format!(" definition={}", &d[..d.len().min(12)]))
+                .unwrap_or_default();
             writeln!(
                 out,
-                "{:>6}  {}  {:<10} {:<22} {:<8} {:<24} plan=[{}] {}",
+                "{:>6}  {}  {:<10} {:<22} {:<8} {:<24} plan=[{}] {}{mcp}",
                 r.seq,
                 format_time(r.time_ms),
                 r.profile,

@@ -214,27 +214,15 @@ pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Subm
     Ok(vec![submit("agent.tool", params)])
 }
 
-/// `mcp__server__tool` → `mcp.server.tool`, each part lowercased to the gate's name alphabet.
+/// `mcp__server__tool` → `mcp.server.tool`, named as the gate names every MCP tool call
+/// (`pcp_gate::mcp::capability`: lowercase, other characters `_`, at most 128 bytes).
 pub fn mcp_capability(tool: &str) -> Option<String> {
     let rest = tool.strip_prefix("mcp__")?;
     let (server, name) = rest.split_once("__")?;
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                let c = c.to_ascii_lowercase();
-                if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
-    let (server, name) = (clean(server), clean(name));
     if server.is_empty() || name.is_empty() {
         return None;
     }
-    Some(format!("mcp.{server}.{name}"))
+    Some(pcp_gate::mcp::capability(server, name))
 }
 
 /// The shell command of a shell tool call: a string, or Codex's argv array (`["bash", "-lc",

@@ -12,6 +12,7 @@ mod explain;
 mod hook;
 mod hook_patch;
 mod hook_tools;
+mod mcp;
 mod replay;
 mod run;
 mod submit;
@@ -62,6 +63,10 @@ enum Command {
     /// answers allow or deny in its format (deny on any error or past --deadline);
     /// `--print-config` prints the settings that install it.
     Hook(hook::Args),
+    /// The MCP gateway: put `pcpctl mcp --name NAME -- COMMAND ARGS...` in an MCP client's
+    /// settings in place of the server's command; every tool call is asked on the desktop
+    /// (`--url URL` for a streamable-HTTP server, `--print-config CLIENT` for the snippet).
+    Mcp(mcp::Args),
 }
 
 /// Said after `--help` and in the man page: where the voice model comes from, and exit codes.
@@ -98,5 +103,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Token(args) => token::run(args),
         Command::Hook(args) => hook::run(args),
+        Command::Mcp(args) => mcp::run(args),
     }
 }

@@ -3,6 +3,7 @@
 //! It links wayland-client only: no Smithay, no audio, no gate.
 
 use std::collections::VecDeque;
+use std::os::fd::AsFd;
 use std::path::Path;
 
 use serde::Serialize;
@@ -222,6 +223,12 @@ impl IntentClient {
             .submit_fd(capability.to_string(), fd, size, None, &qh, ());
         self.flush()?;
         Ok(Handle { object })
+    }
+
+    /// The connection's socket, to wait on with `poll(2)` beside other descriptors; then
+    /// [`IntentClient::poll`] reads what arrived without blocking.
+    pub fn poll_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.conn.as_fd()
     }
 
     fn flush(&self) -> Result<(), ClientError> {

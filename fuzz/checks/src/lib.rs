@@ -12,6 +12,7 @@ pub mod config;
 pub mod dialog;
 pub mod inline_code;
 pub mod json;
+pub mod mcp_proxy;
 pub mod multitouch;
 pub mod params;
 pub mod phrases;
@@ -37,4 +38,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("shell_risk", shell_risk::check),
     ("codex_patch", codex_patch::check),
     ("inline_code", inline_code::check),
+    ("mcp_proxy", mcp_proxy::check),
 ];

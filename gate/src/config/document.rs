@@ -50,7 +50,7 @@ impl<A: Sections, B: Sections> Sections for (A, B) {
 }
 
 /// The gate's top-level keys, as [`ConfigFile`] names them.
-pub const GATE_SECTIONS: [&str; 14] = [
+pub const GATE_SECTIONS: [&str; 15] = [
     "gate",
     "safety",
     "timeouts",
@@ -63,6 +63,7 @@ pub const GATE_SECTIONS: [&str; 14] = [
     "manifests",
     "policy_change",
     "shell_risk",
+    "mcp",
     "capability",
     "rule",
 ];
@@ -83,6 +84,7 @@ impl ConfigFile {
             "manifests" => self.manifests = map.next_value()?,
             "policy_change" => self.policy_change = map.next_value()?,
             "shell_risk" => self.shell_risk = map.next_value()?,
+            "mcp" => self.mcp = map.next_value()?,
             "capability" => self.capabilities = map.next_value()?,
             "rule" => self.rules = map.next_value()?,
             other => return Err(de::Error::custom(format!("unknown section `{other}`"))),

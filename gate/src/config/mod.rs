@@ -1,6 +1,6 @@
 //! The gate's part of the compositor config file (`[gate]`, `[safety]`, `[timeouts]`,
 //! `[friction]`, `[queue]`, `[tokens]`, `[audit]`, `[state]`, `[session]`, `[manifests]`,
-//! `[policy_change]`, `[shell_risk]`, `[[capability]]`, `[[rule]]`), its loading from trusted files with errors
+//! `[policy_change]`, `[shell_risk]`, `[mcp]`, `[[capability]]`, `[[rule]]`), its loading from trusted files with errors
 //! that name file:line:column, and the default paths. The file is one document
 //! ([`document`]): the other sections belong to whoever embeds the gate and are read in the same
 //! pass; the gate alone reads none but its own.
@@ -382,6 +382,7 @@ pub struct ConfigFile {
     pub manifests: ManifestConfig,
     pub policy_change: PolicyChangeConfig,
     pub shell_risk: ShellRiskConfig,
+    pub mcp: crate::mcp::McpConfig,
     /// Moved into the registry at load (compared there, not here).
     #[serde(rename = "capability", skip_serializing)]
     pub capabilities: Vec<CapabilityManifest>,
@@ -434,6 +435,13 @@ pub fn gate_rules() -> Vec<KeyRule> {
         // call `rm -rf ~` harmless. So, like `risk_label` and the policy-change wording, any
         // change to it is proposed and confirmed as lowering protection, never applied quietly.
         KeyRule::new("shell_risk.*", AnyChangeLowers),
+        // An MCP prompt's words are what the user weighs a tool call by (a changed definition
+        // above all); more argument names rated is more protection, fewer is less.
+        KeyRule::new("mcp.command_arguments", MembersRaise),
+        KeyRule::new("mcp.path_arguments", MembersRaise),
+        KeyRule::new("mcp.path_suffixes", MembersRaise),
+        KeyRule::new("mcp.max_rated_strings", LargerLowers),
+        KeyRule::new("mcp.*", AnyChangeLowers),
     ]
 }
 

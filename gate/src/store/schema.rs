@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS token_nonces (
     nonce TEXT PRIMARY KEY,
     expires_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mcp_pins (
+    profile TEXT NOT NULL,
+    capability TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    pinned_ms INTEGER NOT NULL,
+    PRIMARY KEY (profile, capability)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS token_clock (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     latest_ms INTEGER NOT NULL
