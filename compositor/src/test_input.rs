@@ -37,17 +37,81 @@ impl State {
         self.inject_pointer_button(false);
     }
 
+    /// The first finger (slot 0) goes down at (x, y).
     pub fn inject_touch_down(&mut self, x: f64, y: f64) {
-        self.touch_down(Point::from((x, y)), self.event_time());
+        self.inject_touch_down_at(0, x, y);
     }
 
+    /// The first finger (slot 0) lifts.
     pub fn inject_touch_up(&mut self) {
-        self.touch_up(self.event_time());
+        self.inject_touch_up_at(0);
+    }
+
+    /// Finger `slot` goes down at (x, y) in global logical coordinates.
+    pub fn inject_touch_down_at(&mut self, slot: u32, x: f64, y: f64) {
+        self.touch_down(Some(slot).into(), Point::from((x, y)), self.event_time());
+    }
+
+    /// Finger `slot` moves to (x, y).
+    pub fn inject_touch_motion(&mut self, slot: u32, x: f64, y: f64) {
+        self.touch_motion(Some(slot).into(), Point::from((x, y)), self.event_time());
+    }
+
+    /// Finger `slot` lifts.
+    pub fn inject_touch_up_at(&mut self, slot: u32) {
+        self.touch_up(Some(slot).into(), self.event_time());
+    }
+
+    /// The touch source cancels every finger.
+    pub fn inject_touch_cancel(&mut self) {
+        self.touch_cancel();
+    }
+
+    /// A vertical scroll of `dy` logical pixels (a touchpad's two fingers) where the pointer is.
+    pub fn inject_scroll(&mut self, dy: f64) {
+        let frame = smithay::input::pointer::AxisFrame::new(self.event_time())
+            .source(smithay::backend::input::AxisSource::Finger)
+            .value(smithay::backend::input::Axis::Vertical, dy);
+        self.pointer_axis(frame);
+    }
+
+    /// A touchpad pinch of `fingers` fingers where the pointer is: its beginning, one update
+    /// growing it by `scale`, and its end.
+    pub fn inject_pinch(&mut self, fingers: u32, scale: f64) {
+        use smithay::input::pointer::{
+            GesturePinchBeginEvent, GesturePinchEndEvent, GesturePinchUpdateEvent,
+        };
+        use smithay::utils::SERIAL_COUNTER;
+
+        use crate::input::Gesture;
+        let time = self.event_time();
+        self.gesture(Gesture::PinchBegin(GesturePinchBeginEvent {
+            serial: SERIAL_COUNTER.next_serial(),
+            time,
+            fingers,
+        }));
+        self.gesture(Gesture::PinchUpdate(GesturePinchUpdateEvent {
+            time,
+            delta: (0.0, 0.0).into(),
+            scale,
+            rotation: 0.0,
+        }));
+        self.gesture(Gesture::PinchEnd(GesturePinchEndEvent {
+            serial: SERIAL_COUNTER.next_serial(),
+            time,
+            cancelled: false,
+        }));
     }
 
     /// A key (evdev code) goes down or up.
     pub fn inject_key(&mut self, code: u32, pressed: bool) {
-        self.key(code, pressed, self.event_time());
+        let state = if pressed {
+            smithay::backend::input::KeyState::Pressed
+        } else {
+            smithay::backend::input::KeyState::Released
+        };
+        // Smithay's keycodes are xkb keycodes: evdev codes + 8.
+        self.key((code + 8).into(), state, self.event_time());
     }
 
     /// The compositor tells time by `clock` from now on (a frozen clock stands still between
