@@ -3,6 +3,7 @@
 //! a Wayland request, so no client can reach it. Each call runs the same routing as a device;
 //! outputs are unplugged and plugged in the same way, through the path a hotplug takes.
 
+use smithay::backend::input::ButtonState;
 use smithay::utils::Point;
 
 use crate::backend::BackendError;
@@ -13,6 +14,23 @@ use crate::state::State;
 pub const BTN_LEFT: u32 = 0x110;
 /// `BTN_MIDDLE`: pastes the primary selection.
 pub const BTN_MIDDLE: u32 = 0x112;
+
+/// What the harness's pen does ([`State::inject_pen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pen {
+    /// It comes into proximity.
+    In,
+    /// It leaves proximity.
+    Out,
+    Motion,
+    /// Its tip goes down.
+    Down,
+    /// Its tip goes up.
+    Up,
+    /// Its barrel button (`BTN_STYLUS`) goes down.
+    ButtonDown,
+    ButtonUp,
+}
 
 impl State {
     /// The pointer moves to (x, y) in global logical coordinates.
@@ -101,6 +119,47 @@ impl State {
             time,
             cancelled: false,
         }));
+    }
+
+    /// The harness's pen on its tablet does `what` at (x, y) (the point is not used for
+    /// [`Pen::Out`] and the buttons). The tablet is plugged in with the first event.
+    pub fn inject_pen(&mut self, what: Pen, x: f64, y: f64) {
+        use smithay::backend::input::{
+            TabletToolCapabilities, TabletToolDescriptor, TabletToolTipState, TabletToolType,
+        };
+        use smithay::wayland::tablet_manager::TabletDescriptor;
+
+        use crate::tablet_input::{ToolAction, ToolEvent};
+        /// `BTN_STYLUS` from linux/input-event-codes.h.
+        const BTN_STYLUS: u32 = 0x14b;
+        let tablet = TabletDescriptor {
+            name: "pcp harness tablet".into(),
+            usb_id: None,
+            syspath: None,
+        };
+        self.tablet_added(&tablet);
+        let p = Point::from((x, y));
+        let what = match what {
+            Pen::In => ToolAction::In(p),
+            Pen::Out => ToolAction::Out,
+            Pen::Motion => ToolAction::Motion(p),
+            Pen::Down => ToolAction::Tip(p, TabletToolTipState::Down),
+            Pen::Up => ToolAction::Tip(p, TabletToolTipState::Up),
+            Pen::ButtonDown => ToolAction::Button(BTN_STYLUS, ButtonState::Pressed),
+            Pen::ButtonUp => ToolAction::Button(BTN_STYLUS, ButtonState::Released),
+        };
+        let event = ToolEvent {
+            tablet,
+            tool: TabletToolDescriptor {
+                tool_type: TabletToolType::Pen,
+                hardware_serial: 1,
+                hardware_id_wacom: 0,
+                capabilities: TabletToolCapabilities::PRESSURE,
+            },
+            time: self.event_time(),
+            what,
+        };
+        self.tablet_tool(event);
     }
 
     /// A key (evdev code) goes down or up.

@@ -30,8 +30,18 @@ use wayland_protocols::xdg::shell::client::xdg_surface::{self, XdgSurface};
 use wayland_protocols::xdg::shell::client::xdg_toplevel::{self, XdgToplevel};
 use wayland_protocols::xdg::shell::client::xdg_wm_base::XdgWmBase;
 
+use wayland_protocols::wp::pointer_gestures::zv1::client::zwp_pointer_gesture_pinch_v1::{
+    self, ZwpPointerGesturePinchV1,
+};
+use wayland_protocols::wp::pointer_gestures::zv1::client::zwp_pointer_gestures_v1::ZwpPointerGesturesV1;
+use wayland_protocols::wp::tablet::zv2::client::zwp_tablet_manager_v2::ZwpTabletManagerV2;
+use wayland_protocols::wp::tablet::zv2::client::zwp_tablet_seat_v2::{self, ZwpTabletSeatV2};
+use wayland_protocols::wp::tablet::zv2::client::zwp_tablet_tool_v2::{self, ZwpTabletToolV2};
+use wayland_protocols::wp::tablet::zv2::client::zwp_tablet_v2::ZwpTabletV2;
+
 use harness::client::{answer_pings, ignore_events, shm_buffer};
 use harness::{Fixture, intent};
+use pcp_compositor::test_input::Pen;
 
 const ONE: &[&str] = &["800x600@0,0"];
 
@@ -46,6 +56,12 @@ enum Seen {
     PointerLeave,
     Button(bool),
     Axis,
+    PenIn,
+    PenOut,
+    PenDown,
+    PenUp,
+    PenButton,
+    Pinch,
     Drawn,
 }
 
@@ -69,6 +85,10 @@ fn run_window(path: std::path::PathBuf, tx: Sender<Seen>) {
     let _pointer = seat.get_pointer(&qh, ());
     let _keyboard = seat.get_keyboard(&qh, ());
     let _touch = seat.get_touch(&qh, ());
+    let tablets: ZwpTabletManagerV2 = globals.bind(&qh, 1..=1, ()).unwrap();
+    let _tablet_seat = tablets.get_tablet_seat(&seat, &qh, ());
+    let gestures: ZwpPointerGesturesV1 = globals.bind(&qh, 1..=3, ()).unwrap();
+    let _pinch = gestures.get_pinch_gesture(&_pointer, &qh, ());
     let surface = compositor.create_surface(&qh, ());
     let xdg = wm.get_xdg_surface(&surface, &qh, ());
     let toplevel = xdg.get_toplevel(&qh, ());
@@ -245,6 +265,69 @@ fn taps_inside_the_guard_do_not_answer_and_push_it_later() {
     assert_eq!(fx.decision(&c).resolution, "user_approved");
 }
 
+#[test]
+fn a_pen_on_approve_inside_the_guard_answers_nothing_and_reaches_no_window() {
+    let (mut fx, rx, c) = prompt_over_window(false);
+    let (ax, ay) = fx.control_centre(Control::Approve);
+    // The pen comes in over Approve and taps it at 700 ms, inside the guard.
+    fx.advance_clock(700);
+    fx.inject_pen(Pen::In, ax, ay);
+    fx.inject_pen(Pen::Down, ax, ay);
+    fx.inject_pen(Pen::Up, ax, ay);
+    fx.inject_pen(Pen::ButtonDown, ax, ay);
+    fx.inject_pen(Pen::ButtonUp, ax, ay);
+    assert!(fx.dialog_open(), "a pen tap inside the guard approved");
+    // A stroke that begins on the window and ends on Approve, past the guard: the window's.
+    fx.advance_clock(1000);
+    let r = fx.dialog_rect().unwrap();
+    let beside = (f64::from(r.x) - 60.0, ay);
+    fx.inject_pen(Pen::Motion, beside.0, beside.1);
+    fx.inject_pen(Pen::Down, beside.0, beside.1);
+    fx.inject_pen(Pen::Motion, ax, ay);
+    fx.inject_pen(Pen::Up, ax, ay);
+    assert!(fx.dialog_open(), "a stroke from the window approved");
+    let seen = drain(&mut fx, &rx);
+    assert_eq!(
+        seen,
+        [Seen::PenIn, Seen::PenDown, Seen::PenUp],
+        "over the dialog the window heard nothing of the pen; its own stroke it got whole"
+    );
+    // The pen leaving with its tip down on Approve cancels the press.
+    fx.inject_pen(Pen::Motion, ax, ay);
+    fx.inject_pen(Pen::Down, ax, ay);
+    fx.inject_pen(Pen::Out, ax, ay);
+    fx.inject_pen(Pen::In, ax, ay);
+    fx.inject_pen(Pen::Up, ax, ay);
+    assert!(fx.dialog_open(), "a tip that left proximity approved");
+    // Its own tap on Approve past the guard approves.
+    fx.inject_pen(Pen::Down, ax, ay);
+    fx.inject_pen(Pen::Up, ax, ay);
+    assert_eq!(fx.decision(&c).resolution, "user_approved");
+}
+
+#[test]
+fn a_pinch_and_a_scroll_over_the_dialog_reach_no_window_and_answer_nothing() {
+    let (mut fx, rx, c) = prompt_over_window(true);
+    let (ax, ay) = fx.control_centre(Control::Approve);
+    fx.inject_pointer_motion(ax, ay);
+    drain(&mut fx, &rx);
+    fx.inject_pinch(2, 1.5);
+    fx.inject_pinch(3, 0.5);
+    fx.inject_scroll(40.0);
+    fx.inject_scroll(-40.0);
+    assert!(fx.dialog_open(), "a gesture or a scroll answered");
+    assert_eq!(drain(&mut fx, &rx), [], "the window heard the dialog's gestures");
+    // Beside the dialog the window gets them.
+    fx.inject_pointer_motion(20.0, 20.0);
+    fx.inject_pinch(2, 1.5);
+    fx.inject_scroll(40.0);
+    let seen = drain(&mut fx, &rx);
+    assert!(seen.contains(&Seen::Pinch), "{seen:?}");
+    assert!(seen.contains(&Seen::Axis), "{seen:?}");
+    fx.click(Control::Deny);
+    assert_eq!(fx.decision(&c).resolution, "user_denied");
+}
+
 impl Dispatch<WlTouch, ()> for App {
     fn event(
         app: &mut App,
@@ -262,6 +345,59 @@ impl Dispatch<WlTouch, ()> for App {
             _ => return,
         };
         let _ = app.tx.send(seen);
+    }
+}
+
+impl Dispatch<ZwpTabletSeatV2, ()> for App {
+    fn event(
+        _: &mut App,
+        _: &ZwpTabletSeatV2,
+        _: zwp_tablet_seat_v2::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<App>,
+    ) {
+    }
+
+    wayland_client::event_created_child!(App, ZwpTabletSeatV2, [
+        zwp_tablet_seat_v2::EVT_TABLET_ADDED_OPCODE => (ZwpTabletV2, ()),
+        zwp_tablet_seat_v2::EVT_TOOL_ADDED_OPCODE => (ZwpTabletToolV2, ()),
+    ]);
+}
+
+impl Dispatch<ZwpTabletToolV2, ()> for App {
+    fn event(
+        app: &mut App,
+        _: &ZwpTabletToolV2,
+        event: zwp_tablet_tool_v2::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<App>,
+    ) {
+        let seen = match event {
+            zwp_tablet_tool_v2::Event::ProximityIn { .. } => Seen::PenIn,
+            zwp_tablet_tool_v2::Event::ProximityOut => Seen::PenOut,
+            zwp_tablet_tool_v2::Event::Down { .. } => Seen::PenDown,
+            zwp_tablet_tool_v2::Event::Up => Seen::PenUp,
+            zwp_tablet_tool_v2::Event::Button { .. } => Seen::PenButton,
+            _ => return,
+        };
+        let _ = app.tx.send(seen);
+    }
+}
+
+impl Dispatch<ZwpPointerGesturePinchV1, ()> for App {
+    fn event(
+        app: &mut App,
+        _: &ZwpPointerGesturePinchV1,
+        event: zwp_pointer_gesture_pinch_v1::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<App>,
+    ) {
+        if let zwp_pointer_gesture_pinch_v1::Event::Begin { .. } = event {
+            let _ = app.tx.send(Seen::Pinch);
+        }
     }
 }
 
@@ -358,4 +494,7 @@ ignore_events!(
     WlBuffer => (),
     WlSeat => (),
     WlKeyboard => (),
+    ZwpTabletManagerV2 => (),
+    ZwpTabletV2 => (),
+    ZwpPointerGesturesV1 => (),
 );

@@ -10,6 +10,10 @@ use smithay::backend::input::{
     GesturePinchUpdateEvent as _, GestureSwipeUpdateEvent as _, InputEvent, KeyState,
     KeyboardKeyEvent, PointerButtonEvent, PointerMotionEvent, TouchEvent,
 };
+use smithay::backend::input::{
+    ProximityState, TabletToolButtonEvent, TabletToolEvent, TabletToolProximityEvent,
+    TabletToolTipEvent,
+};
 use smithay::backend::libinput::LibinputInputBackend;
 use smithay::backend::session::Session;
 use smithay::input::pointer::{
@@ -18,6 +22,9 @@ use smithay::input::pointer::{
 };
 use smithay::reexports::input::{DeviceCapability, Libinput};
 use smithay::utils::SERIAL_COUNTER;
+use smithay::wayland::tablet_manager::TabletDescriptor;
+
+use crate::tablet_input::{ToolAction, ToolEvent};
 use smithay::utils::{Logical, Point};
 
 use super::{plan, rects, udev_device};
@@ -88,10 +95,14 @@ const ALT: [u32; 2] = [56, 100];
 pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBackend>) {
     match input {
         InputEvent::DeviceAdded { device } => {
+            if device.has_capability(DeviceCapability::TabletTool) {
+                state.tablet_added(&TabletDescriptor::from(&device));
+            }
             let caps: Vec<&str> = [
                 (DeviceCapability::Keyboard, "keyboard"),
                 (DeviceCapability::Pointer, "pointer"),
                 (DeviceCapability::Touch, "touch"),
+                (DeviceCapability::TabletTool, "tablet"),
             ]
             .iter()
             .filter(|(c, _)| device.has_capability(*c))
@@ -108,10 +119,14 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
         }
         InputEvent::DeviceRemoved { device } => {
             tracing::info!("input device {} removed", device.name());
+            if device.has_capability(DeviceCapability::TabletTool) {
+                state.tablet_removed(&TabletDescriptor::from(&device));
+            }
             let answers = [
                 DeviceCapability::Keyboard,
                 DeviceCapability::Pointer,
                 DeviceCapability::Touch,
+                DeviceCapability::TabletTool,
             ]
             .iter()
             .any(|c| device.has_capability(*c));
@@ -226,8 +241,47 @@ fn gestures_and_tablets(state: &mut State, input: InputEvent<LibinputInputBacken
             time: event_time(state, event.time_msec()),
             cancelled: event.cancelled(),
         }),
-        // Tablet tools: see `tablet_input`; the rest has no routing in this compositor.
-        _ => return,
+        other => return tablets(state, other),
     };
     state.gesture(gesture);
+}
+
+/// Tablet tools, in the same routing (`tablet_input`).
+fn tablets(state: &mut State, input: InputEvent<LibinputInputBackend>) {
+    let (device, tool, time, what) = match input {
+        InputEvent::TabletToolProximity { event } => {
+            let p = absolute(state, &event);
+            let what = match event.state() {
+                ProximityState::In => ToolAction::In(p),
+                ProximityState::Out => ToolAction::Out,
+            };
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        InputEvent::TabletToolAxis { event } => {
+            let p = absolute(state, &event);
+            let what = ToolAction::Motion(p);
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        InputEvent::TabletToolTip { event } => {
+            let p = absolute(state, &event);
+            let what = ToolAction::Tip(p, TabletToolTipEvent::tip_state(&event));
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        InputEvent::TabletToolButton { event } => {
+            let what = ToolAction::Button(
+                TabletToolButtonEvent::button(&event),
+                TabletToolButtonEvent::button_state(&event),
+            );
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        // The rest (switches, pads) has no routing in this compositor.
+        _ => return,
+    };
+    let event = ToolEvent {
+        tablet: TabletDescriptor::from(&device),
+        tool,
+        time: event_time(state, time),
+        what,
+    };
+    state.tablet_tool(event);
 }

@@ -520,6 +520,11 @@ impl Fixture {
         self.state().inject_scroll(dy);
     }
 
+    /// The harness's pen does `what` at (x, y).
+    pub fn inject_pen(&mut self, what: pcp_compositor::test_input::Pen, x: f64, y: f64) {
+        self.state().inject_pen(what, x, y);
+    }
+
     /// A pinch of `fingers` fingers where the pointer is (begin, one update, end).
     pub fn inject_pinch(&mut self, fingers: u32, scale: f64) {
         self.state().inject_pinch(fingers, scale);
