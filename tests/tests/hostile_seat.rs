@@ -316,7 +316,11 @@ fn a_pinch_and_a_scroll_over_the_dialog_reach_no_window_and_answer_nothing() {
     fx.inject_scroll(40.0);
     fx.inject_scroll(-40.0);
     assert!(fx.dialog_open(), "a gesture or a scroll answered");
-    assert_eq!(drain(&mut fx, &rx), [], "the window heard the dialog's gestures");
+    assert_eq!(
+        drain(&mut fx, &rx),
+        [],
+        "the window heard the dialog's gestures"
+    );
     // Beside the dialog the window gets them.
     fx.inject_pointer_motion(20.0, 20.0);
     fx.inject_pinch(2, 1.5);
