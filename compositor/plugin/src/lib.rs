@@ -38,6 +38,7 @@ pub mod desktop;
 pub mod effects;
 mod engine;
 pub mod identity;
+mod open;
 pub use ui::input;
 pub mod policy;
 pub mod render;
@@ -58,6 +59,7 @@ pub use effects::{
 };
 pub use engine::{BUILTIN_CAPABILITIES, run};
 use engine::{Engine, run_command};
+pub use open::{OpenError, Opened};
 pub use pcp_gate::Run;
 pub use render::PlacedOverlay;
 pub use ui::{ConfirmUi, Placement, UiOptions, UiTiming};
@@ -67,6 +69,10 @@ pub use wayland::{IntentData, IntentManagerState};
 pub mod reexports {
     pub use {pcp_protocol, wayland_server};
 }
+
+/// The plugin's own crates a host may name (its dialog's geometry, the haptic and speech
+/// devices), so a host depends on `pcp-plugin` alone.
+pub use {pcp_gate as gate, pcp_haptics as haptics, pcp_overlay as overlay, pcp_speech as speech};
 
 /// What one modality (or the passing of time) reports about one prompt, for the gate. The prompt
 /// is named so that an event about a prompt that has ended meanwhile is never applied to the

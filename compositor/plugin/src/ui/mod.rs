@@ -29,9 +29,6 @@ use pcp_gate::{Availability, IntentId, Modality, ModalityEvent};
 use pcp_haptics::Haptics;
 use pcp_overlay::{ConfirmDialog, OverlayError};
 use pcp_speech::{Unavailable, Voice};
-use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
-use smithay::backend::renderer::{ImportMem, Renderer, Texture};
-use smithay::utils::{Logical, Point};
 
 use self::devices::Devices;
 pub use self::dialog::Placement;
@@ -324,23 +321,6 @@ impl ConfirmUi {
     /// The dialog for the renderer, when it is up and drawn.
     pub fn placed(&self) -> Option<PlacedOverlay<'_>> {
         self.dialog.placed()
-    }
-
-    /// The dialog's render element for output `index` (of [`Surroundings::outputs`]), whose
-    /// top-left corner is `origin` and whose scale is `scale`; empty when it is elsewhere.
-    pub fn render_elements<R>(
-        &self,
-        renderer: &mut R,
-        index: usize,
-        origin: Point<i32, Logical>,
-        scale: f64,
-    ) -> Result<Vec<MemoryRenderBufferRenderElement<R>>, R::Error>
-    where
-        R: Renderer + ImportMem,
-        R::TextureId: Send + Clone + Texture + 'static,
-    {
-        let placed: Vec<PlacedOverlay<'_>> = self.placed().into_iter().collect();
-        crate::render::elements(renderer, &placed, index, origin, scale)
     }
 
     /// Whether the keyboard moved to or from the dialog since the host last heard.
