@@ -108,7 +108,7 @@ pub enum EntryUpdate {
     Accepted,
     /// The entry may be answered as another account: a row shows these words (which account
     /// is asked, how to ask for another), and a press on it, or the Down arrow while the entry
-    /// has the keyboard, asks the front end for the next ([`Effect::EntryNextAccount`]). The
+    /// has the keyboard, asks the front end for the next ([`Delivery::EntryNextAccount`]). The
     /// front end then asks again ([`EntryUpdate::Ask`]) for the account it chose.
     Account(String),
 }

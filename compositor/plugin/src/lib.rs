@@ -194,8 +194,8 @@ impl Pcp {
         }
     }
 
-    /// The capabilities the host performs itself after approval (each approval becomes an
-    /// [`Effect::Execute`]); [`BUILTIN_CAPABILITIES`] unless set here.
+    /// The capabilities the host performs itself after approval (each approval of one goes to
+    /// [`PcpHandler::execute`] first); [`BUILTIN_CAPABILITIES`] unless set here.
     pub fn performs(&mut self, capabilities: &[&str]) {
         self.engine
             .set_performs(capabilities.iter().map(|c| c.to_string()).collect());

@@ -61,7 +61,7 @@ where
 }
 
 impl ConfirmUi {
-    /// The dialog's render element for output `index` (of [`Surroundings::outputs`]), whose
+    /// The dialog's render element for output `index` (of [`Surroundings::outputs`](crate::Surroundings::outputs)), whose
     /// top-left corner is `origin` and whose scale is `scale`; empty when it is elsewhere.
     pub fn render_elements<R>(
         &self,

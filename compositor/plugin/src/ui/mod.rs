@@ -3,7 +3,7 @@
 //! took from clients, the user's activity, and which devices can answer. Input and device events
 //! go in; [`PromptEvent`]s come out. It never holds or calls the gate: `ConfirmUi::sync` reads
 //! a [`GateView`] and *returns* what it needs the gate to hear (a step that cannot run), and the
-//! [engine](crate::engine) applies those. Approvals come only from the seat's input (the
+//! engine applies those. Approvals come only from the seat's input (the
 //! [`input`] module: a key, a button, a touch or a tablet tool's tip released on a control),
 //! from the microphone and the haptic double tap (`ConfirmUi::device_events`, a touch while a
 //! prompt waits for the tap) and a long enough press-and-hold (`ConfirmUi::timers`) — never

@@ -3,6 +3,9 @@
 //! the same handle and event the host would have given Smithay, lets the dialog see the event
 //! first, and passes it on to the clients only when the dialog did not take it (it returns
 //! `true` when the dialog took it, so the host can skip what it does for a client's press).
+//! The same calls are methods of Smithay's handles too ([`PcpPointer`], [`PcpTouch`],
+//! [`PcpKeyboard`], [`PcpTabletTool`]): `pointer.pcp_motion(…)` where a host had
+//! `pointer.motion(…)`.
 //!
 //! - **Where input goes.** A non-modal dialog shares the desktop: pointer, touch, tablet tools,
 //!   scrolling and gestures go to the dialog only inside its area grown by
@@ -25,6 +28,7 @@
 //!
 //! The user's activity on the dialog restarts its inactivity timeout, at most once a second.
 
+mod ext;
 mod gesture;
 mod keyboard;
 mod pointer;
@@ -39,6 +43,7 @@ use smithay::backend::input::TouchSlot;
 use smithay::input::keyboard::Keycode;
 use smithay::utils::{Logical, Point};
 
+pub use self::ext::{PcpKeyboard, PcpPointer, PcpTabletTool, PcpTouch};
 pub use self::gesture::{
     gesture_hold_begin, gesture_hold_end, gesture_pinch_begin, gesture_pinch_end,
     gesture_pinch_update, gesture_swipe_begin, gesture_swipe_end, gesture_swipe_update,
