@@ -1,8 +1,9 @@
-//! A minimal Smithay compositor that embeds pcp-confirm: one headless output drawn by pixman,
-//! xdg-shell windows, a seat. Standard input stands in for the seat's devices (a real
-//! compositor feeds libinput or its host window the same way); the config's `[speech]` and
-//! `[haptics]` sections drive the voice and haptic steps, and `[embed]` is this compositor's own
-//! section. `reload` on standard input reads the file again as a new policy.
+//! A minimal Smithay compositor that embeds pcp-confirm as `docs/embedding.md` tells, step by
+//! step: one headless output drawn by pixman, xdg-shell windows, a seat. Standard input stands
+//! in for the seat's devices (a real compositor feeds libinput or its host window through the
+//! same calls); the config's `[speech]` and `[haptics]` sections drive the voice and haptic
+//! steps, and `[embed]` is this compositor's own section. `reload` on standard input reads the
+//! file again as a new policy.
 
 use std::io::BufRead;
 use std::sync::Arc;
@@ -16,13 +17,19 @@ use calloop::{Interest, Mode, PostAction};
 use pcp_config::{Config, Invalid, Protection, Section};
 use pcp_overlay::Control;
 use pcp_plugin::identity::ConnectionIdentity;
-use pcp_plugin::{ConfirmUi, Effect, Pcp, PcpHandler, Run, Surroundings, UiOptions, UiTiming};
+// Smithay's seat handles with the plugin's calls beside their own: `pointer.pcp_motion(…)`.
+use pcp_plugin::input::{PcpKeyboard, PcpPointer, PcpTouch};
+use pcp_plugin::{Effect, Pcp, PcpHandler, Run, Surroundings};
 use serde::{Deserialize, Serialize};
 use smithay::backend::allocator::Fourcc;
+use smithay::backend::input::{ButtonState, KeyState};
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::pixman::PixmanRenderer;
 use smithay::backend::renderer::{Bind, Offscreen};
-use smithay::desktop::{Space, Window};
+use smithay::desktop::{Space, Window, WindowSurfaceType};
+use smithay::input::keyboard::FilterResult;
+use smithay::input::pointer::{ButtonEvent, MotionEvent};
+use smithay::input::touch::{DownEvent, MotionEvent as TouchMotionEvent, UpEvent};
 use smithay::input::{Seat, SeatHandler, SeatState};
 use smithay::output::{Mode as OutputMode, Output, PhysicalProperties, Scale, Subpixel};
 use smithay::reexports::pixman::Image;
@@ -57,9 +64,6 @@ struct App {
     own: EmbedSection,
     /// The config file, read again on `reload`.
     config_path: std::path::PathBuf,
-    pointer: Point<f64, Logical>,
-    /// While the dialog has the keyboard: the window that had it when the dialog took it.
-    keyboard_return: Option<Option<WlSurface>>,
     dirty: bool,
     running: bool,
 }
@@ -128,23 +132,8 @@ impl PcpHandler for App {
     }
 
     fn surroundings(&self) -> Surroundings {
-        let output = pcp_overlay::Output {
-            rect: pcp_overlay::Rect {
-                x: 0,
-                y: 0,
-                w: WIDTH,
-                h: HEIGHT,
-            },
-            scale: 1.0,
-        };
-        let focus = pcp_overlay::Point {
-            x: self.pointer.x,
-            y: self.pointer.y,
-        };
-        Surroundings {
-            outputs: vec![output],
-            focus,
-        }
+        // The outputs of the space; the focal point follows the seat's input.
+        Surroundings::of_space(&self.space)
     }
 
     fn execute(&mut self, run: &Run) -> Result<(), String> {
@@ -170,60 +159,114 @@ impl PcpHandler for App {
                     if applied { "applied" } else { "not applied" }
                 );
             }
-            Effect::KeyboardFocus => self.update_keyboard_focus(),
-            Effect::DialogShown(_) | Effect::Damage => self.dirty = true,
+            Effect::KeyboardFocus => {
+                // The dialog takes the keyboard from the window that had it, and gives it back.
+                if let Some(keyboard) = self.seat.get_keyboard() {
+                    keyboard.pcp_focus(self, SERIAL_COUNTER.next_serial());
+                }
+            }
+            Effect::DialogShown(_) | Effect::Damage => {
+                // A window the dialog now covers loses the pointer (one it uncovered gets it).
+                if let Some(pointer) = self.seat.get_pointer() {
+                    let under = self.surface_under(pointer.current_location());
+                    pointer.pcp_after_dialog(self, under);
+                }
+                self.dirty = true;
+            }
             Effect::EndSession => self.running = false,
-            // Answers go to the front end that asked, never to the host.
-            Effect::Pending { .. }
-            | Effect::Decided(_)
-            | Effect::Execute(_)
-            | Effect::EntrySubmitted { .. }
-            | Effect::EntryNextAccount { .. } => {}
         }
     }
 }
 
 impl App {
-    /// The dialog has the keyboard only when the user gave it (a click or tap on it, Super+
-    /// Return, or a modal prompt); the window that had it gets it back after.
-    fn update_keyboard_focus(&mut self) {
-        let Some(keyboard) = self.seat.get_keyboard() else {
-            return;
-        };
-        let wants = self.pcp.ui().wants_keyboard();
-        if wants == self.keyboard_return.is_some() {
-            return;
-        }
-        let focus = if wants {
-            self.keyboard_return = Some(keyboard.current_focus());
-            None
-        } else {
-            self.keyboard_return.take().flatten()
-        };
-        keyboard.set_focus(self, focus, SERIAL_COUNTER.next_serial());
+    /// The window surface under `p`, for the seat's focus.
+    fn surface_under(&self, p: Point<f64, Logical>) -> Option<(WlSurface, Point<f64, Logical>)> {
+        let (window, loc) = self.space.element_under(p)?;
+        let (surface, at) = window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
+        Some((surface, (at + loc).to_f64()))
     }
 }
 
 pcp_plugin::delegate_pcp!(App);
 
-/// One line of standard input, standing in for a seat device. Pointer and touch go through
-/// `pcp_plugin::input` first; what the dialog does not take would go to the window under them.
+/// One line of standard input, standing in for a seat device. Each event goes through the
+/// plugin's call in place of Smithay's own (`pointer.pcp_motion` for `pointer.motion`): the
+/// dialog sees it first, and what it does not take goes on to the window under it.
 fn seat_input(app: &mut App, line: &str) -> Result<()> {
     let words: Vec<&str> = line.split_whitespace().collect();
-    let at = |i: usize| -> Result<f64> { Ok(words.get(i).context("a coordinate")?.parse()?) };
+    let at = |i: usize| -> Result<Point<f64, Logical>> {
+        let word = |i: usize| -> Result<f64> { Ok(words.get(i).context("a coordinate")?.parse()?) };
+        Ok((word(i)?, word(i + 1)?).into())
+    };
+    // A line has no event time: 0 is from no clock, so the event is dated now. A seat passes
+    // its events' own times (the double tap is judged by them).
+    let time = 0;
     match words.first().copied() {
         Some("click") => {
-            app.pointer = (at(1)?, at(2)?).into();
-            pcp_plugin::input::pointer_motion(app, app.pointer);
-            pcp_plugin::input::pointer_button(app, BTN_LEFT, app.pointer, true);
-            pcp_plugin::input::pointer_button(app, BTN_LEFT, app.pointer, false);
+            let location = at(1)?;
+            let pointer = app.seat.get_pointer().context("the seat has a pointer")?;
+            let under = app.surface_under(location);
+            let motion = MotionEvent {
+                location,
+                serial: SERIAL_COUNTER.next_serial(),
+                time,
+            };
+            pointer.pcp_motion(app, under, &motion);
+            for state in [ButtonState::Pressed, ButtonState::Released] {
+                let button = ButtonEvent {
+                    serial: SERIAL_COUNTER.next_serial(),
+                    time,
+                    button: BTN_LEFT,
+                    state,
+                };
+                pointer.pcp_button(app, &button);
+            }
+            pointer.frame(app);
         }
-        Some("tap") => {
-            let p = (at(1)?, at(2)?).into();
-            // A line has no event time: 0 is from no clock, so the touch is dated now.
-            // A seat passes its events' own times (the double tap is judged by them).
-            pcp_plugin::input::touch_down(app, p, 0);
-            pcp_plugin::input::touch_up(app, 0);
+        Some("touch") => {
+            // touch SLOT X Y [X Y]…: finger SLOT goes down at the first point, moves through
+            // the others and lifts. It stays with whatever it went down on.
+            let slot = Some(words.get(1).context("a slot")?.parse()?).into();
+            let touch = app.seat.get_touch().context("the seat has touch")?;
+            let location = at(2)?;
+            let under = app.surface_under(location);
+            let down = DownEvent {
+                slot,
+                location,
+                serial: SERIAL_COUNTER.next_serial(),
+                time,
+            };
+            touch.pcp_down(app, under, &down);
+            for i in (4..words.len()).step_by(2) {
+                let location = at(i)?;
+                let under = app.surface_under(location);
+                let motion = TouchMotionEvent {
+                    slot,
+                    location,
+                    time,
+                };
+                touch.pcp_motion(app, under, &motion);
+            }
+            let up = UpEvent {
+                slot,
+                serial: SERIAL_COUNTER.next_serial(),
+                time,
+            };
+            touch.pcp_up(app, &up);
+            touch.frame(app);
+        }
+        Some("key") => {
+            // key CODE: an evdev key code pressed and released. Smithay's keycodes are xkb
+            // keycodes (evdev + 8), as its backends give them.
+            let code: u32 = words.get(1).context("a key code")?.parse()?;
+            let keyboard = app.seat.get_keyboard().context("the seat has a keyboard")?;
+            for state in [KeyState::Pressed, KeyState::Released] {
+                let serial = SERIAL_COUNTER.next_serial();
+                // Our own shortcuts would go in this filter; the dialog's keys never reach it.
+                keyboard.pcp_input(app, (code + 8).into(), state, serial, time, |_, _, _| {
+                    FilterResult::<()>::Forward
+                });
+            }
         }
         Some("where") => {
             // Where a control is, so a script can press it: "approve X Y".
@@ -247,7 +290,10 @@ fn seat_input(app: &mut App, line: &str) -> Result<()> {
             println!("the reloaded config's policy: {proposal:?}");
         }
         Some("quit") => app.running = false,
-        _ => bail!("unknown input `{line}` (click X Y, tap X Y, where, reload, quit)"),
+        _ => bail!(
+            "unknown input `{line}` (click X Y, touch SLOT X Y [X Y]…, key CODE, where, reload, \
+             quit)"
+        ),
     }
     Ok(())
 }
@@ -260,10 +306,11 @@ fn render(
     damage: &mut OutputDamageTracker,
 ) -> Result<()> {
     app.dirty = false;
+    // The dialog's elements for this output, in front of everything else it draws.
     let dialog = app
         .pcp
         .ui()
-        .render_elements(renderer, 0, (0, 0).into(), 1.0)?;
+        .render_elements_on(renderer, &app.space, &app.output)?;
     let mut target = renderer.bind(image)?;
     smithay::desktop::space::render_output(
         &app.output,
@@ -287,25 +334,14 @@ fn main() -> Result<()> {
     let path = std::env::args()
         .nth(1)
         .context("usage: embed CONFIG.toml")?;
-    // The whole file, read once: the gate's sections, the plugin's and ours.
-    let config = Config::<EmbedSections>::load(Some(path.as_ref()))?;
-    // The gate opens with the policy last approved. When the file differs from it, the file is
-    // proposed below once the dialog can be shown, and until then the approved sections apply.
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    let started = pcp_config::start(config, now)?;
-    let plugin = started.plugin;
-    let ui = ConfirmUi::new(UiOptions {
-        overlay: plugin.overlay.clone(),
-        speech: pcp_plugin::start_voice(plugin.speech.clone()),
-        haptics: Box::new(pcp_haptics::EvdevHaptics::discover(&plugin.haptics)),
-        haptics_config: plugin.haptics.clone(),
-        timing: UiTiming::default(),
-    })?;
     let mut event_loop: EventLoop<App> = EventLoop::try_new()?;
     let display: Display<App> = Display::new()?;
     let mut dh = display.handle();
+    // The whole file, read once: the gate's sections, the plugin's and ours. The gate opens
+    // with the policy last approved; when the file differs from it, the file is proposed
+    // below, and until then the approved sections apply.
+    let config = Config::<EmbedSections>::load(Some(path.as_ref()))?;
+    let opened = Pcp::open::<App, EmbedSections>(&dh, config)?;
     let mut seat_state = SeatState::new();
     let mut seat = seat_state.new_wl_seat(&dh, "seat0");
     seat.add_keyboard(Default::default(), 400, 25)?;
@@ -337,22 +373,22 @@ fn main() -> Result<()> {
         compositor: CompositorState::new::<App>(&dh),
         xdg: XdgShellState::new::<App>(&dh),
         shm: ShmState::new::<App>(&dh, vec![]),
-        pcp: Pcp::new::<App>(&dh, started.gate, ui, plugin),
-        own: started.host.embed,
+        pcp: opened.pcp,
+        own: opened.host.embed,
         config_path: path.into(),
         seat_state,
         seat,
         space,
         output: output.clone(),
-        pointer: (f64::from(WIDTH) / 2.0, f64::from(HEIGHT) / 2.0).into(),
         display: dh.clone(),
-        keyboard_return: None,
         dirty: true,
         running: true,
     };
+    // The plugin's timer and device probe run on our loop. The file's policy, when it differs
+    // from the one approved, is proposed now: with no output or input device yet (a
+    // multi-backend compositor adds its outputs later) it waits, and is asked once they come.
     app.pcp.use_event_loop(event_loop.handle());
-    pcp_plugin::refresh(&mut app);
-    if let Some(proposal) = pcp_plugin::policy::start(&mut app, started.proposal) {
+    if let Some(proposal) = pcp_plugin::policy::start(&mut app, opened.proposal) {
         println!("the config's policy: {proposal:?}");
     }
 
@@ -412,11 +448,15 @@ fn main() -> Result<()> {
     while app.running {
         // Asleep until a client, the seat, or the plugin's timer has something.
         event_loop.dispatch(None, &mut app)?;
+        // Once a round: the outputs, input devices and focal point reach the plugin here.
+        pcp_plugin::refresh(&mut app);
         if app.dirty {
             render(&mut app, &mut renderer, &mut image, &mut damage)?;
         }
         dh.flush_clients()?;
     }
+    // The audit log's last records are committed (dropping the state does it too; a process
+    // that ends with `std::process::exit` must call this first).
     app.pcp.flush()?;
     Ok(())
 }

@@ -1,10 +1,20 @@
-//! Gives this package's tests the rpath to libvosk that pcp-speech's build script hands us
-//! (`links = "vosk"`: `DEP_VOSK_RPATH`, relative to `$ORIGIN`), so they run without
-//! `LD_LIBRARY_PATH`.
+//! Recognizer libraries for the plugin's own tests and for the host that embeds it. pcp-speech's
+//! build script stages libvosk in a `pcp-lib` folder beside the build's binaries and hands us
+//! (`links = "vosk"`, when the `voice` feature is on) the rpath to it, relative to `$ORIGIN`, as
+//! `DEP_VOSK_RPATH`. `cargo:rustc-link-arg` reaches only this package's own targets, so the rpath
+//! below serves the plugin's tests; a host's binary gets it from the host's own build script,
+//! which reads `DEP_PCP_PLUGIN_VOSK_RPATH` (this package declares `links = "pcp-plugin"`, so the
+//! `cargo:vosk_rpath=` line reaches the build script of every crate that depends on it directly).
+//! `docs/embedding.md` gives the host's lines.
 
 fn main() {
     println!("cargo:rerun-if-env-changed=DEP_VOSK_RPATH");
+    println!("cargo:rerun-if-env-changed=DEP_VOSK_LIBDIR");
     if let Ok(rpath) = std::env::var("DEP_VOSK_RPATH") {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{rpath}");
+        println!("cargo:vosk_rpath={rpath}");
+    }
+    if let Ok(dir) = std::env::var("DEP_VOSK_LIBDIR") {
+        println!("cargo:vosk_libdir={dir}");
     }
 }

@@ -136,7 +136,7 @@ impl Compositor {
         let config = options.config;
         let (cursor_theme, cursor_size) = (config.cursor_theme.clone(), config.cursor_size);
         let plugin = options.plugin;
-        let ui = start_ui(&plugin, &config, options.input_available)?;
+        let ui = start_ui(&plugin, &config)?;
         // The udev backend's outputs are the connected displays, not the specs.
         let first = backend
             .outputs
@@ -162,6 +162,7 @@ impl Compositor {
             },
             clock: Clock::default(),
             pointer: Pointer::new(centre, &cursor_theme, cursor_size),
+            input_devices: usize::from(options.input_available),
             logged_placement: None,
             frames: Frames::default(),
             running: true,
@@ -171,6 +172,7 @@ impl Compositor {
         };
         // The first frame draws the outputs' background.
         state.frames.damage();
+        state.sync_seat_pointer();
         state.pcp.use_event_loop(loop_handle.clone());
         // The desktop's high-contrast preference, from the settings portal when one answers.
         #[cfg(feature = "a11y")]
@@ -302,12 +304,10 @@ fn start_backend(
     .map_err(|e| StartError::Backend(e.to_string()))
 }
 
-/// The confirmation UI with the plugin's sections, its timing from `[compositor]`, and
-/// whether a seat device can answer.
+/// The confirmation UI with the plugin's sections and its timing from `[compositor]`.
 fn start_ui(
     plugin: &pcp_config::PluginSections,
     config: &CompositorConfig,
-    input_available: bool,
 ) -> Result<ConfirmUi, StartError> {
     let mut ui = ConfirmUi::new(UiOptions {
         overlay: plugin.overlay.clone(),
@@ -322,7 +322,6 @@ fn start_ui(
         },
     })
     .map_err(|e| StartError::Overlay(e.to_string()))?;
-    ui.set_input_devices(usize::from(input_available));
     #[cfg(feature = "a11y")]
     if config.accessibility {
         ui.enable_accessibility();

@@ -28,6 +28,7 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("replay", 8192),
     ("token", 1024),
     ("multitouch", 4096),
+    ("seat", 2048),
     ("phrases", 4096),
     ("params", 8192),
     ("strict_json", 8192),

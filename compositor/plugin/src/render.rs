@@ -9,6 +9,8 @@ use smithay::backend::renderer::element::memory::{
 use smithay::backend::renderer::{ImportMem, Renderer, Texture};
 use smithay::utils::{Logical, Point, Rectangle};
 
+use crate::ConfirmUi;
+
 /// A buffer placed on one output, above every surface.
 pub struct PlacedOverlay<'a> {
     /// The index of its output in [`Surroundings::outputs`](crate::Surroundings).
@@ -56,4 +58,55 @@ where
         )?);
     }
     Ok(out)
+}
+
+impl ConfirmUi {
+    /// The dialog's render element for output `index` (of [`Surroundings::outputs`](crate::Surroundings::outputs)), whose
+    /// top-left corner is `origin` and whose scale is `scale`; empty when it is elsewhere.
+    pub fn render_elements<R>(
+        &self,
+        renderer: &mut R,
+        index: usize,
+        origin: Point<i32, Logical>,
+        scale: f64,
+    ) -> Result<Vec<MemoryRenderBufferRenderElement<R>>, R::Error>
+    where
+        R: Renderer + ImportMem,
+        R::TextureId: Send + Clone + Texture + 'static,
+    {
+        let placed: Vec<PlacedOverlay<'_>> = self.placed().into_iter().collect();
+        elements(renderer, &placed, index, origin, scale)
+    }
+
+    /// The dialog's render elements for `output` as it is mapped in `space` (at the output's
+    /// scale; empty when the dialog is elsewhere): for a host whose
+    /// [`Surroundings`](crate::Surroundings) are [`Surroundings::of_space`](crate::Surroundings::of_space).
+    /// Put them in front of everything else the output draws.
+    pub fn render_elements_on<R, E>(
+        &self,
+        renderer: &mut R,
+        space: &smithay::desktop::Space<E>,
+        output: &smithay::output::Output,
+    ) -> Result<Vec<MemoryRenderBufferRenderElement<R>>, R::Error>
+    where
+        R: Renderer + ImportMem,
+        R::TextureId: Send + Clone + Texture + 'static,
+        E: smithay::desktop::space::SpaceElement + PartialEq,
+    {
+        let (Some(geometry), Some(placement)) = (space.output_geometry(output), self.placement())
+        else {
+            return Ok(Vec::new());
+        };
+        let rect = pcp_overlay::Rect {
+            x: geometry.loc.x,
+            y: geometry.loc.y,
+            w: geometry.size.w,
+            h: geometry.size.h,
+        };
+        if placement.output_rect != rect {
+            return Ok(Vec::new());
+        }
+        let scale = output.current_scale().fractional_scale();
+        self.render_elements(renderer, placement.output, geometry.loc, scale)
+    }
 }

@@ -1,7 +1,8 @@
 //! What each fuzz target checks. Every target is one function from raw bytes that panics when a
 //! property fails: no input may make the code under test panic, and each module adds the
 //! properties its parser or state machine promises (nothing drawn outside the dialog, no
-//! approval without the guard, a tampered token never verifies, a decoy never approves…).
+//! approval without the guard, no approval without one contact's press and release on Approve,
+//! a tampered token never verifies, a decoy never approves…).
 //!
 //! The cargo-fuzz crate in `fuzz/` calls these; `tests/replay.rs` runs the seed corpus
 //! (`fuzz/seeds/TARGET/`) and every crash input kept as a regression (`fuzz/regressions/TARGET/`)
@@ -17,6 +18,7 @@ pub mod multitouch;
 pub mod params;
 pub mod phrases;
 pub mod replay;
+pub mod seat;
 pub mod shell_risk;
 pub mod token;
 pub mod visible;
@@ -32,6 +34,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("replay", replay::check),
     ("token", token::check),
     ("multitouch", multitouch::check),
+    ("seat", seat::check),
     ("phrases", phrases::check),
     ("params", params::check),
     ("strict_json", json::check),

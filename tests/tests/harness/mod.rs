@@ -286,8 +286,8 @@ impl Fixture {
     }
 
     /// Runs one command through the plugin's engine, as a front end does.
-    pub fn run_command(&mut self, command: pcp_plugin::Command) {
-        pcp_plugin::run(self.state(), command);
+    pub fn run_command(&mut self, request: pcp_plugin::Request) {
+        pcp_plugin::run(self.state(), request);
     }
 
     /// Whether the dialog is up.
@@ -421,9 +421,15 @@ impl Fixture {
         self.state().pcp().ui().queued()
     }
 
-    /// The keys whose release is being kept from clients.
+    /// The keys (evdev codes) whose release is being kept from clients.
     pub fn suppressed_keys(&mut self) -> Vec<u32> {
-        self.state().pcp().ui().suppressed_keys().collect()
+        // Smithay's keycodes are xkb keycodes, evdev codes + 8.
+        self.state()
+            .pcp()
+            .ui()
+            .suppressed_keys()
+            .map(|k| k.raw().saturating_sub(8))
+            .collect()
     }
 
     /// Voice as the compositor last learned it from its probe thread.
@@ -509,6 +515,41 @@ impl Fixture {
 
     pub fn inject_touch_up(&mut self) {
         self.state().inject_touch_up();
+    }
+
+    /// Finger `slot` goes down at (x, y).
+    pub fn inject_touch_down_at(&mut self, slot: u32, x: f64, y: f64) {
+        self.state().inject_touch_down_at(slot, x, y);
+    }
+
+    /// Finger `slot` moves to (x, y).
+    pub fn inject_touch_motion(&mut self, slot: u32, x: f64, y: f64) {
+        self.state().inject_touch_motion(slot, x, y);
+    }
+
+    /// Finger `slot` lifts.
+    pub fn inject_touch_up_at(&mut self, slot: u32) {
+        self.state().inject_touch_up_at(slot);
+    }
+
+    /// The touch source cancels every finger.
+    pub fn inject_touch_cancel(&mut self) {
+        self.state().inject_touch_cancel();
+    }
+
+    /// Two fingers scroll `dy` logical pixels where the pointer is.
+    pub fn inject_scroll(&mut self, dy: f64) {
+        self.state().inject_scroll(dy);
+    }
+
+    /// The harness's pen does `what` at (x, y).
+    pub fn inject_pen(&mut self, what: pcp_compositor::test_input::Pen, x: f64, y: f64) {
+        self.state().inject_pen(what, x, y);
+    }
+
+    /// A pinch of `fingers` fingers where the pointer is (begin, one update, end).
+    pub fn inject_pinch(&mut self, fingers: u32, scale: f64) {
+        self.state().inject_pinch(fingers, scale);
     }
 
     /// A key (evdev code) goes down or up.
@@ -725,11 +766,7 @@ impl Fixture {
     /// The dialog's own pixels as drawn for its output (premultiplied RGBA, physical size).
     pub fn dialog_pixels(&mut self) -> (u32, u32, Vec<u8>) {
         pcp_plugin::refresh(self.state());
-        self.state()
-            .pcp()
-            .ui_mut()
-            .pixels()
-            .expect("the dialog is up")
+        pcp_plugin::testing::dialog_pixels(self.state().pcp()).expect("the dialog is up")
     }
 
     /// Who the dialog says asks, as shown now.

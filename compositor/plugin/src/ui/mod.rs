@@ -3,10 +3,11 @@
 //! took from clients, the user's activity, and which devices can answer. Input and device events
 //! go in; [`PromptEvent`]s come out. It never holds or calls the gate: `ConfirmUi::sync` reads
 //! a [`GateView`] and *returns* what it needs the gate to hear (a step that cannot run), and the
-//! [engine](crate::engine) applies those. Approvals come only from input ([`ConfirmUi::key`],
-//! [`ConfirmUi::pointer_button`], [`ConfirmUi::touch_up`]), from the
-//! microphone and touch surface (`ConfirmUi::device_events`, [`ConfirmUi::touch_down`]) and a
-//! long enough press-and-hold (`ConfirmUi::timers`) — never from `ConfirmUi::sync`, which draws.
+//! engine applies those. Approvals come only from the seat's input (the
+//! [`input`] module: a key, a button, a touch or a tablet tool's tip released on a control),
+//! from the microphone and the haptic double tap (`ConfirmUi::device_events`, a touch while a
+//! prompt waits for the tap) and a long enough press-and-hold (`ConfirmUi::timers`) — never
+//! from `ConfirmUi::sync`, which draws.
 
 mod accessible;
 mod devices;
@@ -29,9 +30,6 @@ use pcp_gate::{Availability, IntentId, Modality, ModalityEvent};
 use pcp_haptics::Haptics;
 use pcp_overlay::{ConfirmDialog, OverlayError};
 use pcp_speech::{Unavailable, Voice};
-use smithay::backend::renderer::element::memory::MemoryRenderBufferRenderElement;
-use smithay::backend::renderer::{ImportMem, Renderer, Texture};
-use smithay::utils::{Logical, Point};
 
 use self::devices::Devices;
 pub use self::dialog::Placement;
@@ -40,11 +38,10 @@ pub use self::entry::{EntryKey, EntryState, EntryView};
 use self::focus::Sharing;
 pub use self::focus::{Shortcut, ShortcutKeys};
 use self::haptic::HapticStep;
-pub use self::input::Routed;
 pub use self::options::{GateView, UiOptions, UiTiming};
 use self::voice::{VoiceStep, wants_voice};
 use crate::render::PlacedOverlay;
-use crate::{PcpHandler, PromptEvent, Surroundings};
+use crate::{PcpHandler, PromptEvent};
 
 /// What changed for the host since it last asked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -186,8 +183,9 @@ impl ConfirmUi {
         self.dialog.dialog()
     }
 
-    /// The keys whose press the dialog took: their release never reaches a client either.
-    pub fn suppressed_keys(&self) -> impl Iterator<Item = u32> + '_ {
+    /// The keys (as Smithay gives them, xkb keycodes) whose press the dialog took: their
+    /// release never reaches a client either.
+    pub fn suppressed_keys(&self) -> impl Iterator<Item = smithay::input::keyboard::Keycode> + '_ {
         self.input.suppressed_keys()
     }
 
@@ -217,15 +215,9 @@ impl ConfirmUi {
         }
     }
 
-    /// Asks the probe thread to look at the microphone and model now (a sound device was
-    /// plugged in or out); its answer arrives through [`crate::on_wakeup`].
-    pub fn devices_changed(&mut self) {
-        self.devices.probe_voice();
-    }
-
     /// The seat now has `answering` devices that can press the dialog's controls (keyboards,
     /// pointers, touch screens). With none nobody can answer: run [`crate::refresh`] after.
-    pub fn set_input_devices(&mut self, answering: usize) {
+    pub(crate) fn set_input_devices(&mut self, answering: usize) {
         let available = answering > 0;
         if available != self.devices.input() {
             if available {
@@ -238,7 +230,7 @@ impl ConfirmUi {
     }
 
     /// Replaces the speech engine (`None`: voice off); it is probed from now on.
-    pub fn set_speech_engine(&mut self, engine: Option<Box<dyn Voice>>) {
+    pub(crate) fn set_speech_engine(&mut self, engine: Option<Box<dyn Voice>>) {
         self.voice.stop();
         let engine: Option<Arc<dyn Voice>> = engine.map(Arc::from);
         self.devices.set_engine(engine.as_ref());
@@ -249,19 +241,24 @@ impl ConfirmUi {
     }
 
     /// Replaces the haptic backend.
-    pub fn set_haptics(&mut self, backend: Box<dyn Haptics>) {
+    #[cfg(feature = "testing")]
+    pub(crate) fn set_haptics(&mut self, backend: Box<dyn Haptics>) {
         self.haptic.set_backend(backend);
     }
 
     /// New `[haptics]` settings and the backend found with them (any cue playing ends; a prompt
     /// shown falls back to the dialog at the next sync if the new device cannot play).
-    pub fn set_haptics_config(&mut self, backend: Box<dyn Haptics>, config: pcp_haptics::Config) {
+    pub(crate) fn set_haptics_config(
+        &mut self,
+        backend: Box<dyn Haptics>,
+        config: pcp_haptics::Config,
+    ) {
         self.haptic.set_backend(backend);
         self.haptic.set_config(config);
     }
 
     /// New `[overlay]` settings: applied now when no dialog is up, else when it goes.
-    pub fn set_overlay_config(&mut self, config: pcp_overlay::Config) {
+    pub(crate) fn set_overlay_config(&mut self, config: pcp_overlay::Config) {
         if self.dialog.is_open() {
             tracing::info!("the overlay settings apply from the next prompt");
             self.pending_overlay = Some(config);
@@ -297,7 +294,7 @@ impl ConfirmUi {
     /// The desktop asks (`true`) or stops asking for high contrast (the settings portal's
     /// `contrast`, read by the plugin's `desktop` module): with `[overlay] follow_desktop_contrast` the dialog
     /// draws with the high-contrast palette. Run [`crate::refresh`] after.
-    pub fn set_desktop_high_contrast(&mut self, high: bool) {
+    pub(crate) fn set_desktop_high_contrast(&mut self, high: bool) {
         if self.desktop_high_contrast != high {
             self.desktop_high_contrast = high;
             self.dialog.dialog_mut().set_desktop_high_contrast(high);
@@ -312,30 +309,14 @@ impl ConfirmUi {
 
     /// The dialog's pixels as drawn for its output (width, height, premultiplied RGBA), for
     /// screenshots and tests; `None` when it is not up.
-    pub fn pixels(&mut self) -> Option<(u32, u32, Vec<u8>)> {
+    #[cfg(feature = "testing")]
+    pub(crate) fn pixels(&mut self) -> Option<(u32, u32, Vec<u8>)> {
         self.dialog.pixels()
     }
 
     /// The dialog for the renderer, when it is up and drawn.
     pub fn placed(&self) -> Option<PlacedOverlay<'_>> {
         self.dialog.placed()
-    }
-
-    /// The dialog's render element for output `index` (of [`Surroundings::outputs`]), whose
-    /// top-left corner is `origin` and whose scale is `scale`; empty when it is elsewhere.
-    pub fn render_elements<R>(
-        &self,
-        renderer: &mut R,
-        index: usize,
-        origin: Point<i32, Logical>,
-        scale: f64,
-    ) -> Result<Vec<MemoryRenderBufferRenderElement<R>>, R::Error>
-    where
-        R: Renderer + ImportMem,
-        R::TextureId: Send + Clone + Texture + 'static,
-    {
-        let placed: Vec<PlacedOverlay<'_>> = self.placed().into_iter().collect();
-        crate::render::elements(renderer, &placed, index, origin, scale)
     }
 
     /// Whether the keyboard moved to or from the dialog since the host last heard.
@@ -359,24 +340,25 @@ impl ConfirmUi {
         }
     }
 
-    /// No dialog is up: the keyboard goes back to the windows.
+    /// No dialog is up: the keyboard goes back to the windows, and no press is under way.
     fn closed(&mut self) {
-        self.input.modal = false;
+        self.input.dialog_closed();
         self.set_keyboard(false);
     }
 
     /// Brings the UI in line with the gate: starts or stops the voice listener and the haptic
-    /// cue, shows the active prompt (or hides), places it on the output nearest `around.focus`,
+    /// cue, shows the active prompt (or hides), places it on the output nearest `focus`,
     /// counts down and redraws what changed. Returns what the gate must hear: a step that
     /// cannot run (no speech engine, a cue that cannot play) or a prompt that cannot be shown
     /// (no output, no input device, a dialog that cannot be drawn). Never an answer.
     pub(crate) fn sync(
         &mut self,
         gate: GateView<'_>,
-        around: &Surroundings,
+        outputs: &[pcp_overlay::Output],
+        focus: pcp_overlay::Point,
         now: i64,
     ) -> Vec<PromptEvent> {
-        self.devices.set_output(!around.outputs.is_empty());
+        self.devices.set_output(!outputs.is_empty());
         let prompt = gate.active;
         self.waiting_voice = prompt.filter(|p| wants_voice(p)).map(|p| p.id);
         // The devices first: a step that cannot run falls back before the dialog shows it.
@@ -424,8 +406,8 @@ impl ConfirmUi {
             (voice_note.as_deref(), entry),
             gate.queued,
             gate.timeouts,
-            &around.outputs,
-            around.focus,
+            outputs,
+            focus,
             now,
         );
         match synced {
