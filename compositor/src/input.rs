@@ -11,17 +11,23 @@
     allow(dead_code)
 )]
 
+use smithay::backend::input::TouchSlot;
 use smithay::backend::input::{ButtonState, KeyState};
-use smithay::desktop::WindowSurfaceType;
+use smithay::desktop::{WindowSurfaceType, layer_map_for_output};
 use smithay::input::pointer::{ButtonEvent, MotionEvent};
-use smithay::input::touch::{DownEvent, UpEvent};
+use smithay::input::touch::{DownEvent, MotionEvent as TouchMotionEvent, UpEvent};
 use smithay::utils::{Logical, Point, SERIAL_COUNTER};
+use smithay::wayland::shell::wlr_layer::Layer;
 use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::state::State;
+use crate::touch::TouchOwner;
 
 impl State {
-    fn surface_under(&self, p: Point<f64, Logical>) -> Option<(WlSurface, Point<f64, Logical>)> {
+    pub(crate) fn surface_under(
+        &self,
+        p: Point<f64, Logical>,
+    ) -> Option<(WlSurface, Point<f64, Logical>)> {
         if self.desktop.is_locked() {
             // Only the lock surface of the output under the point (at its top-left corner).
             let vo = self.backend.outputs.iter().find(|o| {
@@ -33,10 +39,40 @@ impl State {
             let origin = Point::from((f64::from(vo.spec.x), f64::from(vo.spec.y)));
             return Some((lock.wl_surface().clone(), origin));
         }
-        let (window, loc) = self.desktop.space.element_under(p)?;
-        let (surface, surface_loc) =
-            window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
-        Some((surface, (surface_loc + loc).to_f64()))
+        // Panels and overlays above the windows, backgrounds below them.
+        let on_layers = |layers: &[Layer]| self.layer_surface_under(p, layers);
+        on_layers(&[Layer::Overlay, Layer::Top])
+            .or_else(|| {
+                let (window, loc) = self.desktop.space.element_under(p)?;
+                let (surface, surface_loc) =
+                    window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
+                Some((surface, (surface_loc + loc).to_f64()))
+            })
+            .or_else(|| on_layers(&[Layer::Bottom, Layer::Background]))
+    }
+
+    /// The surface of a layer surface (or of its popups) of `layers`, in that order, under `p`
+    /// on the output it is on, and where that surface is (global logical).
+    fn layer_surface_under(
+        &self,
+        p: Point<f64, Logical>,
+        layers: &[Layer],
+    ) -> Option<(WlSurface, Point<f64, Logical>)> {
+        let vo = self.backend.outputs.iter().find(|o| {
+            let (w, h) = o.spec.logical_size();
+            let (x, y) = (f64::from(o.spec.x), f64::from(o.spec.y));
+            p.x >= x && p.y >= y && p.x < x + f64::from(w) && p.y < y + f64::from(h)
+        })?;
+        let origin = Point::<i32, Logical>::from((vo.spec.x, vo.spec.y));
+        let local = p - origin.to_f64();
+        let map = layer_map_for_output(&vo.output);
+        layers.iter().find_map(|&layer| {
+            let surface = map.layer_under(layer, local)?;
+            let at = map.layer_geometry(surface)?.loc;
+            let (under, loc) =
+                surface.surface_under(local - at.to_f64(), WindowSurfaceType::ALL)?;
+            Some((under, (origin + at + loc).to_f64()))
+        })
     }
 
     /// The pointer moved to `p` (global logical).
@@ -58,6 +94,7 @@ impl State {
             return;
         };
         let focus = self.surface_under(p);
+        self.pointer.set_under(focus.clone());
         let serial = SERIAL_COUNTER.next_serial();
         pointer.motion(
             self,
@@ -111,6 +148,7 @@ impl State {
             return;
         }
         let location = self.pointer.location();
+        self.pointer.set_under(None);
         pointer.motion(
             self,
             None,
@@ -142,6 +180,7 @@ impl State {
         if focus.is_none() {
             return;
         }
+        self.pointer.set_under(focus.clone());
         pointer.motion(
             self,
             focus,
@@ -169,20 +208,25 @@ impl State {
         }
     }
 
-    /// A touch point went down at `p`: the focal point moves there.
-    pub(crate) fn touch_down(&mut self, p: Point<f64, Logical>, time: u32) {
+    /// Touch point `slot` went down at `p`: the focal point moves there. The dialog is asked
+    /// first; otherwise the surface under the point has it until it lifts (its focus is decided
+    /// here, once).
+    pub(crate) fn touch_down(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
         self.pointer.set_focal_point(p);
         if pcp_plugin::input::touch_down(self, p, time) {
+            self.touch_went_down(slot, TouchOwner::Dialog, time);
             return;
         }
         let focus = self.surface_under(p);
+        let owner = TouchOwner::Client(focus.as_ref().map(|(s, _)| s.clone()));
+        self.touch_went_down(slot, owner, time);
         if let Some(touch) = self.seat.get_touch() {
             touch.down(
                 self,
                 focus,
                 &DownEvent {
-                    slot: Some(0).into(),
+                    slot,
                     location: p,
                     serial: SERIAL_COUNTER.next_serial(),
                     time,
@@ -192,34 +236,109 @@ impl State {
         }
     }
 
-    /// The touch source cancelled its contact: a cancelled touch is no click, so the dialog
-    /// forgets it and a client gets a cancel.
-    #[cfg_attr(not(any(feature = "winit", feature = "udev")), allow(dead_code))]
+    /// Remembers where `slot` went down; a slot already down lost its up, which its owner
+    /// gets now.
+    fn touch_went_down(&mut self, slot: TouchSlot, owner: TouchOwner, time: u32) {
+        if let Some(TouchOwner::Client(_)) = self.touch.went_down(slot, owner)
+            && let Some(touch) = self.seat.get_touch()
+        {
+            touch.up(
+                self,
+                &UpEvent {
+                    slot,
+                    serial: SERIAL_COUNTER.next_serial(),
+                    time,
+                },
+            );
+        }
+    }
+
+    /// Touch point `slot` moved to `p`: it stays with whoever had its down (a point that
+    /// began on a window goes on to that window, on the dialog or not).
+    pub(crate) fn touch_motion(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
+        self.input_activity();
+        self.pointer.set_focal_point(p);
+        let Some(TouchOwner::Client(_)) = self.touch.owner(slot) else {
+            // The dialog's points press where they went down; an unknown point is no one's.
+            return;
+        };
+        if let Some(touch) = self.seat.get_touch() {
+            touch.motion(
+                self,
+                None,
+                &TouchMotionEvent {
+                    slot,
+                    location: p,
+                    time,
+                },
+            );
+            touch.frame(self);
+        }
+    }
+
+    /// The touch source cancelled its contacts: a cancelled touch is no click, so the dialog
+    /// forgets its points and clients get a cancel.
     pub(crate) fn touch_cancel(&mut self) {
-        if !pcp_plugin::input::touch_cancel(self)
+        let (_, clients) = self.touch.cancel_all();
+        let taken = pcp_plugin::input::touch_cancel(self);
+        if (clients || !taken)
             && let Some(touch) = self.seat.get_touch()
         {
             touch.cancel(self);
         }
     }
 
-    /// The touch point lifted.
-    pub(crate) fn touch_up(&mut self, time: u32) {
+    /// Touch point `slot` lifted, where its down went.
+    pub(crate) fn touch_up(&mut self, slot: TouchSlot, time: u32) {
         self.input_activity();
-        if pcp_plugin::input::touch_up(self, time) {
-            return;
+        match self.touch.lifted(slot) {
+            Some(TouchOwner::Client(_)) => {}
+            Some(TouchOwner::Dialog) => {
+                pcp_plugin::input::touch_up(self, time);
+                return;
+            }
+            // Its down was not seen (it began before this compositor ran): the dialog may
+            // still claim it, or it goes nowhere.
+            None => {
+                pcp_plugin::input::touch_up(self, time);
+                return;
+            }
         }
         if let Some(touch) = self.seat.get_touch() {
             touch.up(
                 self,
                 &UpEvent {
-                    slot: Some(0).into(),
+                    slot,
                     serial: SERIAL_COUNTER.next_serial(),
                     time,
                 },
             );
             touch.frame(self);
         }
+    }
+
+    /// `surface` is being destroyed: the touch points down on it lift there (a client is told
+    /// each one ended, and none is left waiting for an up that cannot come).
+    pub(crate) fn touch_surface_destroyed(&mut self, surface: &WlSurface) {
+        let slots = self.touch.take_on(surface);
+        if slots.is_empty() {
+            return;
+        }
+        let Some(touch) = self.seat.get_touch() else {
+            return;
+        };
+        let time = (self.clock.now_ms() & 0xffff_ffff) as u32;
+        for slot in slots {
+            touch.up(
+                self,
+                &UpEvent {
+                    slot,
+                    serial: SERIAL_COUNTER.next_serial(),
+                    time,
+                },
+            );
+        }
+        touch.frame(self);
     }
 
     /// A key (evdev code) went down or up: the plugin's filter decides whether it is the

@@ -155,6 +155,7 @@ impl Compositor {
             },
             clock: Clock::default(),
             pointer: Pointer::new(centre, &cursor_theme, cursor_size),
+            touch: Default::default(),
             logged_placement: None,
             frames: Frames::default(),
             running: true,

@@ -20,6 +20,7 @@ use crate::desktop::Desktop;
 use crate::frames::Frames;
 use crate::notice::Notice;
 use crate::pointer::Pointer;
+use crate::touch::TouchPoints;
 
 /// Why the compositor could not start.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +118,8 @@ pub struct State {
     pub(crate) pcp: Pcp,
     /// The pointer, its cursor, and the focal point.
     pub(crate) pointer: Pointer,
+    /// The touch points down now, and where each one's down went.
+    pub(crate) touch: TouchPoints,
     pub(crate) settings: Settings,
     /// When the next frame is drawn.
     pub(crate) frames: Frames,
@@ -138,6 +141,9 @@ impl Compositor {
         self.event_loop
             .dispatch(timeout, &mut self.state)
             .map_err(std::io::Error::other)?;
+        // What this round's requests changed under a resting pointer (a window placed or
+        // gone, a new size, input region or subsurface stack) is entered now.
+        self.state.refocus_pointer();
         // Whatever this round changed is drawn by the frame timer, armed only now.
         self.state.schedule_frame();
         self.state.dh.flush_clients().map_err(std::io::Error::other)
@@ -148,6 +154,12 @@ impl State {
     /// Draws every output now and sends frame callbacks.
     pub fn render(&mut self) {
         self.log_placement();
+        // Which outputs each window and layer surface is on (their wl_surface.enter and leave),
+        // and layer surfaces gone since the last frame.
+        self.desktop.space.refresh();
+        for vo in &self.backend.outputs {
+            smithay::desktop::layer_map_for_output(&vo.output).cleanup();
+        }
         let bg = self
             .settings
             .config
@@ -241,6 +253,12 @@ impl State {
                     Some(vo.output.clone())
                 });
             }
+            // Panels and backgrounds (and their popups) draw by frame callbacks too.
+            for layer in smithay::desktop::layer_map_for_output(&vo.output).layers() {
+                layer.send_frame(&vo.output, now, Some(Duration::ZERO), |_, _| {
+                    Some(vo.output.clone())
+                });
+            }
         }
     }
 
@@ -330,6 +348,7 @@ impl State {
             seat,
             desktop,
             pointer,
+            touch,
             settings,
             frames,
             logged_placement,
@@ -356,6 +375,7 @@ impl State {
             seat,
             desktop,
             pointer,
+            touch,
             settings,
             frames,
             logged_placement,

@@ -37,12 +37,34 @@ impl State {
         self.inject_pointer_button(false);
     }
 
+    /// The first touch point (slot 0) goes down at (x, y).
     pub fn inject_touch_down(&mut self, x: f64, y: f64) {
-        self.touch_down(Point::from((x, y)), self.event_time());
+        self.inject_touch_down_at(0, x, y);
     }
 
+    /// The first touch point (slot 0) lifts.
     pub fn inject_touch_up(&mut self) {
-        self.touch_up(self.event_time());
+        self.inject_touch_up_of(0);
+    }
+
+    /// Touch point `slot` goes down at (x, y) (global logical).
+    pub fn inject_touch_down_at(&mut self, slot: u32, x: f64, y: f64) {
+        self.touch_down(Some(slot).into(), Point::from((x, y)), self.event_time());
+    }
+
+    /// Touch point `slot` moves to (x, y).
+    pub fn inject_touch_motion(&mut self, slot: u32, x: f64, y: f64) {
+        self.touch_motion(Some(slot).into(), Point::from((x, y)), self.event_time());
+    }
+
+    /// Touch point `slot` lifts.
+    pub fn inject_touch_up_of(&mut self, slot: u32) {
+        self.touch_up(Some(slot).into(), self.event_time());
+    }
+
+    /// The touch source cancels every point.
+    pub fn inject_touch_cancel(&mut self) {
+        self.touch_cancel();
     }
 
     /// A key (evdev code) goes down or up.

@@ -149,7 +149,7 @@ fn global(state: &State, event: &impl AbsolutePositionEvent<WinitInput>) -> Poin
 }
 
 /// Input goes through the same routing as the harness's injection (`State::pointer_motion`,
-/// `pointer_button`, `touch_down`, `touch_up`, `key`).
+/// `pointer_button`, `touch_down`, `touch_motion`, `touch_up`, `key`).
 fn handle_input(state: &mut State, input: InputEvent<WinitInput>) {
     tracing::trace!("host input: {input:?}");
     match input {
@@ -171,11 +171,15 @@ fn handle_input(state: &mut State, input: InputEvent<WinitInput>) {
         }
         InputEvent::TouchDown { event } => {
             let p = global(state, &event);
-            state.touch_down(p, event.time_msec());
+            state.touch_down(event.slot(), p, event.time_msec());
         }
-        InputEvent::TouchUp { event } => state.touch_up(event.time_msec()),
+        InputEvent::TouchMotion { event } => {
+            let p = global(state, &event);
+            state.touch_motion(event.slot(), p, event.time_msec());
+        }
+        InputEvent::TouchUp { event } => state.touch_up(event.slot(), event.time_msec()),
         InputEvent::TouchCancel { .. } => state.touch_cancel(),
-        // Scrolling, touch motion and gestures have no routing in this compositor yet.
+        // Scrolling and gestures have no routing in this compositor yet.
         _ => {}
     }
 }

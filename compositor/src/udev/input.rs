@@ -2,7 +2,7 @@
 //! keyboard, pointer or touch screen cannot answer; those present at start are taken from
 //! libinput's queue at once), the Ctrl+Alt+F`n` VT switch, and every other
 //! event mapped onto the same routing as the other backends (`State::key`, `pointer_motion`,
-//! `pointer_button`, `touch_down`, `touch_up`, `touch_cancel`).
+//! `pointer_button`, `touch_down`, `touch_motion`, `touch_up`, `touch_cancel`).
 
 use smithay::backend::input::{
     AbsolutePositionEvent, ButtonState, Event, InputEvent, KeyState, KeyboardKeyEvent,
@@ -153,11 +153,17 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
         }
         InputEvent::TouchDown { event } => {
             let p = absolute(state, &event);
-            state.touch_down(p, event_time(state, event.time_msec()));
+            state.touch_down(event.slot(), p, event_time(state, event.time_msec()));
         }
-        InputEvent::TouchUp { event } => state.touch_up(event_time(state, event.time_msec())),
+        InputEvent::TouchMotion { event } => {
+            let p = absolute(state, &event);
+            state.touch_motion(event.slot(), p, event_time(state, event.time_msec()));
+        }
+        InputEvent::TouchUp { event } => {
+            state.touch_up(event.slot(), event_time(state, event.time_msec()));
+        }
         InputEvent::TouchCancel { .. } => state.touch_cancel(),
-        // Scrolling, touch motion, tablets and gestures have no routing in this compositor yet.
+        // Scrolling, tablets and gestures have no routing in this compositor yet.
         _ => {}
     }
 }
