@@ -52,7 +52,7 @@ impl State {
 
     /// Moves the window whose toplevel surface is object `surface_id` of `client` so its
     /// top-left corner is at `at` (global logical). Returns whether there is such a window.
-    /// The pointer enters whatever is under it now once this round of the loop is done.
+    /// The pointer enters whatever is under it now.
     pub fn place_window(
         &mut self,
         client: &ClientId,
@@ -76,6 +76,7 @@ impl State {
         };
         self.desktop.space.map_element(window, at, false);
         self.frames.damage();
+        self.refocus_pointer();
         true
     }
 

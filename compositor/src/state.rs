@@ -141,8 +141,8 @@ impl Compositor {
         self.event_loop
             .dispatch(timeout, &mut self.state)
             .map_err(std::io::Error::other)?;
-        // What this round's requests changed under a resting pointer (a window placed or
-        // gone, a new size, input region or subsurface stack) is entered now.
+        // Whatever else this round changed under a resting pointer (the handlers that change
+        // the scene already looked, before answering the next request).
         self.state.refocus_pointer();
         // Whatever this round changed is drawn by the frame timer, armed only now.
         self.state.schedule_frame();

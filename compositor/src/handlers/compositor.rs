@@ -88,10 +88,14 @@ impl CompositorHandler for State {
             self.layer_commit(surface);
         }
         self.frames.damage();
+        // Before the client's next request is answered (its round trip's `done` must come
+        // after what the commit changed under the pointer).
+        self.refocus_pointer();
     }
 
     fn destroyed(&mut self, surface: &WlSurface) {
         self.touch_surface_destroyed(surface);
+        self.refocus_pointer();
     }
 }
 

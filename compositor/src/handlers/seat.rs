@@ -39,7 +39,7 @@ delegate_seat!(State);
 
 impl State {
     /// Only the window with the keyboard (on itself, a subsurface or one of its popups) is
-    /// activated; each window whose state changes is told.
+    /// activated; each window whose state changed is told.
     fn activate_focused(&mut self, focused: Option<&WlSurface>) {
         let root = focused.map(|s| {
             let s = match self.desktop.popups.find_popup(s) {
@@ -57,14 +57,17 @@ impl State {
                 continue;
             };
             let active = root.as_ref() == Some(toplevel.wl_surface());
-            let changed = toplevel.with_pending_state(|state| {
+            toplevel.with_pending_state(|state| {
                 if active {
-                    state.states.set(xdg_toplevel::State::Activated)
+                    state.states.set(xdg_toplevel::State::Activated);
                 } else {
-                    state.states.unset(xdg_toplevel::State::Activated)
+                    state.states.unset(xdg_toplevel::State::Activated);
                 }
             });
-            if changed && toplevel.is_initial_configure_sent() {
+            // The space may have changed the pending state already (raising a window
+            // activates it there): what counts is what the client was last told, and
+            // `send_pending_configure` sends only a difference from it.
+            if toplevel.is_initial_configure_sent() {
                 toplevel.send_pending_configure();
             }
         }

@@ -54,6 +54,7 @@ impl XdgShellHandler for State {
             self.desktop.space.unmap_elem(&window);
             self.frames.damage();
         }
+        self.refocus_pointer();
     }
 
     fn fullscreen_request(&mut self, surface: ToplevelSurface, _output: Option<WlOutput>) {
@@ -158,6 +159,8 @@ impl XdgShellHandler for State {
 
     fn popup_destroyed(&mut self, _surface: PopupSurface) {
         self.frames.damage();
+        // The pointer leaves the menu for what it uncovered.
+        self.refocus_pointer();
     }
 
     fn move_request(&mut self, surface: ToplevelSurface, seat: WlSeat, serial: Serial) {
