@@ -40,12 +40,12 @@ pub const LOG_ENV: &str = "PCP_WLCS_LOG";
 /// compares this with what a client sees). WLCS skips the tests of every other extension
 /// (`wl_shell`, `zxdg_shell_v6`, relative pointer, pointer constraints, text input…).
 static EXTENSIONS: &[WlcsExtensionDescriptor] = extension_list!(
-    ("wl_compositor", 6),
+    ("wl_compositor", 5),
     ("wl_subcompositor", 1),
     ("wl_data_device_manager", 3),
     ("wl_seat", 9),
     ("wl_output", 4),
-    ("wl_shm", 1),
+    ("wl_shm", 2),
     ("xdg_wm_base", 6),
     ("zxdg_output_manager_v1", 3),
     ("zwlr_layer_shell_v1", 4),

@@ -5,6 +5,7 @@
 //! (a client's round trip) always comes after it.
 
 use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -288,6 +289,7 @@ fn private_folder() -> Result<tempfile::TempDir, ServerError> {
         .unwrap_or_else(std::env::temp_dir);
     tempfile::Builder::new()
         .prefix("pcp-wlcs-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir_in(base)
         .map_err(ServerError::Folder)
 }
