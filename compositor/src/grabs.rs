@@ -167,11 +167,20 @@ impl State {
             pointer.set_grab(self, grab, serial, Focus::Clear);
             return;
         }
-        if let Some(touch) = seat.get_touch()
-            && touch.has_grab(serial)
-            && let Some(start) = touch.grab_start_data()
-            && same_client(start.focus.as_ref().map(|(s, _)| s))
+        // A touch point's own down (each point has its own focus, and no implicit grab).
+        let point = self
+            .touch
+            .by_serial(serial)
+            .map(|(slot, s, at)| (slot, s.clone(), at));
+        if let (Some(touch), Some((slot, focus, at))) = (seat.get_touch(), point)
+            && same_client(Some(&focus))
+            && !touch.is_grabbed()
         {
+            let start = TouchGrabStartData {
+                focus: Some((focus, at)),
+                slot,
+                location: at,
+            };
             self.track_resize(surface, kind, initial);
             let gesture = Gesture {
                 window,

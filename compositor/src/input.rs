@@ -16,12 +16,12 @@ use smithay::backend::input::{ButtonState, KeyState};
 use smithay::desktop::{WindowSurfaceType, layer_map_for_output};
 use smithay::input::pointer::{ButtonEvent, MotionEvent};
 use smithay::input::touch::{DownEvent, MotionEvent as TouchMotionEvent, UpEvent};
-use smithay::utils::{Logical, Point, SERIAL_COUNTER};
+use smithay::utils::{Logical, Point, SERIAL_COUNTER, Serial};
 use smithay::wayland::shell::wlr_layer::Layer;
 use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::state::State;
-use crate::touch::TouchOwner;
+use crate::touch::{TouchOwner, TouchPoint};
 
 impl State {
     pub(crate) fn surface_under(
@@ -215,12 +215,13 @@ impl State {
         self.input_activity();
         self.pointer.set_focal_point(p);
         if pcp_plugin::input::touch_down(self, p, time) {
-            self.touch_went_down(slot, TouchOwner::Dialog, time);
+            self.touch_went_down(slot, TouchOwner::Dialog, p, None, time);
             return;
         }
         let focus = self.surface_under(p);
         let owner = TouchOwner::Client(focus.as_ref().map(|(s, _)| s.clone()));
-        self.touch_went_down(slot, owner, time);
+        let serial = SERIAL_COUNTER.next_serial();
+        self.touch_went_down(slot, owner, p, Some(serial), time);
         if let Some(touch) = self.seat.get_touch() {
             touch.down(
                 self,
@@ -228,7 +229,7 @@ impl State {
                 &DownEvent {
                     slot,
                     location: p,
-                    serial: SERIAL_COUNTER.next_serial(),
+                    serial,
                     time,
                 },
             );
@@ -238,8 +239,19 @@ impl State {
 
     /// Remembers where `slot` went down; a slot already down lost its up, which its owner
     /// gets now.
-    fn touch_went_down(&mut self, slot: TouchSlot, owner: TouchOwner, time: u32) {
-        if let Some(TouchOwner::Client(_)) = self.touch.went_down(slot, owner)
+    fn touch_went_down(
+        &mut self,
+        slot: TouchSlot,
+        owner: TouchOwner,
+        at: Point<f64, Logical>,
+        serial: Option<Serial>,
+        time: u32,
+    ) {
+        let point = TouchPoint { owner, at, serial };
+        if let Some(TouchPoint {
+            owner: TouchOwner::Client(_),
+            ..
+        }) = self.touch.went_down(slot, point)
             && let Some(touch) = self.seat.get_touch()
         {
             touch.up(
@@ -253,15 +265,24 @@ impl State {
         }
     }
 
-    /// Touch point `slot` moved to `p`: it stays with whoever had its down (a point that
-    /// began on a window goes on to that window, on the dialog or not).
+    /// Touch point `slot` moved to `p`: it stays with whoever had its down. A point that began
+    /// on a window goes on to that window, except over the dialog: there no window learns where
+    /// it is (as a held pointer button, see `pointer_to_dialog`).
     pub(crate) fn touch_motion(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
         self.pointer.set_focal_point(p);
+        self.touch.moved(slot, p);
         let Some(TouchOwner::Client(_)) = self.touch.owner(slot) else {
             // The dialog's points press where they went down; an unknown point is no one's.
             return;
         };
+        if self
+            .pcp
+            .ui()
+            .takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y })
+        {
+            return;
+        }
         if let Some(touch) = self.seat.get_touch() {
             touch.motion(
                 self,
@@ -280,18 +301,34 @@ impl State {
     /// forgets its points and clients get a cancel.
     pub(crate) fn touch_cancel(&mut self) {
         let (_, clients) = self.touch.cancel_all();
-        let taken = pcp_plugin::input::touch_cancel(self);
-        if (clients || !taken)
-            && let Some(touch) = self.seat.get_touch()
-        {
-            touch.cancel(self);
+        pcp_plugin::input::touch_cancel(self);
+        let Some(touch) = self.seat.get_touch() else {
+            return;
+        };
+        if clients.is_empty() {
+            return;
         }
+        // Smithay 0.7 sends a cancel only for points with an event since their last frame: each
+        // gets one (where it is), then the cancel reaches every client holding a point.
+        let time = (self.clock.now_ms() & 0xffff_ffff) as u32;
+        for (slot, location) in clients {
+            touch.motion(
+                self,
+                None,
+                &TouchMotionEvent {
+                    slot,
+                    location,
+                    time,
+                },
+            );
+        }
+        touch.cancel(self);
     }
 
     /// Touch point `slot` lifted, where its down went.
     pub(crate) fn touch_up(&mut self, slot: TouchSlot, time: u32) {
         self.input_activity();
-        match self.touch.lifted(slot) {
+        match self.touch.lifted(slot).map(|p| p.owner) {
             Some(TouchOwner::Client(_)) => {}
             Some(TouchOwner::Dialog) => {
                 pcp_plugin::input::touch_up(self, time);

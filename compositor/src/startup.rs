@@ -255,7 +255,8 @@ fn new_seat(dh: &DisplayHandle) -> Result<(SeatState<State>, Seat<State>), Start
     seat.add_keyboard(Default::default(), 400, 25)
         .map_err(|e| StartError::Seat(e.to_string()))?;
     seat.add_pointer();
-    seat.add_touch();
+    // Each touch point goes to the surface under its own down.
+    seat.add_touch_with_default_grab(|| Box::new(crate::touch::EachPointGrab::default()));
     Ok((seat_state, seat))
 }
 

@@ -14,6 +14,7 @@ pub mod apps;
 pub mod audio;
 pub mod client;
 pub mod dbus;
+pub mod shell;
 pub mod voice;
 
 use std::os::unix::fs::PermissionsExt;
@@ -487,6 +488,39 @@ impl Fixture {
 
     pub fn inject_touch_up(&mut self) {
         self.state().inject_touch_up();
+    }
+
+    /// Touch point `slot` goes down at (x, y) (several may be down at once).
+    pub fn touch_down_at(&mut self, slot: u32, x: f64, y: f64) {
+        self.state().inject_touch_down_at(slot, x, y);
+    }
+
+    /// Touch point `slot` moves to (x, y).
+    pub fn touch_motion(&mut self, slot: u32, x: f64, y: f64) {
+        self.state().inject_touch_motion(slot, x, y);
+    }
+
+    /// Touch point `slot` lifts.
+    pub fn touch_up(&mut self, slot: u32) {
+        self.state().inject_touch_up_of(slot);
+    }
+
+    /// The touch source cancels every point.
+    pub fn touch_cancel(&mut self) {
+        self.state().inject_touch_cancel();
+    }
+
+    /// Moves the window of app id `app_id` to (x, y); panics when there is none.
+    pub fn move_window_of(&mut self, app_id: &str, x: i32, y: i32) {
+        assert!(
+            self.state().move_window_of(app_id, x, y),
+            "no window {app_id}"
+        );
+    }
+
+    /// The geometry (x, y, w, h) of the window of app id `app_id`.
+    pub fn window_rect_of(&mut self, app_id: &str) -> Option<(i32, i32, i32, i32)> {
+        self.state().window_rect_of(app_id)
     }
 
     /// A key (evdev code) goes down or up.

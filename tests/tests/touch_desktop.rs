@@ -1,0 +1,396 @@
+//! What a touch desktop asks of the compositor, with real clients: several touch points at once,
+//! each delivered (with its motion) to the surface it went down on; interactive move and resize
+//! from a pointer or a touch; maximize within what panels leave; pointer and touch input to
+//! layer surfaces. And the dialog's rules across them: input on the dialog reaches no window,
+//! and a touch ends where it began.
+
+mod harness;
+
+use std::sync::mpsc::Receiver;
+
+use serde_json::json;
+use wayland_protocols::xdg::shell::client::xdg_toplevel::ResizeEdge;
+use wayland_protocols_wlr::layer_shell::v1::client::zwlr_layer_shell_v1::Layer;
+use wayland_protocols_wlr::layer_shell::v1::client::zwlr_layer_surface_v1::Anchor;
+
+use harness::shell::{self, OnPress, Role, Seen};
+use harness::{Fixture, intent};
+
+const OUTPUT: &[&str] = &["1280x720@0,0"];
+const WINDOW: Role = Role::Toplevel { maximized: false };
+
+/// Starts a client and pumps until it has drawn and the compositor has its buffer; returns it
+/// and what it received until then.
+fn up_seen(
+    fx: &mut Fixture,
+    app_id: &str,
+    role: Role,
+    size: (i32, i32),
+    on_press: OnPress,
+) -> (Receiver<Seen>, Vec<Seen>) {
+    let rx = shell::spawn(fx.socket_path(), app_id, role, size, on_press);
+    let mut seen = Vec::new();
+    fx.pump_until(&format!("{app_id} to draw"), |fx| {
+        fx.render();
+        seen.extend(rx.try_iter());
+        seen.contains(&Seen::Mapped)
+    });
+    // The client said so once it sent its commit: let the compositor read it.
+    seen.extend(drain(fx, &rx));
+    (rx, seen)
+}
+
+/// [`up_seen`], keeping only the client.
+fn up(
+    fx: &mut Fixture,
+    app_id: &str,
+    role: Role,
+    size: (i32, i32),
+    on_press: OnPress,
+) -> Receiver<Seen> {
+    up_seen(fx, app_id, role, size, on_press).0
+}
+
+/// Pumps a little and returns what the client received meanwhile.
+fn drain(fx: &mut Fixture, rx: &Receiver<Seen>) -> Vec<Seen> {
+    for _ in 0..10 {
+        fx.pump();
+    }
+    rx.try_iter().collect()
+}
+
+fn touches(seen: &[Seen]) -> Vec<Seen> {
+    seen.iter()
+        .filter(|s| {
+            matches!(
+                s,
+                Seen::TouchDown(..) | Seen::TouchMotion(..) | Seen::TouchUp(_) | Seen::TouchCancel
+            )
+        })
+        .cloned()
+        .collect()
+}
+
+fn pointer(seen: &[Seen]) -> Vec<Seen> {
+    seen.iter()
+        .filter(|s| {
+            matches!(
+                s,
+                Seen::PointerEnter(..) | Seen::PointerLeave | Seen::Motion(..) | Seen::Button(_)
+            )
+        })
+        .cloned()
+        .collect()
+}
+
+/// A prompt waiting in the (non-modal) dialog; returns its client (keep it alive).
+fn prompt(fx: &mut Fixture) -> harness::AsyncIntent {
+    let c = fx.submit(intent("settings.change", json!({"key": "k", "value": "v"})));
+    fx.pending(&c);
+    assert!(fx.dialog_open());
+    c
+}
+
+#[test]
+fn several_touch_points_each_stay_with_the_surface_they_went_down_on() {
+    let mut fx = Fixture::new(OUTPUT);
+    let a = up(
+        &mut fx,
+        "org.example.A",
+        WINDOW,
+        (200, 200),
+        OnPress::Nothing,
+    );
+    let b = up(
+        &mut fx,
+        "org.example.B",
+        WINDOW,
+        (200, 200),
+        OnPress::Nothing,
+    );
+    fx.move_window_of("org.example.A", 100, 100);
+    fx.move_window_of("org.example.B", 500, 100);
+    drain(&mut fx, &a);
+    drain(&mut fx, &b);
+    fx.touch_down_at(0, 150.0, 150.0);
+    fx.touch_down_at(1, 550.0, 160.0);
+    // The first finger slides over B: it is still A's, outside A's surface.
+    fx.touch_motion(0, 560.0, 170.0);
+    fx.touch_motion(1, 570.0, 180.0);
+    fx.touch_up(1);
+    fx.touch_up(0);
+    assert_eq!(
+        touches(&drain(&mut fx, &a)),
+        [
+            Seen::TouchDown(0, 50.0, 50.0),
+            Seen::TouchMotion(0, 460.0, 70.0),
+            Seen::TouchUp(0)
+        ]
+    );
+    assert_eq!(
+        touches(&drain(&mut fx, &b)),
+        [
+            Seen::TouchDown(1, 50.0, 60.0),
+            Seen::TouchMotion(1, 70.0, 80.0),
+            Seen::TouchUp(1)
+        ]
+    );
+}
+
+#[test]
+fn a_cancel_reaches_every_point_and_ends_them() {
+    let mut fx = Fixture::new(OUTPUT);
+    let a = up(
+        &mut fx,
+        "org.example.A",
+        WINDOW,
+        (300, 300),
+        OnPress::Nothing,
+    );
+    fx.move_window_of("org.example.A", 0, 0);
+    drain(&mut fx, &a);
+    fx.touch_down_at(4, 10.0, 10.0);
+    fx.touch_down_at(5, 20.0, 20.0);
+    fx.touch_cancel();
+    // Points cancelled are gone: their later motion and up reach no one.
+    fx.touch_motion(4, 30.0, 30.0);
+    fx.touch_up(4);
+    fx.touch_up(5);
+    let seen = touches(&drain(&mut fx, &a));
+    assert_eq!(
+        seen[..2],
+        [
+            Seen::TouchDown(4, 10.0, 10.0),
+            Seen::TouchDown(5, 20.0, 20.0)
+        ]
+    );
+    // (Each point's place may be repeated before the cancel: the client drops the sequence.)
+    assert_eq!(seen.last(), Some(&Seen::TouchCancel), "{seen:?}");
+    assert!(
+        !seen
+            .iter()
+            .any(|s| matches!(s, Seen::TouchUp(_) | Seen::TouchMotion(_, 30.0, 30.0))),
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn a_touch_that_began_on_a_window_ends_there_and_one_on_the_dialog_reaches_no_window() {
+    let mut fx = Fixture::new(OUTPUT);
+    let a = up(
+        &mut fx,
+        "org.example.A",
+        WINDOW,
+        (1280, 720),
+        OnPress::Nothing,
+    );
+    fx.move_window_of("org.example.A", 0, 0);
+    let _asking = prompt(&mut fx);
+    let rect = fx.dialog_rect().expect("the dialog is placed");
+    let (cx, cy) = (
+        f64::from(rect.x) + f64::from(rect.w) / 2.0,
+        f64::from(rect.y) + f64::from(rect.h) / 2.0,
+    );
+    drain(&mut fx, &a);
+    // Down on the window, over the dialog, back, up: the window never learns where the finger
+    // was on the dialog, and gets its up.
+    fx.touch_down_at(0, 10.0, 10.0);
+    fx.touch_motion(0, cx, cy);
+    fx.touch_motion(0, 20.0, 20.0);
+    fx.touch_up(0);
+    // Down on the dialog (its top-left corner, no control), onto the window, up there.
+    let (dx, dy) = (f64::from(rect.x) + 3.0, f64::from(rect.y) + 3.0);
+    fx.touch_down_at(1, dx, dy);
+    fx.touch_motion(1, 5.0, 700.0);
+    fx.touch_up(1);
+    assert_eq!(
+        touches(&drain(&mut fx, &a)),
+        [
+            Seen::TouchDown(0, 10.0, 10.0),
+            Seen::TouchMotion(0, 20.0, 20.0),
+            Seen::TouchUp(0)
+        ]
+    );
+    assert!(fx.dialog_open(), "no touch answered the prompt");
+}
+
+#[test]
+fn a_pointer_press_moves_its_window_but_not_while_it_is_on_the_dialog() {
+    let mut fx = Fixture::new(OUTPUT);
+    let m = up(
+        &mut fx,
+        "org.example.Move",
+        WINDOW,
+        (300, 200),
+        OnPress::Move,
+    );
+    fx.move_window_of("org.example.Move", 100, 100);
+    fx.inject_pointer_motion(150.0, 150.0);
+    fx.inject_pointer_button(true);
+    let mut seen = drain(&mut fx, &m);
+    fx.inject_pointer_motion(250.0, 190.0);
+    assert_eq!(fx.window_location_of("org.example.Move"), Some((200, 140)));
+    seen.extend(drain(&mut fx, &m));
+    assert!(
+        pointer(&seen).contains(&Seen::PointerLeave),
+        "no client has the pointer during a move: {seen:?}"
+    );
+    // A prompt appears; the pointer, still pressed, goes onto the dialog: the window stays.
+    let _asking = prompt(&mut fx);
+    let rect = fx.dialog_rect().expect("the dialog is placed");
+    let on_dialog = (
+        f64::from(rect.x) + f64::from(rect.w) / 2.0,
+        f64::from(rect.y) + 5.0,
+    );
+    fx.inject_pointer_motion(on_dialog.0, on_dialog.1);
+    assert_eq!(fx.window_location_of("org.example.Move"), Some((200, 140)));
+    // Released on the dialog: the move ends (the press ends where it began), nothing answered.
+    fx.inject_pointer_button(false);
+    fx.inject_pointer_motion(20.0, 20.0);
+    assert_eq!(fx.window_location_of("org.example.Move"), Some((200, 140)));
+    assert!(fx.dialog_open());
+}
+
+#[test]
+fn a_touch_moves_its_window_and_lifts_on_it() {
+    let mut fx = Fixture::new(OUTPUT);
+    let m = up(
+        &mut fx,
+        "org.example.Move",
+        WINDOW,
+        (300, 200),
+        OnPress::Move,
+    );
+    fx.move_window_of("org.example.Move", 100, 100);
+    fx.touch_down_at(0, 150.0, 150.0);
+    drain(&mut fx, &m);
+    fx.touch_motion(0, 200.0, 170.0);
+    assert_eq!(fx.window_location_of("org.example.Move"), Some((150, 120)));
+    fx.touch_up(0);
+    fx.touch_motion(0, 400.0, 400.0);
+    assert_eq!(fx.window_location_of("org.example.Move"), Some((150, 120)));
+    let seen = touches(&drain(&mut fx, &m));
+    assert_eq!(
+        seen,
+        [Seen::TouchUp(0)],
+        "the moving finger's up reaches its window"
+    );
+}
+
+#[test]
+fn a_top_left_resize_keeps_the_far_corner_where_it_was() {
+    let mut fx = Fixture::new(OUTPUT);
+    let r = up(
+        &mut fx,
+        "org.example.Resize",
+        WINDOW,
+        (200, 100),
+        OnPress::Resize(ResizeEdge::TopLeft),
+    );
+    fx.move_window_of("org.example.Resize", 300, 300);
+    fx.inject_pointer_motion(310.0, 310.0);
+    fx.inject_pointer_button(true);
+    drain(&mut fx, &r);
+    fx.inject_pointer_motion(290.0, 280.0);
+    fx.pump_until("the client to draw its new size", |fx| {
+        fx.window_rect_of("org.example.Resize") == Some((280, 270, 220, 130))
+    });
+    fx.inject_pointer_button(false);
+    let configures: Vec<Seen> = drain(&mut fx, &r)
+        .into_iter()
+        .filter(|s| matches!(s, Seen::Configure { .. }))
+        .collect();
+    assert!(
+        configures
+            .iter()
+            .any(|c| matches!(c, Seen::Configure { w: 220, h: 130, .. })),
+        "{configures:?}"
+    );
+    assert_eq!(
+        fx.window_rect_of("org.example.Resize"),
+        Some((280, 270, 220, 130))
+    );
+}
+
+#[test]
+fn a_maximized_window_fills_what_a_panel_leaves() {
+    let mut fx = Fixture::new(OUTPUT);
+    let panel = Role::Layer {
+        layer: Layer::Top,
+        anchor: Anchor::Top | Anchor::Left | Anchor::Right,
+        exclusive: 30,
+    };
+    let _panel = up(&mut fx, "panel", panel, (0, 30), OnPress::Nothing);
+    let (w, mut seen) = up_seen(
+        &mut fx,
+        "org.example.Max",
+        Role::Toplevel { maximized: true },
+        (100, 100),
+        OnPress::Nothing,
+    );
+    fx.pump_until("the maximized size drawn", |fx| {
+        fx.window_rect_of("org.example.Max") == Some((0, 30, 1280, 690))
+    });
+    seen.extend(drain(&mut fx, &w));
+    assert!(
+        seen.iter().any(|s| matches!(
+            s,
+            Seen::Configure {
+                w: 1280,
+                h: 690,
+                maximized: true,
+                ..
+            }
+        )),
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn pointer_and_touch_reach_a_layer_surface_above_the_windows_and_not_through_the_dialog() {
+    let mut fx = Fixture::new(OUTPUT);
+    let window = up(
+        &mut fx,
+        "org.example.A",
+        WINDOW,
+        (1280, 720),
+        OnPress::Nothing,
+    );
+    fx.move_window_of("org.example.A", 0, 0);
+    let bar = Role::Layer {
+        layer: Layer::Top,
+        anchor: Anchor::Bottom | Anchor::Left | Anchor::Right,
+        exclusive: 0,
+    };
+    let layer = up(&mut fx, "bar", bar, (0, 40), OnPress::Nothing);
+    drain(&mut fx, &window);
+    fx.inject_pointer_motion(100.0, 700.0);
+    fx.inject_pointer_button(true);
+    fx.inject_pointer_button(false);
+    fx.touch_down_at(0, 200.0, 710.0);
+    fx.touch_up(0);
+    assert_eq!(
+        pointer(&drain(&mut fx, &layer)),
+        [
+            Seen::PointerEnter(100.0, 20.0),
+            Seen::Button(true),
+            Seen::Button(false)
+        ]
+    );
+    let seen = drain(&mut fx, &layer);
+    assert!(seen.is_empty(), "{seen:?}");
+    let on_window = drain(&mut fx, &window);
+    // It had the pointer before (the pointer rested on it): it is told it left, nothing more.
+    assert!(
+        pointer(&on_window).iter().all(|s| *s == Seen::PointerLeave),
+        "{on_window:?}"
+    );
+    assert!(touches(&on_window).is_empty(), "{on_window:?}");
+    // With a prompt up, the dialog is above the bar: a press on it reaches neither client.
+    let _asking = prompt(&mut fx);
+    let rect = fx.dialog_rect().expect("placed");
+    fx.touch_down_at(1, f64::from(rect.x) + 3.0, f64::from(rect.y) + 3.0);
+    fx.touch_up(1);
+    assert!(touches(&drain(&mut fx, &layer)).is_empty());
+    assert!(touches(&drain(&mut fx, &window)).is_empty());
+}
