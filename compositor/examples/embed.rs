@@ -19,10 +19,13 @@ use pcp_plugin::identity::ConnectionIdentity;
 use pcp_plugin::{ConfirmUi, Effect, Pcp, PcpHandler, Run, Surroundings, UiOptions, UiTiming};
 use serde::{Deserialize, Serialize};
 use smithay::backend::allocator::Fourcc;
+use smithay::backend::input::ButtonState;
 use smithay::backend::renderer::damage::OutputDamageTracker;
 use smithay::backend::renderer::pixman::PixmanRenderer;
 use smithay::backend::renderer::{Bind, Offscreen};
-use smithay::desktop::{Space, Window};
+use smithay::desktop::{Space, Window, WindowSurfaceType};
+use smithay::input::pointer::{ButtonEvent, MotionEvent};
+use smithay::input::touch::{DownEvent, UpEvent};
 use smithay::input::{Seat, SeatHandler, SeatState};
 use smithay::output::{Mode as OutputMode, Output, PhysicalProperties, Scale, Subpixel};
 use smithay::reexports::pixman::Image;
@@ -184,6 +187,13 @@ impl PcpHandler for App {
 }
 
 impl App {
+    /// The window surface under `p`, for the seat's focus.
+    fn surface_under(&self, p: Point<f64, Logical>) -> Option<(WlSurface, Point<f64, Logical>)> {
+        let (window, loc) = self.space.element_under(p)?;
+        let (surface, at) = window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
+        Some((surface, (at + loc).to_f64()))
+    }
+
     /// The dialog has the keyboard only when the user gave it (a click or tap on it, Super+
     /// Return, or a modal prompt); the window that had it gets it back after.
     fn update_keyboard_focus(&mut self) {
@@ -214,16 +224,46 @@ fn seat_input(app: &mut App, line: &str) -> Result<()> {
     match words.first().copied() {
         Some("click") => {
             app.pointer = (at(1)?, at(2)?).into();
-            pcp_plugin::input::pointer_motion(app, app.pointer);
-            pcp_plugin::input::pointer_button(app, BTN_LEFT, app.pointer, true);
-            pcp_plugin::input::pointer_button(app, BTN_LEFT, app.pointer, false);
+            let pointer = app.seat.get_pointer().context("the seat has a pointer")?;
+            let motion = MotionEvent {
+                location: app.pointer,
+                serial: SERIAL_COUNTER.next_serial(),
+                time: 0,
+            };
+            let under = app.surface_under(app.pointer);
+            pcp_plugin::input::pointer_motion(app, &pointer, under, &motion);
+            for state in [ButtonState::Pressed, ButtonState::Released] {
+                let button = ButtonEvent {
+                    serial: SERIAL_COUNTER.next_serial(),
+                    time: 0,
+                    button: BTN_LEFT,
+                    state,
+                };
+                pcp_plugin::input::pointer_button(app, &pointer, &button);
+            }
+            pointer.frame(app);
         }
         Some("tap") => {
-            let p = (at(1)?, at(2)?).into();
+            let location = (at(1)?, at(2)?).into();
+            let touch = app.seat.get_touch().context("the seat has touch")?;
+            let slot = Some(0).into();
             // A line has no event time: 0 is from no clock, so the touch is dated now.
             // A seat passes its events' own times (the double tap is judged by them).
-            pcp_plugin::input::touch_down(app, p, 0);
-            pcp_plugin::input::touch_up(app, 0);
+            let down = DownEvent {
+                slot,
+                location,
+                serial: SERIAL_COUNTER.next_serial(),
+                time: 0,
+            };
+            let under = app.surface_under(location);
+            pcp_plugin::input::touch_down(app, &touch, under, &down);
+            let up = UpEvent {
+                slot,
+                serial: SERIAL_COUNTER.next_serial(),
+                time: 0,
+            };
+            pcp_plugin::input::touch_up(app, &touch, &up);
+            touch.frame(app);
         }
         Some("where") => {
             // Where a control is, so a script can press it: "approve X Y".

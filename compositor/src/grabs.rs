@@ -1,9 +1,9 @@
 //! Interactive move and resize (`xdg_toplevel.move` and `.resize`): a pointer or touch grab
 //! started from a press the client was given (its serial), which moves or resizes the window
 //! while the press lasts; no client has the pointer meanwhile. The dialog's rules hold across
-//! them: pointer motion on the dialog is the dialog's (the grab gets none there, see
-//! `State::pointer_to_dialog`), a touch point's motion over the dialog reaches no window, and a
-//! press ends where it began — its release reaches the grab, which ends.
+//! them: pointer motion on the dialog is the dialog's (the plugin passes the grab none there),
+//! a touch point's motion over the dialog reaches no window, and a press ends where it began —
+//! its release reaches the grab, which ends.
 
 use smithay::desktop::Window;
 use smithay::input::Seat;

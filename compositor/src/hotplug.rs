@@ -249,6 +249,7 @@ impl State {
             };
             let delta = smithay::utils::Point::from((f64::from(dx), f64::from(dy)));
             self.pointer.follow_display(inside, delta);
+            self.sync_seat_pointer();
             for window in &windows {
                 let Some(geo) = self.desktop.space.element_geometry(window) else {
                     continue;
@@ -372,6 +373,7 @@ impl State {
             ))
         };
         self.pointer.keep_within(keep);
+        self.sync_seat_pointer();
         let outputs = self.backend.overlay_outputs();
         self.relocate_windows(was, &outputs);
         self.desktop.space.refresh();

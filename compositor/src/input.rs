@@ -1,8 +1,11 @@
-//! Seat input routing, decided in one place: each event goes to the plugin first
-//! (`pcp_plugin::input`), which says whether the dialog (or a haptic double tap) took it; only
-//! what it did not take reaches the window under the point. A dialog that is not modal takes
-//! only what lands on it or its margin, so the desktop stays usable while a prompt waits. The
-//! focal point follows the pointer and the last touch.
+//! Seat input routing, decided in one place: each event goes through the plugin's stand-in for
+//! Smithay's own call (`pcp_plugin::input`), which lets the dialog (or a haptic double tap) see
+//! it first and passes to the window under the point only what the dialog did not take. A
+//! dialog that is not modal takes only what lands on it or its margin, so the desktop stays
+//! usable while a prompt waits; a touch point, a button or a gesture ends where it began, and
+//! each touch point goes to the surface under its own down ([`crate::touch`]). Layer surfaces
+//! take input above and below the windows by their layer. The focal point follows the pointer
+//! and the last touch. Tablet tools are in `tablet_input`.
 
 // The harness (`test-harness`) and the nested window (`winit`) feed input here; a headless
 // build with neither has no input source.
@@ -11,17 +14,37 @@
     allow(dead_code)
 )]
 
-use smithay::backend::input::TouchSlot;
-use smithay::backend::input::{ButtonState, KeyState};
+#[cfg(any(feature = "winit", feature = "udev"))]
+use smithay::backend::input::{Axis, AxisSource, Event, InputBackend, PointerAxisEvent};
+use smithay::backend::input::{ButtonState, KeyState, TouchSlot};
 use smithay::desktop::{WindowSurfaceType, layer_map_for_output};
-use smithay::input::pointer::{ButtonEvent, MotionEvent};
-use smithay::input::touch::{DownEvent, MotionEvent as TouchMotionEvent, UpEvent};
-use smithay::utils::{Logical, Point, SERIAL_COUNTER, Serial};
+use smithay::input::keyboard::{FilterResult, Keycode};
+use smithay::input::pointer::{
+    AxisFrame, ButtonEvent, GestureHoldBeginEvent, GestureHoldEndEvent, GesturePinchBeginEvent,
+    GesturePinchEndEvent, GesturePinchUpdateEvent, GestureSwipeBeginEvent, GestureSwipeEndEvent,
+    GestureSwipeUpdateEvent, MotionEvent,
+};
+use smithay::input::touch::{self, DownEvent, UpEvent};
+use smithay::utils::{Logical, Point, SERIAL_COUNTER};
 use smithay::wayland::shell::wlr_layer::Layer;
 use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::state::State;
 use crate::touch::{TouchOwner, TouchPoint};
+
+/// One touchpad gesture event, as the backend read it.
+#[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "udev"), allow(dead_code))]
+pub(crate) enum Gesture {
+    SwipeBegin(GestureSwipeBeginEvent),
+    SwipeUpdate(GestureSwipeUpdateEvent),
+    SwipeEnd(GestureSwipeEndEvent),
+    PinchBegin(GesturePinchBeginEvent),
+    PinchUpdate(GesturePinchUpdateEvent),
+    PinchEnd(GesturePinchEndEvent),
+    HoldBegin(GestureHoldBeginEvent),
+    HoldEnd(GestureHoldEndEvent),
+}
 
 impl State {
     pub(crate) fn surface_under(
@@ -75,6 +98,14 @@ impl State {
         })
     }
 
+    /// The seat's pointer is where the compositor's is (a hint for Smithay, which sends
+    /// nothing): at the start, and when a display moved the pointer with it.
+    pub(crate) fn sync_seat_pointer(&self) {
+        if let Some(pointer) = self.seat.get_pointer() {
+            pointer.set_location(self.pointer.location());
+        }
+    }
+
     /// The pointer moved to `p` (global logical).
     pub(crate) fn pointer_motion(&mut self, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
@@ -83,114 +114,87 @@ impl State {
             self.frames.damage();
         }
         self.pointer.moved_to(p);
-        let taken = pcp_plugin::input::pointer_motion(self, p)
-            // The dialog followed the focal point and may now be under the pointer.
-            || self.pcp.ui().takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y });
-        if taken {
-            self.pointer_to_dialog(time);
-            return;
-        }
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
-        let focus = self.surface_under(p);
-        self.pointer.set_under(focus.clone());
-        let serial = SERIAL_COUNTER.next_serial();
-        pointer.motion(
-            self,
-            focus,
-            &MotionEvent {
-                location: p,
-                serial,
-                time,
-            },
-        );
+        let under = self.surface_under(p);
+        self.pointer.set_under(under.clone());
+        let event = MotionEvent {
+            location: p,
+            serial: SERIAL_COUNTER.next_serial(),
+            time,
+        };
+        pcp_plugin::input::pointer_motion(self, &pointer, under, &event);
         pointer.frame(self);
     }
 
     /// A pointer button (evdev code) went down or up at the pointer's position.
     pub(crate) fn pointer_button(&mut self, button: u32, pressed: bool, time: u32) {
         self.input_activity();
-        if pcp_plugin::input::pointer_button(self, button, self.pointer.location(), pressed) {
-            return;
-        }
-        if pressed {
-            self.focus_window_under(self.pointer.location());
-        }
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
-        let state = if pressed {
-            ButtonState::Pressed
-        } else {
-            ButtonState::Released
+        let location = pointer.current_location();
+        let here = pcp_overlay::Point {
+            x: location.x,
+            y: location.y,
         };
-        pointer.button(
-            self,
-            &ButtonEvent {
-                serial: SERIAL_COUNTER.next_serial(),
-                time,
-                button,
-                state,
+        // A press the dialog does not take raises and focuses the window under it first.
+        if pressed && !self.pcp.ui().takes_pointer_at(here) {
+            self.focus_window_under(location);
+        }
+        let event = ButtonEvent {
+            serial: SERIAL_COUNTER.next_serial(),
+            time,
+            button,
+            state: if pressed {
+                ButtonState::Pressed
+            } else {
+                ButtonState::Released
             },
-        );
+        };
+        pcp_plugin::input::pointer_button(self, &pointer, &event);
         pointer.frame(self);
     }
 
-    /// The pointer is on the dialog (or its margin): no window is under it. A window that had
-    /// it gets a leave; one holding a button (an implicit grab) gets no motion until the
-    /// pointer is off the dialog again.
-    pub(crate) fn pointer_to_dialog(&mut self, time: u32) {
+    /// A scroll frame (a wheel, two fingers, a trackpoint) at the pointer's position.
+    pub(crate) fn pointer_axis(&mut self, frame: AxisFrame) {
+        self.input_activity();
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
-        if pointer.is_grabbed() {
-            return;
-        }
-        let location = self.pointer.location();
-        self.pointer.set_under(None);
-        pointer.motion(
-            self,
-            None,
-            &MotionEvent {
-                location,
-                serial: SERIAL_COUNTER.next_serial(),
-                time,
-            },
-        );
+        pcp_plugin::input::pointer_axis(self, &pointer, frame);
         pointer.frame(self);
+    }
+
+    /// A touchpad gesture event at the pointer's position.
+    #[cfg_attr(not(any(feature = "udev", feature = "test-harness")), allow(dead_code))]
+    pub(crate) fn gesture(&mut self, gesture: Gesture) {
+        use pcp_plugin::input as pi;
+        self.input_activity();
+        let Some(p) = self.seat.get_pointer() else {
+            return;
+        };
+        match &gesture {
+            Gesture::SwipeBegin(e) => pi::gesture_swipe_begin(self, &p, e),
+            Gesture::SwipeUpdate(e) => pi::gesture_swipe_update(self, &p, e),
+            Gesture::SwipeEnd(e) => pi::gesture_swipe_end(self, &p, e),
+            Gesture::PinchBegin(e) => pi::gesture_pinch_begin(self, &p, e),
+            Gesture::PinchUpdate(e) => pi::gesture_pinch_update(self, &p, e),
+            Gesture::PinchEnd(e) => pi::gesture_pinch_end(self, &p, e),
+            Gesture::HoldBegin(e) => pi::gesture_hold_begin(self, &p, e),
+            Gesture::HoldEnd(e) => pi::gesture_hold_end(self, &p, e),
+        };
     }
 
     /// The dialog appeared, moved or went: the pointer leaves a window now under it, or enters
     /// the window it uncovered.
     pub(crate) fn pointer_after_dialog(&mut self) {
-        let p = self.pointer.location();
-        let here = pcp_overlay::Point { x: p.x, y: p.y };
-        if self.pcp.ui().takes_pointer_at(here) {
-            self.pointer_to_dialog(0);
-            return;
-        }
         let Some(pointer) = self.seat.get_pointer() else {
             return;
         };
-        if pointer.is_grabbed() || pointer.current_focus().is_some() {
-            return;
-        }
-        let focus = self.surface_under(p);
-        if focus.is_none() {
-            return;
-        }
-        self.pointer.set_under(focus.clone());
-        pointer.motion(
-            self,
-            focus,
-            &MotionEvent {
-                location: p,
-                serial: SERIAL_COUNTER.next_serial(),
-                time: 0,
-            },
-        );
-        pointer.frame(self);
+        let under = self.surface_under(pointer.current_location());
+        pcp_plugin::input::pointer_after_dialog(self, &pointer, under);
     }
 
     fn focus_window_under(&mut self, p: Point<f64, Logical>) {
@@ -208,150 +212,103 @@ impl State {
         }
     }
 
-    /// Touch point `slot` went down at `p`: the focal point moves there. The dialog is asked
+    /// Touch point `slot` went down at `p`: the focal point moves there. The dialog sees it
     /// first; otherwise the surface under the point has it until it lifts (its focus is decided
-    /// here, once).
+    /// here, once: [`crate::touch::EachPointGrab`]).
     pub(crate) fn touch_down(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
         self.pointer.set_focal_point(p);
-        if pcp_plugin::input::touch_down(self, p, time) {
-            self.touch_went_down(slot, TouchOwner::Dialog, p, None, time);
-            return;
-        }
-        let focus = self.surface_under(p);
-        let owner = TouchOwner::Client(focus.as_ref().map(|(s, _)| s.clone()));
-        let serial = SERIAL_COUNTER.next_serial();
-        self.touch_went_down(slot, owner, p, Some(serial), time);
-        if let Some(touch) = self.seat.get_touch() {
-            touch.down(
-                self,
-                focus,
-                &DownEvent {
-                    slot,
-                    location: p,
-                    serial,
-                    time,
-                },
-            );
-            touch.frame(self);
-        }
-    }
-
-    /// Remembers where `slot` went down; a slot already down lost its up, which its owner
-    /// gets now.
-    fn touch_went_down(
-        &mut self,
-        slot: TouchSlot,
-        owner: TouchOwner,
-        at: Point<f64, Logical>,
-        serial: Option<Serial>,
-        time: u32,
-    ) {
-        let point = TouchPoint { owner, at, serial };
-        if let Some(TouchPoint {
-            owner: TouchOwner::Client(_),
-            ..
-        }) = self.touch.went_down(slot, point)
-            && let Some(touch) = self.seat.get_touch()
-        {
-            touch.up(
-                self,
-                &UpEvent {
-                    slot,
-                    serial: SERIAL_COUNTER.next_serial(),
-                    time,
-                },
-            );
-        }
-    }
-
-    /// Touch point `slot` moved to `p`: it stays with whoever had its down. A point that began
-    /// on a window goes on to that window, except over the dialog: there no window learns where
-    /// it is (as a held pointer button, see `pointer_to_dialog`).
-    pub(crate) fn touch_motion(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
-        self.input_activity();
-        self.pointer.set_focal_point(p);
-        self.touch.moved(slot, p);
-        let Some(TouchOwner::Client(_)) = self.touch.owner(slot) else {
-            // The dialog's points press where they went down; an unknown point is no one's.
-            return;
-        };
-        if self
-            .pcp
-            .ui()
-            .takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y })
-        {
-            return;
-        }
-        if let Some(touch) = self.seat.get_touch() {
-            touch.motion(
-                self,
-                None,
-                &TouchMotionEvent {
-                    slot,
-                    location: p,
-                    time,
-                },
-            );
-            touch.frame(self);
-        }
-    }
-
-    /// The touch source cancelled its contacts: a cancelled touch is no click, so the dialog
-    /// forgets its points and clients get a cancel.
-    pub(crate) fn touch_cancel(&mut self) {
-        let (_, clients) = self.touch.cancel_all();
-        pcp_plugin::input::touch_cancel(self);
         let Some(touch) = self.seat.get_touch() else {
             return;
         };
-        if clients.is_empty() {
-            return;
-        }
-        // Smithay 0.7 sends a cancel only for points with an event since their last frame: each
-        // gets one (where it is), then the cancel reaches every client holding a point.
-        let time = (self.clock.now_ms() & 0xffff_ffff) as u32;
-        for (slot, location) in clients {
-            touch.motion(
-                self,
-                None,
-                &TouchMotionEvent {
-                    slot,
-                    location,
-                    time,
-                },
-            );
-        }
-        touch.cancel(self);
+        let under = self.surface_under(p);
+        let surface = under.as_ref().map(|(s, _)| s.clone());
+        let serial = SERIAL_COUNTER.next_serial();
+        let event = DownEvent {
+            slot,
+            location: p,
+            serial,
+            time,
+        };
+        let taken = pcp_plugin::input::touch_down(self, &touch, under, &event);
+        let point = if taken {
+            TouchPoint {
+                owner: TouchOwner::Dialog,
+                at: p,
+                serial: None,
+            }
+        } else {
+            TouchPoint {
+                owner: TouchOwner::Client(surface),
+                at: p,
+                serial: Some(serial),
+            }
+        };
+        self.touch.went_down(slot, point);
+        touch.frame(self);
     }
 
-    /// Touch point `slot` lifted, where its down went.
+    /// Touch point `slot` moved to `p`: it stays with whoever it went down on. A window's point
+    /// over the dialog (or its margin) is not shown to the window there: no window learns
+    /// where a finger is on the dialog, as with a held pointer button.
+    pub(crate) fn touch_motion(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
+        self.input_activity();
+        self.touch.moved(slot, p);
+        let Some(touch) = self.seat.get_touch() else {
+            return;
+        };
+        let on_dialog = self
+            .pcp
+            .ui()
+            .takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y });
+        if on_dialog && matches!(self.touch.owner(slot), Some(TouchOwner::Client(_))) {
+            return;
+        }
+        let under = self.surface_under(p);
+        let event = touch::MotionEvent {
+            slot,
+            location: p,
+            time,
+        };
+        pcp_plugin::input::touch_motion(self, &touch, under, &event);
+        touch.frame(self);
+    }
+
+    /// Touch point `slot` lifted.
     pub(crate) fn touch_up(&mut self, slot: TouchSlot, time: u32) {
         self.input_activity();
-        match self.touch.lifted(slot).map(|p| p.owner) {
-            Some(TouchOwner::Client(_)) => {}
-            Some(TouchOwner::Dialog) => {
-                pcp_plugin::input::touch_up(self, time);
-                return;
-            }
-            // Its down was not seen (it began before this compositor ran): the dialog may
-            // still claim it, or it goes nowhere.
-            None => {
-                pcp_plugin::input::touch_up(self, time);
-                return;
-            }
+        self.touch.lifted(slot);
+        let Some(touch) = self.seat.get_touch() else {
+            return;
+        };
+        let event = UpEvent {
+            slot,
+            serial: SERIAL_COUNTER.next_serial(),
+            time,
+        };
+        pcp_plugin::input::touch_up(self, &touch, &event);
+        touch.frame(self);
+    }
+
+    /// The touch source cancelled its contacts: a cancelled touch is no click, so the dialog
+    /// forgets its own and the windows get a cancel for theirs.
+    pub(crate) fn touch_cancel(&mut self) {
+        let (_, clients) = self.touch.cancel_all();
+        let Some(touch) = self.seat.get_touch() else {
+            return;
+        };
+        // Smithay 0.7 cancels only points with an event since their last frame: each window's
+        // point gets one (where it is) first, so its window hears the cancel.
+        let time = (self.clock.now_ms() & 0xffff_ffff) as u32;
+        for (slot, location) in clients {
+            let event = touch::MotionEvent {
+                slot,
+                location,
+                time,
+            };
+            touch.motion(self, None, &event);
         }
-        if let Some(touch) = self.seat.get_touch() {
-            touch.up(
-                self,
-                &UpEvent {
-                    slot,
-                    serial: SERIAL_COUNTER.next_serial(),
-                    time,
-                },
-            );
-            touch.frame(self);
-        }
+        pcp_plugin::input::touch_cancel(self, &touch);
     }
 
     /// `surface` is being destroyed: the touch points down on it lift there (a client is told
@@ -378,27 +335,48 @@ impl State {
         touch.frame(self);
     }
 
-    /// A key (evdev code) went down or up: the plugin's filter decides whether it is the
-    /// dialog's or the focus shortcut (and keeps the release of a key it took from clients).
-    pub(crate) fn key(&mut self, code: u32, pressed: bool, time: u32) {
+    /// A key (`keycode` as Smithay's backends give it, an xkb keycode) went down or up: the
+    /// plugin decides whether it is the dialog's or the focus shortcut (and keeps the release
+    /// of a key it took from clients); every other key goes to the focused window.
+    pub(crate) fn key(&mut self, keycode: Keycode, key_state: KeyState, time: u32) {
         self.input_activity();
         let Some(keyboard) = self.seat.get_keyboard() else {
             return;
         };
-        let state = if pressed {
-            KeyState::Pressed
-        } else {
-            KeyState::Released
-        };
         let serial = SERIAL_COUNTER.next_serial();
-        let taken = keyboard.input(
+        pcp_plugin::input::keyboard_input::<_, (), _>(
             self,
-            (code + 8).into(),
-            state,
+            &keyboard,
+            keycode,
+            key_state,
             serial,
             time,
-            |state, mods, sym| pcp_plugin::input::filter_key(state, code, pressed, mods, sym),
+            |_, _, _| FilterResult::Forward,
         );
-        pcp_plugin::input::apply_key(self, taken);
     }
+}
+
+#[cfg(any(feature = "winit", feature = "udev"))]
+/// A backend's scroll event as Smithay's frame: the amounts in logical pixels (a wheel's
+/// discrete steps at 15 pixels a click when the device gives no amount), its source and
+/// direction, and a finger scroll's stop.
+pub(crate) fn axis_frame<B: InputBackend>(event: &B::PointerAxisEvent) -> AxisFrame {
+    let mut frame = AxisFrame::new(event.time_msec()).source(event.source());
+    for axis in [Axis::Horizontal, Axis::Vertical] {
+        let v120 = event.amount_v120(axis);
+        let amount = event
+            .amount(axis)
+            .unwrap_or_else(|| v120.unwrap_or(0.0) * 15.0 / 120.0);
+        if amount != 0.0 {
+            frame = frame
+                .relative_direction(axis, event.relative_direction(axis))
+                .value(axis, amount);
+            if let Some(discrete) = v120 {
+                frame = frame.v120(axis, discrete as i32);
+            }
+        } else if event.source() == AxisSource::Finger && event.amount(axis) == Some(0.0) {
+            frame = frame.stop(axis);
+        }
+    }
+    frame
 }

@@ -7,7 +7,7 @@
 //! [`desktop`] (windows, popups, grabs, the session lock), the [`pointer`](mod@pointer) (its
 //! cursor and the focal point) and [`frames`] (frame pacing); [`handlers`] has one file per
 //! protocol it serves; [`builtins`] performs the built-in capabilities after approval;
-//! [`input`] routes the seat's input; [`hotplug`] keeps outputs and input devices in line as
+//! [`input`] and [`tablet_input`] route the seat's input; [`hotplug`] keeps outputs and input devices in line as
 //! they come and go; [`backend`] is the outputs and the scene any renderer draws, with
 //! [`headless`] (virtual outputs, pixman, PNG capture), `winit` (a nested window, cargo feature
 //! `winit`) and `udev` (a real session on a VT, cargo feature `udev`); [`auto`] picks one for
@@ -36,6 +36,7 @@ pub mod protocols;
 mod reload;
 pub mod startup;
 pub mod state;
+pub mod tablet_input;
 #[cfg(feature = "test-harness")]
 pub mod test_input;
 pub mod touch;

@@ -9,6 +9,7 @@ use smithay::wayland::fractional_scale::FractionalScaleManagerState;
 use smithay::wayland::idle_inhibit::IdleInhibitManagerState;
 use smithay::wayland::idle_notify::IdleNotifierState;
 use smithay::wayland::output::OutputManagerState;
+use smithay::wayland::pointer_gestures::PointerGesturesState;
 use smithay::wayland::presentation::PresentationState;
 use smithay::wayland::security_context::SecurityContextState;
 use smithay::wayland::selection::data_device::DataDeviceState;
@@ -18,6 +19,7 @@ use smithay::wayland::shell::wlr_layer::WlrLayerShellState;
 use smithay::wayland::shell::xdg::XdgShellState;
 use smithay::wayland::shell::xdg::decoration::XdgDecorationState;
 use smithay::wayland::shm::ShmState;
+use smithay::wayland::tablet_manager::TabletManagerState;
 use smithay::wayland::viewporter::ViewporterState;
 use smithay::wayland::xdg_activation::XdgActivationState;
 use wayland_server::DisplayHandle;
@@ -51,6 +53,11 @@ pub struct Protocols {
     pub idle_notifier: IdleNotifierState<State>,
     pub idle_inhibit: IdleInhibitManagerState,
     pub cursor_shape: CursorShapeManagerState,
+    /// `zwp_tablet_manager_v2`: tablet tools (pens), routed through the plugin first.
+    pub tablet_manager: TabletManagerState,
+    /// `zwp_pointer_gestures_v1`: touchpad swipes, pinches and holds, routed through the
+    /// plugin first.
+    pub pointer_gestures: PointerGesturesState,
 }
 
 impl Protocols {
@@ -91,6 +98,8 @@ impl Protocols {
             idle_notifier: IdleNotifierState::new(dh, loop_handle.clone()),
             idle_inhibit: IdleInhibitManagerState::new::<State>(dh),
             cursor_shape: CursorShapeManagerState::new::<State>(dh),
+            tablet_manager: TabletManagerState::new::<State>(dh),
+            pointer_gestures: PointerGesturesState::new::<State>(dh),
         }
     }
 }

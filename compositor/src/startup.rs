@@ -165,6 +165,7 @@ impl Compositor {
         };
         // The first frame draws the outputs' background.
         state.frames.damage();
+        state.sync_seat_pointer();
         state.pcp.use_event_loop(loop_handle.clone());
         // The desktop's high-contrast preference, from the settings portal when one answers.
         #[cfg(feature = "a11y")]

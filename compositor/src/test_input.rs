@@ -3,6 +3,7 @@
 //! a Wayland request, so no client can reach it. Each call runs the same routing as a device;
 //! outputs are unplugged and plugged in the same way, through the path a hotplug takes.
 
+use smithay::backend::input::ButtonState;
 use smithay::utils::Point;
 
 use crate::backend::BackendError;
@@ -13,6 +14,23 @@ use crate::state::State;
 pub const BTN_LEFT: u32 = 0x110;
 /// `BTN_MIDDLE`: pastes the primary selection.
 pub const BTN_MIDDLE: u32 = 0x112;
+
+/// What the harness's pen does ([`State::inject_pen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pen {
+    /// It comes into proximity.
+    In,
+    /// It leaves proximity.
+    Out,
+    Motion,
+    /// Its tip goes down.
+    Down,
+    /// Its tip goes up.
+    Up,
+    /// Its barrel button (`BTN_STYLUS`) goes down.
+    ButtonDown,
+    ButtonUp,
+}
 
 impl State {
     /// The pointer moves to (x, y) in global logical coordinates.
@@ -37,39 +55,122 @@ impl State {
         self.inject_pointer_button(false);
     }
 
-    /// The first touch point (slot 0) goes down at (x, y).
+    /// The first finger (slot 0) goes down at (x, y).
     pub fn inject_touch_down(&mut self, x: f64, y: f64) {
         self.inject_touch_down_at(0, x, y);
     }
 
-    /// The first touch point (slot 0) lifts.
+    /// The first finger (slot 0) lifts.
     pub fn inject_touch_up(&mut self) {
-        self.inject_touch_up_of(0);
+        self.inject_touch_up_at(0);
     }
 
-    /// Touch point `slot` goes down at (x, y) (global logical).
+    /// Finger `slot` goes down at (x, y) in global logical coordinates.
     pub fn inject_touch_down_at(&mut self, slot: u32, x: f64, y: f64) {
         self.touch_down(Some(slot).into(), Point::from((x, y)), self.event_time());
     }
 
-    /// Touch point `slot` moves to (x, y).
+    /// Finger `slot` moves to (x, y).
     pub fn inject_touch_motion(&mut self, slot: u32, x: f64, y: f64) {
         self.touch_motion(Some(slot).into(), Point::from((x, y)), self.event_time());
     }
 
-    /// Touch point `slot` lifts.
-    pub fn inject_touch_up_of(&mut self, slot: u32) {
+    /// Finger `slot` lifts.
+    pub fn inject_touch_up_at(&mut self, slot: u32) {
         self.touch_up(Some(slot).into(), self.event_time());
     }
 
-    /// The touch source cancels every point.
+    /// The touch source cancels every finger.
     pub fn inject_touch_cancel(&mut self) {
         self.touch_cancel();
     }
 
+    /// A vertical scroll of `dy` logical pixels (a touchpad's two fingers) where the pointer is.
+    pub fn inject_scroll(&mut self, dy: f64) {
+        let frame = smithay::input::pointer::AxisFrame::new(self.event_time())
+            .source(smithay::backend::input::AxisSource::Finger)
+            .value(smithay::backend::input::Axis::Vertical, dy);
+        self.pointer_axis(frame);
+    }
+
+    /// A touchpad pinch of `fingers` fingers where the pointer is: its beginning, one update
+    /// growing it by `scale`, and its end.
+    pub fn inject_pinch(&mut self, fingers: u32, scale: f64) {
+        use smithay::input::pointer::{
+            GesturePinchBeginEvent, GesturePinchEndEvent, GesturePinchUpdateEvent,
+        };
+        use smithay::utils::SERIAL_COUNTER;
+
+        use crate::input::Gesture;
+        let time = self.event_time();
+        self.gesture(Gesture::PinchBegin(GesturePinchBeginEvent {
+            serial: SERIAL_COUNTER.next_serial(),
+            time,
+            fingers,
+        }));
+        self.gesture(Gesture::PinchUpdate(GesturePinchUpdateEvent {
+            time,
+            delta: (0.0, 0.0).into(),
+            scale,
+            rotation: 0.0,
+        }));
+        self.gesture(Gesture::PinchEnd(GesturePinchEndEvent {
+            serial: SERIAL_COUNTER.next_serial(),
+            time,
+            cancelled: false,
+        }));
+    }
+
+    /// The harness's pen on its tablet does `what` at (x, y) (the point is not used for
+    /// [`Pen::Out`] and the buttons). The tablet is plugged in with the first event.
+    pub fn inject_pen(&mut self, what: Pen, x: f64, y: f64) {
+        use smithay::backend::input::{
+            TabletToolCapabilities, TabletToolDescriptor, TabletToolTipState, TabletToolType,
+        };
+        use smithay::wayland::tablet_manager::TabletDescriptor;
+
+        use crate::tablet_input::{ToolAction, ToolEvent};
+        /// `BTN_STYLUS` from linux/input-event-codes.h.
+        const BTN_STYLUS: u32 = 0x14b;
+        let tablet = TabletDescriptor {
+            name: "pcp harness tablet".into(),
+            usb_id: None,
+            syspath: None,
+        };
+        self.tablet_added(&tablet);
+        let p = Point::from((x, y));
+        let what = match what {
+            Pen::In => ToolAction::In(p),
+            Pen::Out => ToolAction::Out,
+            Pen::Motion => ToolAction::Motion(p),
+            Pen::Down => ToolAction::Tip(p, TabletToolTipState::Down),
+            Pen::Up => ToolAction::Tip(p, TabletToolTipState::Up),
+            Pen::ButtonDown => ToolAction::Button(BTN_STYLUS, ButtonState::Pressed),
+            Pen::ButtonUp => ToolAction::Button(BTN_STYLUS, ButtonState::Released),
+        };
+        let event = ToolEvent {
+            tablet,
+            tool: TabletToolDescriptor {
+                tool_type: TabletToolType::Pen,
+                hardware_serial: 1,
+                hardware_id_wacom: 0,
+                capabilities: TabletToolCapabilities::PRESSURE,
+            },
+            time: self.event_time(),
+            what,
+        };
+        self.tablet_tool(event);
+    }
+
     /// A key (evdev code) goes down or up.
     pub fn inject_key(&mut self, code: u32, pressed: bool) {
-        self.key(code, pressed, self.event_time());
+        let state = if pressed {
+            smithay::backend::input::KeyState::Pressed
+        } else {
+            smithay::backend::input::KeyState::Released
+        };
+        // Smithay's keycodes are xkb keycodes: evdev codes + 8.
+        self.key((code + 8).into(), state, self.event_time());
     }
 
     /// The compositor tells time by `clock` from now on (a frozen clock stands still between

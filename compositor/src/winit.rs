@@ -7,8 +7,8 @@
 use calloop::LoopHandle;
 use pcp_plugin::PlacedOverlay;
 use smithay::backend::input::{
-    AbsolutePositionEvent, ButtonState, Event, InputEvent, KeyState, KeyboardKeyEvent,
-    PointerButtonEvent,
+    AbsolutePositionEvent, ButtonState, Event, InputEvent, KeyboardKeyEvent, PointerButtonEvent,
+    TouchEvent,
 };
 use smithay::backend::renderer::gles::GlesRenderer;
 use smithay::backend::winit::{self, WinitEvent, WinitGraphicsBackend, WinitInput};
@@ -149,17 +149,12 @@ fn global(state: &State, event: &impl AbsolutePositionEvent<WinitInput>) -> Poin
 }
 
 /// Input goes through the same routing as the harness's injection (`State::pointer_motion`,
-/// `pointer_button`, `touch_down`, `touch_motion`, `touch_up`, `key`).
+/// `pointer_button`, `pointer_axis`, `touch_down`, `touch_motion`, `touch_up`, `key`).
 fn handle_input(state: &mut State, input: InputEvent<WinitInput>) {
     tracing::trace!("host input: {input:?}");
     match input {
         InputEvent::Keyboard { event } => {
-            // xkb keycodes are evdev codes + 8; the routing takes evdev codes.
-            let Some(code) = event.key_code().raw().checked_sub(8) else {
-                return;
-            };
-            let pressed = event.state() == KeyState::Pressed;
-            state.key(code, pressed, event.time_msec());
+            state.key(event.key_code(), event.state(), event.time_msec());
         }
         InputEvent::PointerMotionAbsolute { event } => {
             let p = global(state, &event);
@@ -168,6 +163,9 @@ fn handle_input(state: &mut State, input: InputEvent<WinitInput>) {
         InputEvent::PointerButton { event } => {
             let pressed = event.state() == ButtonState::Pressed;
             state.pointer_button(event.button_code(), pressed, event.time_msec());
+        }
+        InputEvent::PointerAxis { event } => {
+            state.pointer_axis(crate::input::axis_frame::<WinitInput>(&event));
         }
         InputEvent::TouchDown { event } => {
             let p = global(state, &event);
@@ -179,7 +177,7 @@ fn handle_input(state: &mut State, input: InputEvent<WinitInput>) {
         }
         InputEvent::TouchUp { event } => state.touch_up(event.slot(), event.time_msec()),
         InputEvent::TouchCancel { .. } => state.touch_cancel(),
-        // Scrolling and gestures have no routing in this compositor yet.
+        // A nested window has no tablets or touchpad gestures.
         _ => {}
     }
 }

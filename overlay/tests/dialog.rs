@@ -137,6 +137,19 @@ fn a_click_needs_press_and_release_on_the_same_control() {
 }
 
 #[test]
+fn a_cancelled_press_is_no_click_and_the_next_release_cannot_finish_it() {
+    let mut d = ready(Risk::Privileged, 1.0);
+    let (ax, ay) = centre(&d, Control::Approve);
+    assert_eq!(d.pointer_down(ax, ay, 1000), None);
+    d.pointer_cancel();
+    // The release of the cancelled touch, or of any other pointer, answers nothing.
+    assert_eq!(d.pointer_up(ax, ay, 1010), None);
+    // A new press and release still work.
+    assert_eq!(d.pointer_down(ax, ay, 1100), None);
+    assert_eq!(d.pointer_up(ax, ay, 1110), Some(Choice::Approve));
+}
+
+#[test]
 fn moving_the_dialog_rearms_the_guard() {
     let mut d = ready(Risk::Privileged, 1.0);
     d.moved(1000);

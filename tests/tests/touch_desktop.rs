@@ -112,13 +112,13 @@ fn several_touch_points_each_stay_with_the_surface_they_went_down_on() {
     fx.move_window_of("org.example.B", 500, 100);
     drain(&mut fx, &a);
     drain(&mut fx, &b);
-    fx.touch_down_at(0, 150.0, 150.0);
-    fx.touch_down_at(1, 550.0, 160.0);
+    fx.inject_touch_down_at(0, 150.0, 150.0);
+    fx.inject_touch_down_at(1, 550.0, 160.0);
     // The first finger slides over B: it is still A's, outside A's surface.
-    fx.touch_motion(0, 560.0, 170.0);
-    fx.touch_motion(1, 570.0, 180.0);
-    fx.touch_up(1);
-    fx.touch_up(0);
+    fx.inject_touch_motion(0, 560.0, 170.0);
+    fx.inject_touch_motion(1, 570.0, 180.0);
+    fx.inject_touch_up_at(1);
+    fx.inject_touch_up_at(0);
     assert_eq!(
         touches(&drain(&mut fx, &a)),
         [
@@ -149,13 +149,13 @@ fn a_cancel_reaches_every_point_and_ends_them() {
     );
     fx.move_window_of("org.example.A", 0, 0);
     drain(&mut fx, &a);
-    fx.touch_down_at(4, 10.0, 10.0);
-    fx.touch_down_at(5, 20.0, 20.0);
-    fx.touch_cancel();
+    fx.inject_touch_down_at(4, 10.0, 10.0);
+    fx.inject_touch_down_at(5, 20.0, 20.0);
+    fx.inject_touch_cancel();
     // Points cancelled are gone: their later motion and up reach no one.
-    fx.touch_motion(4, 30.0, 30.0);
-    fx.touch_up(4);
-    fx.touch_up(5);
+    fx.inject_touch_motion(4, 30.0, 30.0);
+    fx.inject_touch_up_at(4);
+    fx.inject_touch_up_at(5);
     let seen = touches(&drain(&mut fx, &a));
     assert_eq!(
         seen[..2],
@@ -194,15 +194,15 @@ fn a_touch_that_began_on_a_window_ends_there_and_one_on_the_dialog_reaches_no_wi
     drain(&mut fx, &a);
     // Down on the window, over the dialog, back, up: the window never learns where the finger
     // was on the dialog, and gets its up.
-    fx.touch_down_at(0, 10.0, 10.0);
-    fx.touch_motion(0, cx, cy);
-    fx.touch_motion(0, 20.0, 20.0);
-    fx.touch_up(0);
+    fx.inject_touch_down_at(0, 10.0, 10.0);
+    fx.inject_touch_motion(0, cx, cy);
+    fx.inject_touch_motion(0, 20.0, 20.0);
+    fx.inject_touch_up_at(0);
     // Down on the dialog (its top-left corner, no control), onto the window, up there.
     let (dx, dy) = (f64::from(rect.x) + 3.0, f64::from(rect.y) + 3.0);
-    fx.touch_down_at(1, dx, dy);
-    fx.touch_motion(1, 5.0, 700.0);
-    fx.touch_up(1);
+    fx.inject_touch_down_at(1, dx, dy);
+    fx.inject_touch_motion(1, 5.0, 700.0);
+    fx.inject_touch_up_at(1);
     assert_eq!(
         touches(&drain(&mut fx, &a)),
         [
@@ -262,12 +262,12 @@ fn a_touch_moves_its_window_and_lifts_on_it() {
         OnPress::Move,
     );
     fx.move_window_of("org.example.Move", 100, 100);
-    fx.touch_down_at(0, 150.0, 150.0);
+    fx.inject_touch_down_at(0, 150.0, 150.0);
     drain(&mut fx, &m);
-    fx.touch_motion(0, 200.0, 170.0);
+    fx.inject_touch_motion(0, 200.0, 170.0);
     assert_eq!(fx.window_location_of("org.example.Move"), Some((150, 120)));
-    fx.touch_up(0);
-    fx.touch_motion(0, 400.0, 400.0);
+    fx.inject_touch_up_at(0);
+    fx.inject_touch_motion(0, 400.0, 400.0);
     assert_eq!(fx.window_location_of("org.example.Move"), Some((150, 120)));
     let seen = touches(&drain(&mut fx, &m));
     assert_eq!(
@@ -367,8 +367,8 @@ fn pointer_and_touch_reach_a_layer_surface_above_the_windows_and_not_through_the
     fx.inject_pointer_motion(100.0, 700.0);
     fx.inject_pointer_button(true);
     fx.inject_pointer_button(false);
-    fx.touch_down_at(0, 200.0, 710.0);
-    fx.touch_up(0);
+    fx.inject_touch_down_at(0, 200.0, 710.0);
+    fx.inject_touch_up_at(0);
     assert_eq!(
         pointer(&drain(&mut fx, &layer)),
         [
@@ -389,8 +389,8 @@ fn pointer_and_touch_reach_a_layer_surface_above_the_windows_and_not_through_the
     // With a prompt up, the dialog is above the bar: a press on it reaches neither client.
     let _asking = prompt(&mut fx);
     let rect = fx.dialog_rect().expect("placed");
-    fx.touch_down_at(1, f64::from(rect.x) + 3.0, f64::from(rect.y) + 3.0);
-    fx.touch_up(1);
+    fx.inject_touch_down_at(1, f64::from(rect.x) + 3.0, f64::from(rect.y) + 3.0);
+    fx.inject_touch_up_at(1);
     assert!(touches(&drain(&mut fx, &layer)).is_empty());
     assert!(touches(&drain(&mut fx, &window)).is_empty());
 }
@@ -461,16 +461,16 @@ fn random_touch_sequences_over_two_windows_and_the_dialog_reach_each_client_well
         let (x, y) = (((r >> 8) % 1280) as f64, ((r >> 24) % 720) as f64);
         match (r >> 40) % 9 {
             0..=2 if !down[slot] => {
-                fx.touch_down_at(slot as u32, x, y);
+                fx.inject_touch_down_at(slot as u32, x, y);
                 down[slot] = true;
             }
-            3..=5 if down[slot] => fx.touch_motion(slot as u32, x, y),
+            3..=5 if down[slot] => fx.inject_touch_motion(slot as u32, x, y),
             6 | 7 if down[slot] => {
-                fx.touch_up(slot as u32);
+                fx.inject_touch_up_at(slot as u32);
                 down[slot] = false;
             }
             8 if step % 97 == 0 => {
-                fx.touch_cancel();
+                fx.inject_touch_cancel();
                 down = [false; 6];
             }
             _ => {}
@@ -482,7 +482,7 @@ fn random_touch_sequences_over_two_windows_and_the_dialog_reach_each_client_well
     }
     for (slot, is_down) in down.iter().enumerate() {
         if *is_down {
-            fx.touch_up(slot as u32);
+            fx.inject_touch_up_at(slot as u32);
         }
     }
     seen_a.extend(drain(&mut fx, &a));

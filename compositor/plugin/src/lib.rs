@@ -94,6 +94,9 @@ pub struct Pcp {
     inbox: VecDeque<Command>,
     draining: bool,
     wakeup: timer::Wakeup,
+    /// While the dialog has the keyboard: the host's keyboard focus it took, to give back
+    /// (`input::keyboard_focus`; an `Option<D::KeyboardFocus>` of the host's seat).
+    keyboard_return: Option<Box<dyn std::any::Any>>,
 }
 
 impl Pcp {
@@ -117,6 +120,7 @@ impl Pcp {
             inbox: VecDeque::new(),
             draining: false,
             wakeup: timer::Wakeup::default(),
+            keyboard_return: None,
         }
     }
 
@@ -287,6 +291,11 @@ pub fn start_voice(config: pcp_speech::Config) -> Option<Box<dyn pcp_speech::Voi
 /// point changed, or the UI's settings were changed.
 pub fn refresh<D: PcpHandler>(state: &mut D) {
     run(state, Command::Refresh);
+}
+
+/// Hands what the seat, the microphone or the haptic device said about prompts to the engine.
+pub(crate) fn run_events<D: PcpHandler>(state: &mut D, events: Vec<PromptEvent>) {
+    run(state, Command::Events(events));
 }
 
 /// The plugin's timer fired or a device has news (the test harness calls it after moving its

@@ -2,15 +2,29 @@
 //! keyboard, pointer or touch screen cannot answer; those present at start are taken from
 //! libinput's queue at once), the Ctrl+Alt+F`n` VT switch, and every other
 //! event mapped onto the same routing as the other backends (`State::key`, `pointer_motion`,
-//! `pointer_button`, `touch_down`, `touch_motion`, `touch_up`, `touch_cancel`).
+//! `pointer_button`, `pointer_axis`, `gesture`, `touch_down`, `touch_motion`, `touch_up`,
+//! `touch_cancel`, and the tablet tools').
 
 use smithay::backend::input::{
-    AbsolutePositionEvent, ButtonState, Event, InputEvent, KeyState, KeyboardKeyEvent,
-    PointerButtonEvent, PointerMotionEvent,
+    AbsolutePositionEvent, ButtonState, Event, GestureBeginEvent, GestureEndEvent,
+    GesturePinchUpdateEvent as _, GestureSwipeUpdateEvent as _, InputEvent, KeyState,
+    KeyboardKeyEvent, PointerButtonEvent, PointerMotionEvent, TouchEvent,
+};
+use smithay::backend::input::{
+    ProximityState, TabletToolButtonEvent, TabletToolEvent, TabletToolProximityEvent,
+    TabletToolTipEvent,
 };
 use smithay::backend::libinput::LibinputInputBackend;
 use smithay::backend::session::Session;
+use smithay::input::pointer::{
+    GestureHoldBeginEvent, GestureHoldEndEvent, GesturePinchBeginEvent, GesturePinchEndEvent,
+    GesturePinchUpdateEvent, GestureSwipeBeginEvent, GestureSwipeEndEvent, GestureSwipeUpdateEvent,
+};
 use smithay::reexports::input::{DeviceCapability, Libinput};
+use smithay::utils::SERIAL_COUNTER;
+use smithay::wayland::tablet_manager::TabletDescriptor;
+
+use crate::tablet_input::{ToolAction, ToolEvent};
 use smithay::utils::{Logical, Point};
 
 use super::{plan, rects, udev_device};
@@ -81,10 +95,14 @@ const ALT: [u32; 2] = [56, 100];
 pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBackend>) {
     match input {
         InputEvent::DeviceAdded { device } => {
+            if device.has_capability(DeviceCapability::TabletTool) {
+                state.tablet_added(&TabletDescriptor::from(&device));
+            }
             let caps: Vec<&str> = [
                 (DeviceCapability::Keyboard, "keyboard"),
                 (DeviceCapability::Pointer, "pointer"),
                 (DeviceCapability::Touch, "touch"),
+                (DeviceCapability::TabletTool, "tablet"),
             ]
             .iter()
             .filter(|(c, _)| device.has_capability(*c))
@@ -101,10 +119,14 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
         }
         InputEvent::DeviceRemoved { device } => {
             tracing::info!("input device {} removed", device.name());
+            if device.has_capability(DeviceCapability::TabletTool) {
+                state.tablet_removed(&TabletDescriptor::from(&device));
+            }
             let answers = [
                 DeviceCapability::Keyboard,
                 DeviceCapability::Pointer,
                 DeviceCapability::Touch,
+                DeviceCapability::TabletTool,
             ]
             .iter()
             .any(|c| device.has_capability(*c));
@@ -115,6 +137,7 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
             }
         }
         InputEvent::Keyboard { event } => {
+            // The VT chords are read as evdev codes (xkb keycodes are evdev codes + 8).
             let Some(code) = event.key_code().raw().checked_sub(8) else {
                 return;
             };
@@ -136,7 +159,7 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
                 }
             }
             let time = event_time(state, event.time_msec());
-            state.key(code, pressed, time);
+            state.key(event.key_code(), event.state(), time);
         }
         InputEvent::PointerMotion { event } => {
             let p = moved(state, event.delta());
@@ -151,19 +174,114 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
             let time = event_time(state, event.time_msec());
             state.pointer_button(event.button_code(), pressed, time);
         }
+        InputEvent::PointerAxis { event } => {
+            state.pointer_axis(crate::input::axis_frame::<LibinputInputBackend>(&event));
+        }
         InputEvent::TouchDown { event } => {
             let p = absolute(state, &event);
-            state.touch_down(event.slot(), p, event_time(state, event.time_msec()));
+            let time = event_time(state, event.time_msec());
+            state.touch_down(event.slot(), p, time);
         }
         InputEvent::TouchMotion { event } => {
             let p = absolute(state, &event);
-            state.touch_motion(event.slot(), p, event_time(state, event.time_msec()));
+            let time = event_time(state, event.time_msec());
+            state.touch_motion(event.slot(), p, time);
         }
         InputEvent::TouchUp { event } => {
-            state.touch_up(event.slot(), event_time(state, event.time_msec()));
+            let time = event_time(state, event.time_msec());
+            state.touch_up(event.slot(), time);
         }
         InputEvent::TouchCancel { .. } => state.touch_cancel(),
-        // Scrolling, tablets and gestures have no routing in this compositor yet.
-        _ => {}
+        other => gestures_and_tablets(state, other),
     }
+}
+
+/// Touchpad gestures and tablet tools, in the same routing.
+fn gestures_and_tablets(state: &mut State, input: InputEvent<LibinputInputBackend>) {
+    use crate::input::Gesture;
+    let serial = SERIAL_COUNTER.next_serial();
+    let gesture = match input {
+        InputEvent::GestureSwipeBegin { event } => Gesture::SwipeBegin(GestureSwipeBeginEvent {
+            serial,
+            time: event_time(state, event.time_msec()),
+            fingers: event.fingers(),
+        }),
+        InputEvent::GestureSwipeUpdate { event } => Gesture::SwipeUpdate(GestureSwipeUpdateEvent {
+            time: event_time(state, event.time_msec()),
+            delta: event.delta(),
+        }),
+        InputEvent::GestureSwipeEnd { event } => Gesture::SwipeEnd(GestureSwipeEndEvent {
+            serial,
+            time: event_time(state, event.time_msec()),
+            cancelled: event.cancelled(),
+        }),
+        InputEvent::GesturePinchBegin { event } => Gesture::PinchBegin(GesturePinchBeginEvent {
+            serial,
+            time: event_time(state, event.time_msec()),
+            fingers: event.fingers(),
+        }),
+        InputEvent::GesturePinchUpdate { event } => Gesture::PinchUpdate(GesturePinchUpdateEvent {
+            time: event_time(state, event.time_msec()),
+            delta: event.delta(),
+            scale: event.scale(),
+            rotation: event.rotation(),
+        }),
+        InputEvent::GesturePinchEnd { event } => Gesture::PinchEnd(GesturePinchEndEvent {
+            serial,
+            time: event_time(state, event.time_msec()),
+            cancelled: event.cancelled(),
+        }),
+        InputEvent::GestureHoldBegin { event } => Gesture::HoldBegin(GestureHoldBeginEvent {
+            serial,
+            time: event_time(state, event.time_msec()),
+            fingers: event.fingers(),
+        }),
+        InputEvent::GestureHoldEnd { event } => Gesture::HoldEnd(GestureHoldEndEvent {
+            serial,
+            time: event_time(state, event.time_msec()),
+            cancelled: event.cancelled(),
+        }),
+        other => return tablets(state, other),
+    };
+    state.gesture(gesture);
+}
+
+/// Tablet tools, in the same routing (`tablet_input`).
+fn tablets(state: &mut State, input: InputEvent<LibinputInputBackend>) {
+    let (device, tool, time, what) = match input {
+        InputEvent::TabletToolProximity { event } => {
+            let p = absolute(state, &event);
+            let what = match event.state() {
+                ProximityState::In => ToolAction::In(p),
+                ProximityState::Out => ToolAction::Out,
+            };
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        InputEvent::TabletToolAxis { event } => {
+            let p = absolute(state, &event);
+            let what = ToolAction::Motion(p);
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        InputEvent::TabletToolTip { event } => {
+            let p = absolute(state, &event);
+            let what = ToolAction::Tip(p, TabletToolTipEvent::tip_state(&event));
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        InputEvent::TabletToolButton { event } => {
+            let what = ToolAction::Button(
+                TabletToolButtonEvent::button(&event),
+                TabletToolButtonEvent::button_state(&event),
+            );
+            (event.device(), event.tool(), event.time_msec(), what)
+        }
+        // The rest (switches, pads) has no routing in this compositor.
+        _ => return,
+    };
+    let event = ToolEvent {
+        tablet: TabletDescriptor::from(&device),
+        tool,
+        time: event_time(state, time),
+        what,
+    };
+    state.tablet_tool(event);
 }

@@ -228,6 +228,19 @@ impl ConfirmDialog {
         self.release(PressSource::Pointer, under, now)
     }
 
+    /// The pointer or touch press was cancelled (the touch source took its contact back, a
+    /// tablet tool left proximity): its press and drag end without answering, so no later
+    /// release can complete them.
+    pub fn pointer_cancel(&mut self) {
+        let config = &self.config;
+        if let Some(v) = &mut self.visible {
+            v.drag = None;
+            if v.press.is_some_and(|p| p.source == PressSource::Pointer) {
+                cancel(config, v);
+            }
+        }
+    }
+
     /// A wheel or touchpad scrolled the body by `dy` logical pixels (positive: towards its
     /// end). Reading needs no guard: scrolling never answers.
     pub fn scroll(&mut self, dy: f64) {

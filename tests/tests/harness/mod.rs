@@ -400,9 +400,15 @@ impl Fixture {
         self.state().pcp().ui().queued()
     }
 
-    /// The keys whose release is being kept from clients.
+    /// The keys (evdev codes) whose release is being kept from clients.
     pub fn suppressed_keys(&mut self) -> Vec<u32> {
-        self.state().pcp().ui().suppressed_keys().collect()
+        // Smithay's keycodes are xkb keycodes, evdev codes + 8.
+        self.state()
+            .pcp()
+            .ui()
+            .suppressed_keys()
+            .map(|k| k.raw().saturating_sub(8))
+            .collect()
     }
 
     /// Voice as the compositor last learned it from its probe thread.
@@ -490,24 +496,39 @@ impl Fixture {
         self.state().inject_touch_up();
     }
 
-    /// Touch point `slot` goes down at (x, y) (several may be down at once).
-    pub fn touch_down_at(&mut self, slot: u32, x: f64, y: f64) {
+    /// Finger `slot` goes down at (x, y).
+    pub fn inject_touch_down_at(&mut self, slot: u32, x: f64, y: f64) {
         self.state().inject_touch_down_at(slot, x, y);
     }
 
-    /// Touch point `slot` moves to (x, y).
-    pub fn touch_motion(&mut self, slot: u32, x: f64, y: f64) {
+    /// Finger `slot` moves to (x, y).
+    pub fn inject_touch_motion(&mut self, slot: u32, x: f64, y: f64) {
         self.state().inject_touch_motion(slot, x, y);
     }
 
-    /// Touch point `slot` lifts.
-    pub fn touch_up(&mut self, slot: u32) {
-        self.state().inject_touch_up_of(slot);
+    /// Finger `slot` lifts.
+    pub fn inject_touch_up_at(&mut self, slot: u32) {
+        self.state().inject_touch_up_at(slot);
     }
 
-    /// The touch source cancels every point.
-    pub fn touch_cancel(&mut self) {
+    /// The touch source cancels every finger.
+    pub fn inject_touch_cancel(&mut self) {
         self.state().inject_touch_cancel();
+    }
+
+    /// Two fingers scroll `dy` logical pixels where the pointer is.
+    pub fn inject_scroll(&mut self, dy: f64) {
+        self.state().inject_scroll(dy);
+    }
+
+    /// The harness's pen does `what` at (x, y).
+    pub fn inject_pen(&mut self, what: pcp_compositor::test_input::Pen, x: f64, y: f64) {
+        self.state().inject_pen(what, x, y);
+    }
+
+    /// A pinch of `fingers` fingers where the pointer is (begin, one update, end).
+    pub fn inject_pinch(&mut self, fingers: u32, scale: f64) {
+        self.state().inject_pinch(fingers, scale);
     }
 
     /// Moves the window of app id `app_id` to (x, y); panics when there is none.

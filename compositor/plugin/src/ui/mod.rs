@@ -3,10 +3,11 @@
 //! took from clients, the user's activity, and which devices can answer. Input and device events
 //! go in; [`PromptEvent`]s come out. It never holds or calls the gate: `ConfirmUi::sync` reads
 //! a [`GateView`] and *returns* what it needs the gate to hear (a step that cannot run), and the
-//! [engine](crate::engine) applies those. Approvals come only from input ([`ConfirmUi::key`],
-//! [`ConfirmUi::pointer_button`], [`ConfirmUi::touch_up`]), from the
-//! microphone and touch surface (`ConfirmUi::device_events`, [`ConfirmUi::touch_down`]) and a
-//! long enough press-and-hold (`ConfirmUi::timers`) — never from `ConfirmUi::sync`, which draws.
+//! [engine](crate::engine) applies those. Approvals come only from the seat's input (the
+//! [`input`] module: a key, a button, a touch or a tablet tool's tip released on a control),
+//! from the microphone and the haptic double tap (`ConfirmUi::device_events`, a touch while a
+//! prompt waits for the tap) and a long enough press-and-hold (`ConfirmUi::timers`) — never
+//! from `ConfirmUi::sync`, which draws.
 
 mod accessible;
 mod devices;
@@ -39,7 +40,6 @@ pub use self::entry::{EntryKey, EntryState, EntryView};
 use self::focus::Sharing;
 pub use self::focus::{Shortcut, ShortcutKeys};
 use self::haptic::HapticStep;
-pub use self::input::Routed;
 pub use self::options::{GateView, UiOptions, UiTiming};
 use self::voice::{VoiceStep, wants_voice};
 use crate::render::PlacedOverlay;
@@ -192,8 +192,9 @@ impl ConfirmUi {
         self.dialog.dialog()
     }
 
-    /// The keys whose press the dialog took: their release never reaches a client either.
-    pub fn suppressed_keys(&self) -> impl Iterator<Item = u32> + '_ {
+    /// The keys (as Smithay gives them, xkb keycodes) whose press the dialog took: their
+    /// release never reaches a client either.
+    pub fn suppressed_keys(&self) -> impl Iterator<Item = smithay::input::keyboard::Keycode> + '_ {
         self.input.suppressed_keys()
     }
 
@@ -363,9 +364,9 @@ impl ConfirmUi {
         }
     }
 
-    /// No dialog is up: the keyboard goes back to the windows.
+    /// No dialog is up: the keyboard goes back to the windows, and no press is under way.
     fn closed(&mut self) {
-        self.input.modal = false;
+        self.input.dialog_closed();
         self.set_keyboard(false);
     }
 
