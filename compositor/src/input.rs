@@ -293,7 +293,7 @@ impl State {
     /// The touch source cancelled its contacts: a cancelled touch is no click, so the dialog
     /// forgets its own and the windows get a cancel for theirs.
     pub(crate) fn touch_cancel(&mut self) {
-        let (_, clients) = self.touch.cancel_all();
+        let clients = self.touch.cancel_all();
         let Some(touch) = self.seat.get_touch() else {
             return;
         };

@@ -236,6 +236,12 @@ impl State {
             self.send_presentation_feedback();
         }
         self.desktop.popups.cleanup();
+        self.send_frame_callbacks();
+    }
+
+    /// Tells every surface shown (windows, layer surfaces, lock surfaces, and their popups and
+    /// subsurfaces) that a frame was drawn.
+    fn send_frame_callbacks(&self) {
         let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);
         for vo in &self.backend.outputs {
             if let Some(Some(surface)) = &vo.locked {

@@ -79,10 +79,8 @@ impl TouchPoints {
         self.down.remove(&slot)
     }
 
-    /// Every point was cancelled: whether any was the dialog's, and the clients' points with
-    /// where they were.
-    pub(crate) fn cancel_all(&mut self) -> (bool, Vec<(TouchSlot, Point<f64, Logical>)>) {
-        let dialog = self.down.values().any(|p| p.owner == TouchOwner::Dialog);
+    /// Every point was cancelled: the clients' points, with where they were.
+    pub(crate) fn cancel_all(&mut self) -> Vec<(TouchSlot, Point<f64, Logical>)> {
         let clients = self
             .down
             .iter()
@@ -90,7 +88,7 @@ impl TouchPoints {
             .map(|(slot, p)| (*slot, p.at))
             .collect();
         self.down.clear();
-        (dialog, clients)
+        clients
     }
 
     /// The points down on `surface` (it is being destroyed), forgotten: each gets its up.
@@ -242,7 +240,7 @@ mod tests {
         assert_eq!(points.len(), 1);
         assert_eq!(
             points.cancel_all(),
-            (false, vec![(slot(1), Point::from((5.0, 6.0)))])
+            vec![(slot(1), Point::from((5.0, 6.0)))]
         );
         assert!(points.is_empty());
     }
@@ -257,8 +255,6 @@ mod tests {
                 .map(|p| p.owner),
             Some(TouchOwner::Dialog)
         );
-        let (dialog, clients) = points.cancel_all();
-        assert!(!dialog);
-        assert_eq!(clients.len(), 1);
+        assert_eq!(points.cancel_all().len(), 1);
     }
 }

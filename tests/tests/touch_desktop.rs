@@ -493,3 +493,50 @@ fn random_touch_sequences_over_two_windows_and_the_dialog_reach_each_client_well
     // The guard never became ready on the harness's frozen clock: no touch answered.
     assert!(fx.dialog_open());
 }
+
+#[test]
+fn a_client_asking_to_move_with_another_windows_press_is_ignored() {
+    let mut fx = Fixture::new(OUTPUT);
+    let a = up(
+        &mut fx,
+        "org.example.A",
+        WINDOW,
+        (300, 200),
+        OnPress::Nothing,
+    );
+    let thief = up(
+        &mut fx,
+        "org.example.Thief",
+        WINDOW,
+        (300, 200),
+        OnPress::StealMoves,
+    );
+    fx.move_window_of("org.example.A", 100, 100);
+    fx.move_window_of("org.example.Thief", 600, 100);
+    // A press on A (the thief loses the keyboard and asks to be moved with every serial) and
+    // a touch on A, both held while they move.
+    fx.inject_pointer_motion(150.0, 150.0);
+    fx.inject_pointer_button(true);
+    fx.inject_touch_down_at(0, 200.0, 200.0);
+    let seen = drain(&mut fx, &thief);
+    assert!(
+        seen.iter().any(|s| matches!(
+            s,
+            Seen::Configure {
+                activated: false,
+                ..
+            }
+        )),
+        "the thief asked: {seen:?}"
+    );
+    fx.inject_pointer_motion(400.0, 400.0);
+    fx.inject_touch_motion(0, 500.0, 500.0);
+    assert_eq!(fx.window_location_of("org.example.Thief"), Some((600, 100)));
+    assert_eq!(fx.window_location_of("org.example.A"), Some((100, 100)));
+    // A's press and touch are still A's.
+    fx.inject_pointer_button(false);
+    fx.inject_touch_up_at(0);
+    let on_a = drain(&mut fx, &a);
+    assert!(on_a.contains(&Seen::Button(false)), "{on_a:?}");
+    assert!(on_a.contains(&Seen::TouchUp(0)), "{on_a:?}");
+}

@@ -147,6 +147,10 @@ impl Wlcs for PcpDisplayServer {
         Ok(theirs.into())
     }
 
+    #[allow(
+        clippy::not_unsafe_ptr_arg_deref,
+        reason = "the `wlcs` crate's trait declares it safe; WLCS passes only live pointers"
+    )]
     fn position_window_absolute(
         &self,
         display: *mut wl_display,

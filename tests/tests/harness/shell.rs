@@ -64,6 +64,9 @@ pub enum OnPress {
     Nothing,
     Move,
     Resize(ResizeEdge),
+    /// Hostile: no press of its own, but once it loses the keyboard (another window was
+    /// pressed) it asks to be moved with every serial from 1 to 5000, hoping one is that press.
+    StealMoves,
 }
 
 /// What the client shows.
@@ -217,7 +220,7 @@ impl App {
             return;
         };
         match self.on_press {
-            OnPress::Nothing => {}
+            OnPress::Nothing | OnPress::StealMoves => {}
             OnPress::Move => toplevel._move(seat, serial),
             OnPress::Resize(edge) => toplevel.resize(seat, serial, edge),
         }
@@ -260,6 +263,15 @@ impl Dispatch<XdgToplevel, ()> for App {
                 .collect();
             let has = |s: xdg_toplevel::State| states.contains(&(s as u32));
             app.asked = Some((width, height));
+            if app.on_press == OnPress::StealMoves
+                && app.mapped
+                && !has(xdg_toplevel::State::Activated)
+                && let (Some(toplevel), Some(seat)) = (&app.toplevel, &app.seat)
+            {
+                for serial in 1..=5000 {
+                    toplevel._move(seat, serial);
+                }
+            }
             let _ = app.tx.send(Seen::Configure {
                 w: width,
                 h: height,

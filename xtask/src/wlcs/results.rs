@@ -268,14 +268,14 @@ pub fn table(groups: &[Group], results: &[TestResult]) -> String {
         for (t, c) in total.iter_mut().zip([pass, skip, fail]) {
             *t += c;
         }
-        out.push_str(&row(&g.name, pass, skip, fail));
+        out.push_str(&row(&g.name, pass, skip, fail, &g.about));
     }
-    out.push_str(&row("all", total[0], total[1], total[2]));
+    out.push_str(&row("all", total[0], total[1], total[2], ""));
     out
 }
 
 /// One line of the table; the rate is of the tests that ran (passed or failed).
-fn row(name: &str, pass: usize, skip: usize, fail: usize) -> String {
+fn row(name: &str, pass: usize, skip: usize, fail: usize, about: &str) -> String {
     let ran = pass + fail;
     let rate = if ran == 0 {
         "-".to_string()
@@ -285,10 +285,10 @@ fn row(name: &str, pass: usize, skip: usize, fail: usize) -> String {
     let mut line = String::new();
     let _ = writeln!(
         line,
-        "{name:<28} {:>5} {pass:>5} {skip:>5} {fail:>5} {rate:>6}",
+        "{name:<28} {:>5} {pass:>5} {skip:>5} {fail:>5} {rate:>6}  {about}",
         pass + skip + fail
     );
-    line
+    line.trim_end().to_string() + "\n"
 }
 
 /// The tests whose outcome differs between `plain` and `waiting` (the same tests with a prompt
