@@ -220,8 +220,12 @@ impl State {
                     });
                 }
             }
-            self.backend.render(&self.desktop.space, &layers, bg)
+            self.backend
+                .render_or_overlays(&self.desktop.space, &layers, bg)
         };
+        if let Ok(Some(e)) = &drawn {
+            tracing::warn!("drawing the windows failed ({e}): the overlays alone were drawn");
+        }
         if let Err(e) = drawn {
             // A frame that cannot be drawn cannot show a prompt: fail closed.
             tracing::error!("rendering failed: {e}");
