@@ -131,23 +131,8 @@ impl PcpHandler for App {
     }
 
     fn surroundings(&self) -> Surroundings {
-        let output = pcp_overlay::Output {
-            rect: pcp_overlay::Rect {
-                x: 0,
-                y: 0,
-                w: WIDTH,
-                h: HEIGHT,
-            },
-            scale: 1.0,
-        };
-        let focus = pcp_overlay::Point {
-            x: self.pointer.x,
-            y: self.pointer.y,
-        };
-        Surroundings {
-            outputs: vec![output],
-            focus,
-        }
+        // The outputs of the space; the focal point follows the seat's input.
+        Surroundings::of_space(&self.space)
     }
 
     fn execute(&mut self, run: &Run) -> Result<(), String> {
@@ -176,12 +161,6 @@ impl PcpHandler for App {
             Effect::KeyboardFocus => self.update_keyboard_focus(),
             Effect::DialogShown(_) | Effect::Damage => self.dirty = true,
             Effect::EndSession => self.running = false,
-            // Answers go to the front end that asked, never to the host.
-            Effect::Pending { .. }
-            | Effect::Decided(_)
-            | Effect::Execute(_)
-            | Effect::EntrySubmitted { .. }
-            | Effect::EntryNextAccount { .. } => {}
         }
     }
 }

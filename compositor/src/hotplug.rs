@@ -386,7 +386,7 @@ impl State {
     /// screen and those queued are denied `confirmation_unavailable`, and so is every new ask
     /// (the denying authorizer) until one returns; routine intents still run.
     pub fn input_devices_changed(&mut self, answering: usize) {
-        self.pcp.ui_mut().set_input_devices(answering);
+        self.input_devices = answering;
         self.devices_changed();
     }
 

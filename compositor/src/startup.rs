@@ -129,7 +129,7 @@ impl Compositor {
         let config = options.config;
         let (cursor_theme, cursor_size) = (config.cursor_theme.clone(), config.cursor_size);
         let plugin = options.plugin;
-        let ui = start_ui(&plugin, &config, options.input_available)?;
+        let ui = start_ui(&plugin, &config)?;
         // The udev backend's outputs are the connected displays, not the specs.
         let first = backend
             .outputs
@@ -156,6 +156,7 @@ impl Compositor {
             clock: Clock::default(),
             pointer: Pointer::new(centre, &cursor_theme, cursor_size),
             touch: Default::default(),
+            input_devices: usize::from(options.input_available),
             logged_placement: None,
             frames: Frames::default(),
             running: true,
@@ -298,12 +299,10 @@ fn start_backend(
     .map_err(|e| StartError::Backend(e.to_string()))
 }
 
-/// The confirmation UI with the plugin's sections, its timing from `[compositor]`, and
-/// whether a seat device can answer.
+/// The confirmation UI with the plugin's sections and its timing from `[compositor]`.
 fn start_ui(
     plugin: &pcp_config::PluginSections,
     config: &CompositorConfig,
-    input_available: bool,
 ) -> Result<ConfirmUi, StartError> {
     let mut ui = ConfirmUi::new(UiOptions {
         overlay: plugin.overlay.clone(),
@@ -318,7 +317,6 @@ fn start_ui(
         },
     })
     .map_err(|e| StartError::Overlay(e.to_string()))?;
-    ui.set_input_devices(usize::from(input_available));
     #[cfg(feature = "a11y")]
     if config.accessibility {
         ui.enable_accessibility();

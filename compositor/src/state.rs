@@ -123,6 +123,9 @@ pub struct State {
     pub(crate) settings: Settings,
     /// When the next frame is drawn.
     pub(crate) frames: Frames,
+    /// How many of the seat's input devices can press the dialog's controls (the plugin reads
+    /// it through `surroundings`).
+    pub(crate) input_devices: usize,
     /// Where the dialog was last said to be (see `log_placement`).
     pub(crate) logged_placement: Option<pcp_plugin::Placement>,
     /// Cleared when the session ends (logout, a signal, the nested window closed).
@@ -144,6 +147,8 @@ impl Compositor {
         // Whatever else this round changed under a resting pointer (the handlers that change
         // the scene already looked, before answering the next request).
         self.state.refocus_pointer();
+        // Outputs, input devices and the focal point reach the plugin here, once a round.
+        pcp_plugin::refresh(&mut self.state);
         // Whatever this round changed is drawn by the frame timer, armed only now.
         self.state.schedule_frame();
         self.state.dh.flush_clients().map_err(std::io::Error::other)
@@ -229,13 +234,7 @@ impl State {
         if let Err(e) = drawn {
             // A frame that cannot be drawn cannot show a prompt: fail closed.
             tracing::error!("rendering failed: {e}");
-            if let Some(prompt) = self.pcp.ui().shown() {
-                let lost = pcp_plugin::PromptEvent {
-                    prompt,
-                    event: pcp_gate::ModalityEvent::Lost(pcp_gate::Modality::Visual),
-                };
-                pcp_plugin::run(self, pcp_plugin::Command::Events(vec![lost]));
-            }
+            pcp_plugin::render_failed(self);
         } else {
             self.send_presentation_feedback();
         }
@@ -288,22 +287,20 @@ impl State {
     /// or a test): the dialog moves to the output nearest it.
     pub fn set_focus_hint(&mut self, x: f64, y: f64) {
         self.pointer.set_focal_point(Point::from((x, y)));
-        if self.pcp.ui().is_open() {
-            pcp_plugin::refresh(self);
-        }
+        pcp_plugin::refresh(self);
     }
 
-    /// The dialog's outputs as the plugin sees them, and the focal point.
+    /// The dialog's outputs as the plugin sees them, the focal point (the compositor keeps its
+    /// own: it also places new windows there) and the input devices that can answer.
     pub(crate) fn surroundings(&self) -> pcp_plugin::Surroundings {
+        let focal = self.pointer.focal_point();
         pcp_plugin::Surroundings {
             outputs: self.backend.overlay_outputs(),
-            focus: {
-                let focal = self.pointer.focal_point();
-                pcp_overlay::Point {
-                    x: focal.x,
-                    y: focal.y,
-                }
-            },
+            focus: Some(pcp_overlay::Point {
+                x: focal.x,
+                y: focal.y,
+            }),
+            input_devices: Some(self.input_devices),
         }
     }
 }
@@ -361,6 +358,7 @@ impl State {
             touch,
             settings,
             frames,
+            input_devices: _,
             logged_placement,
             running,
             performed,

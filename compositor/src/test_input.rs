@@ -219,14 +219,12 @@ impl State {
     /// harness shares one loaded model between compositors.
     pub fn set_speech_engine(&mut self, engine: Option<pcp_speech::SpeechEngine>) {
         let engine = engine.map(|e| Box::new(e) as Box<dyn pcp_speech::Voice>);
-        self.pcp.ui_mut().set_speech_engine(engine);
-        pcp_plugin::refresh(self);
+        pcp_plugin::testing::set_speech_engine(self, engine);
     }
 
     /// Replaces the haptic backend (the harness puts in a recording one).
     pub fn set_haptics(&mut self, backend: Box<dyn pcp_haptics::Haptics>) {
-        self.pcp.ui_mut().set_haptics(backend);
-        pcp_plugin::refresh(self);
+        pcp_plugin::testing::set_haptics(self, backend);
     }
 }
 

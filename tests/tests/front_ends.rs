@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use pcp_gate::{ClientIdentity, Intent};
 use pcp_overlay::Control;
-use pcp_plugin::{Command, Effect, FrontEnd, Ticket};
+use pcp_plugin::{Delivery, FrontEnd, Request, Ticket};
 use serde_json::json;
 
 use harness::{Fixture, intent};
@@ -19,18 +19,18 @@ const ONE: &[&str] = &["1920x1080@0,0"];
 /// A front end that keeps what it hears.
 #[derive(Clone, Default)]
 struct Recorder {
-    heard: Rc<RefCell<Vec<Effect>>>,
+    heard: Rc<RefCell<Vec<Delivery>>>,
 }
 
 impl FrontEnd for Recorder {
-    fn deliver(&mut self, effect: Effect) -> Option<Command> {
+    fn deliver(&mut self, effect: Delivery) -> Option<Request> {
         self.heard.borrow_mut().push(effect);
         None
     }
 }
 
 impl Recorder {
-    fn take(&self) -> Vec<Effect> {
+    fn take(&self) -> Vec<Delivery> {
         std::mem::take(&mut self.heard.borrow_mut())
     }
 }
@@ -45,11 +45,11 @@ fn local_intent(capability: &str, params: serde_json::Value) -> Intent {
     Intent::new(capability, params, client)
 }
 
-fn decided(effects: &[Effect], ticket: Ticket) -> &pcp_plugin::Decided {
+fn decided(effects: &[Delivery], ticket: Ticket) -> &pcp_plugin::Decided {
     effects
         .iter()
         .find_map(|e| match e {
-            Effect::Decided(d) if d.ticket == ticket => Some(&**d),
+            Delivery::Decided(d) if d.ticket == ticket => Some(&**d),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no decision for {ticket:?}: {effects:?}"))
@@ -64,7 +64,7 @@ fn a_second_front_end_is_answered_through_the_same_engine() {
 
     // A routine intent is decided at once, with a token, and audited like any other.
     let intent = local_intent("file.write", json!({"path": "/tmp/a"}));
-    fx.run_command(Command::Submit {
+    fx.run_command(Request::Submit {
         ticket: ticket(1),
         intent,
     });
@@ -86,13 +86,13 @@ fn a_second_front_end_is_answered_through_the_same_engine() {
     // One that needs the user waits for the dialog, which a Wayland client's intent queues
     // behind; the seat's click answers the front end's, then the client's is shown.
     let intent = local_intent("settings.change", json!({"key": "dark", "value": "on"}));
-    fx.run_command(Command::Submit {
+    fx.run_command(Request::Submit {
         ticket: ticket(2),
         intent,
     });
     let heard = recorder.take();
     assert!(
-        matches!(heard.as_slice(), [Effect::Pending { ticket: t, .. }] if *t == ticket(2)),
+        matches!(heard.as_slice(), [Delivery::Pending { ticket: t, .. }] if *t == ticket(2)),
         "{heard:?}"
     );
     assert!(fx.dialog_open());
@@ -143,7 +143,7 @@ fn a_front_end_may_withdraw_its_ticket_and_a_reused_ticket_is_refused() {
     let front = fx.pcp_mut().add_front_end(Box::new(recorder.clone()));
     let ticket = Ticket { front, number: 7 };
     let intent = local_intent("settings.change", json!({"key": "a", "value": "b"}));
-    fx.run_command(Command::Submit {
+    fx.run_command(Request::Submit {
         ticket,
         intent: intent.clone(),
     });
@@ -151,14 +151,14 @@ fn a_front_end_may_withdraw_its_ticket_and_a_reused_ticket_is_refused() {
     recorder.take();
 
     // The same number again while the first is open: refused, the first one stays.
-    fx.run_command(Command::Submit { ticket, intent });
+    fx.run_command(Request::Submit { ticket, intent });
     let heard = recorder.take();
     let d = decided(&heard, ticket);
     assert!(!d.outcome.approved);
     assert!(d.outcome.reason.contains("already open"), "{d:?}");
     assert!(fx.dialog_open());
 
-    fx.run_command(Command::Cancel(ticket));
+    fx.run_command(Request::Cancel(ticket));
     let heard = recorder.take();
     assert_eq!(
         decided(&heard, ticket).outcome.resolution.as_str(),
@@ -183,11 +183,11 @@ fn tap(fx: &mut Fixture, code: u32) {
     fx.inject_key(code, false);
 }
 
-fn submitted(effects: &[Effect]) -> Vec<String> {
+fn submitted(effects: &[Delivery]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::EntrySubmitted { text, .. } => Some(text.0.to_string()),
+            Delivery::EntrySubmitted { text, .. } => Some(text.0.to_string()),
             _ => None,
         })
         .collect()
@@ -201,12 +201,12 @@ fn a_front_ends_entry_takes_keys_only_after_an_explicit_act_and_locks_approve_un
     let front = fx.pcp_mut().add_front_end(Box::new(recorder.clone()));
     let ticket = Ticket { front, number: 1 };
     let intent = local_intent("settings.change", json!({"key": "a", "value": "b"}));
-    fx.run_command(Command::Submit { ticket, intent });
+    fx.run_command(Request::Submit { ticket, intent });
     let ask = EntryUpdate::Ask {
         label: "Password: ".into(),
         echo: false,
     };
-    fx.run_command(Command::Entry {
+    fx.run_command(Request::Entry {
         ticket,
         update: ask,
     });
@@ -240,7 +240,7 @@ fn a_front_ends_entry_takes_keys_only_after_an_explicit_act_and_locks_approve_un
     assert_eq!(submitted(&recorder.take()), ["pw"]);
 
     // Accepted: Approve answers now.
-    fx.run_command(Command::Entry {
+    fx.run_command(Request::Entry {
         ticket,
         update: EntryUpdate::Accepted,
     });
@@ -251,10 +251,10 @@ fn a_front_ends_entry_takes_keys_only_after_an_explicit_act_and_locks_approve_un
     assert!(d.outcome.approved, "{d:?}");
 }
 
-fn account_switches(effects: &[Effect], ticket: Ticket) -> usize {
+fn account_switches(effects: &[Delivery], ticket: Ticket) -> usize {
     effects
         .iter()
-        .filter(|e| matches!(e, Effect::EntryNextAccount { ticket: t } if *t == ticket))
+        .filter(|e| matches!(e, Delivery::EntryNextAccount { ticket: t } if *t == ticket))
         .count()
 }
 
@@ -268,12 +268,12 @@ fn the_account_row_asks_for_the_next_account_by_touch_or_down_but_not_while_chec
     let front = fx.pcp_mut().add_front_end(Box::new(recorder.clone()));
     let ticket = Ticket { front, number: 1 };
     let intent = local_intent("settings.change", json!({"key": "a", "value": "b"}));
-    fx.run_command(Command::Submit { ticket, intent });
+    fx.run_command(Request::Submit { ticket, intent });
     let ask = || EntryUpdate::Ask {
         label: "Password: ".into(),
         echo: false,
     };
-    fx.run_command(Command::Entry {
+    fx.run_command(Request::Entry {
         ticket,
         update: ask(),
     });
@@ -281,7 +281,7 @@ fn the_account_row_asks_for_the_next_account_by_touch_or_down_but_not_while_chec
         fx.row_centre(pcp_overlay::Row::EntryAccount).is_none(),
         "one account: no row"
     );
-    fx.run_command(Command::Entry {
+    fx.run_command(Request::Entry {
         ticket,
         update: EntryUpdate::Account("For alice. Tap here to use root.".into()),
     });
@@ -300,7 +300,7 @@ fn the_account_row_asks_for_the_next_account_by_touch_or_down_but_not_while_chec
     assert!(fx.dialog_open(), "the tap answered nothing");
 
     // Down in the focused entry does the same; typed text is dropped with the old account.
-    fx.run_command(Command::Entry {
+    fx.run_command(Request::Entry {
         ticket,
         update: ask(),
     });
@@ -312,7 +312,7 @@ fn the_account_row_asks_for_the_next_account_by_touch_or_down_but_not_while_chec
     assert_eq!(fx.dialog_entry().unwrap().shown, "");
 
     // While a typed line is being checked, the account stays.
-    fx.run_command(Command::Entry {
+    fx.run_command(Request::Entry {
         ticket,
         update: ask(),
     });

@@ -19,7 +19,7 @@ const NAMESPACE: &str = "org.freedesktop.appearance";
 const CONTRAST: &str = "contrast";
 
 /// Follows the desktop's contrast preference from now on: each value the portal gives reaches
-/// [`crate::ConfirmUi::set_desktop_high_contrast`] on `handle`'s loop (and the dialog is drawn
+/// [`crate::set_desktop_high_contrast`] on `handle`'s loop (and the dialog is drawn
 /// again). The portal is asked on its own thread: a slow or missing portal never holds the
 /// compositor up.
 pub fn follow_contrast<D: PcpHandler>(handle: &LoopHandle<'static, D>) -> Result<(), String> {
@@ -27,8 +27,7 @@ pub fn follow_contrast<D: PcpHandler>(handle: &LoopHandle<'static, D>) -> Result
     handle
         .insert_source(changes, |event, _, state: &mut D| {
             if let Event::Msg(high) = event {
-                state.pcp().ui_mut().set_desktop_high_contrast(high);
-                crate::refresh(state);
+                crate::set_desktop_high_contrast(state, high);
             }
         })
         .map_err(|e| format!("cannot listen for the desktop's contrast: {e}"))?;

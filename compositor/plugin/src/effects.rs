@@ -1,7 +1,7 @@
-//! What goes into the [engine](crate::engine) and what comes out of it: [`Command`]s from the
-//! front ends, the seat, the devices and the clock; [`Effect`]s for the front ends and the host,
-//! drained by [`run`](crate::run) after the engine has returned. Plain data: nothing here can
-//! call anything.
+//! What goes into the engine and what comes out of it: a front end's [`Request`]s (and, inside
+//! the plugin, what the seat, the devices and the clock report); a front end's
+//! [`Delivery`]s and the host's [`Effect`]s, drained by [`run`](crate::run) after the engine has
+//! returned. Plain data: nothing here can call anything.
 
 use pcp_gate::{Intent, IntentId, Modality, Outcome, ProcessChange, Resolution, Threshold};
 use zeroize::Zeroizing;
@@ -43,11 +43,14 @@ pub enum Refusal {
     IdentityChanged(ProcessChange),
 }
 
-/// An input to the engine.
+/// What a front end asks of the engine ([`run`](crate::run)): the only way in for code outside
+/// the plugin. None of these can answer a prompt: an answer comes only from the seat's input
+/// (`pcp_plugin::input`), the microphone, the haptic double tap and the passing of time, which
+/// reach the engine on paths a host cannot call with its own events.
 #[derive(Debug)]
-pub enum Command {
+pub enum Request {
     /// An intent from any front end; answered by `Pending` and then `Decided` (or at once by
-    /// `Decided`, or `Execute` for a capability the host performs).
+    /// `Decided`).
     Submit { ticket: Ticket, intent: Intent },
     /// An intent the front end refuses before the gate weighs it: audited, answered `Decided`.
     Refuse {
@@ -60,19 +63,6 @@ pub enum Command {
     /// The front end's own check of the user failed for good (polkit: PAM refused the last
     /// password try): the prompt ends denied `authentication_failed`, `reason` in its record.
     AuthenticationFailed { ticket: Ticket, reason: String },
-    /// What the seat, the microphone or the haptic device said about prompts.
-    Events(Vec<PromptEvent>),
-    /// The plugin's timer fired or a device has news: the UI's timers and device reports.
-    Wakeup,
-    /// The outputs, the input devices, the focal point or the UI's settings changed.
-    Refresh,
-    /// A changed config, proposed in place of the policy in force.
-    ProposePolicy { proposed: Box<pcp_config::Proposed> },
-    /// The host's answer to an [`Effect::Execute`]: `Err` becomes `execution_failed`.
-    Executed {
-        decided: Box<Decided>,
-        result: Result<(), String>,
-    },
     /// A front end could not deliver an approval (its token): audited as `execution_failed`
     /// and answered `Decided` again with that denial.
     Undeliverable {
@@ -82,6 +72,27 @@ pub enum Command {
     /// The front end's news for the text entry of its ticket's prompt (a PAM prompt, its
     /// verdict): see [`EntryUpdate`]. Ignored once the prompt has ended.
     Entry { ticket: Ticket, update: EntryUpdate },
+}
+
+/// An input to the engine: a front end's request, or what only the plugin itself hands in.
+#[derive(Debug)]
+pub(crate) enum Command {
+    /// A front end's request.
+    Request(Box<Request>),
+    /// What the seat, the microphone or the haptic device said about prompts.
+    Events(Vec<PromptEvent>),
+    /// The plugin's timer fired or a device has news: the UI's timers and device reports.
+    Wakeup,
+    /// The outputs, the input devices, the focal point or the UI's settings changed.
+    Refresh,
+    /// A changed config, proposed in place of the policy in force.
+    ProposePolicy { proposed: Box<pcp_config::Proposed> },
+    /// The host's answer to an approval it performs ([`PcpHandler::execute`](crate::PcpHandler::execute)):
+    /// `Err` becomes `execution_failed`.
+    Executed {
+        decided: Box<Decided>,
+        result: Result<(), String>,
+    },
 }
 
 /// What a front end tells the dialog's text entry (the polkit agent's password field). The
@@ -113,9 +124,32 @@ impl std::fmt::Debug for SecretText {
     }
 }
 
-/// An output of the engine, in the order it happened.
-#[derive(Debug, Clone)]
+/// What the engine tells the host ([`PcpHandler::effect`](crate::PcpHandler::effect)), in the
+/// order it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
+    /// The dialog appeared (`true`) or went away (`false`): draw a frame, and look at what is
+    /// under the pointer again (`pcp_plugin::input::pointer_after_dialog`).
+    DialogShown(bool),
+    /// The dialog's pixels changed or it moved: draw a frame (and look at what is under the
+    /// pointer again).
+    Damage,
+    /// Whether the dialog wants the keyboard changed: the host computes its keyboard focus
+    /// again, asking [`ConfirmUi::wants_keyboard`](crate::ConfirmUi::wants_keyboard)
+    /// (`pcp_plugin::input::keyboard_focus` does it for a simple host).
+    KeyboardFocus,
+    /// A proposed policy was settled. `applied`: it is in force now, and the plugin's own
+    /// sections have been applied; the host takes its own with `Pcp::take_applied_sections`.
+    /// Otherwise the policy in force stays; `reason` says why.
+    PolicySettled { applied: bool, reason: String },
+    /// A `session.logout` was performed: the session's "allow until logout" approvals have
+    /// ended and its audit records are committed. The host ends the session.
+    EndSession,
+}
+
+/// What the engine tells a front end about one of its tickets ([`FrontEnd::deliver`]).
+#[derive(Debug, Clone)]
+pub enum Delivery {
     /// The ticket's intent waits for the user (`id` names its prompt).
     Pending {
         ticket: Ticket,
@@ -125,77 +159,70 @@ pub enum Effect {
     },
     /// The ticket's final answer.
     Decided(Box<Decided>),
-    /// An approved intent the host performs itself; answer it with [`Command::Executed`]
-    /// (then the front end hears `Decided`).
-    Execute(Box<Decided>),
-    /// The dialog appeared (`true`) or went away (`false`).
-    DialogShown(bool),
-    /// The dialog's pixels changed or it moved: draw a frame (and look at what is under the
-    /// pointer again).
-    Damage,
-    /// Whether the dialog wants the keyboard changed: the host computes its keyboard focus
-    /// again, asking [`ConfirmUi::wants_keyboard`](crate::ConfirmUi::wants_keyboard).
-    KeyboardFocus,
-    /// A proposed policy was settled. `applied`: it is in force now, and the plugin's own
-    /// sections have been applied; the host takes its own with `Pcp::take_applied_sections`.
-    /// Otherwise the policy in force stays; `reason` says why.
-    PolicySettled { applied: bool, reason: String },
-    /// A `session.logout` was performed: the session's "allow until logout" approvals have
-    /// ended and its audit records are committed. The host ends the session.
-    EndSession,
     /// The user typed a line into the entry of the ticket's prompt and pressed Enter (only
-    /// after giving the dialog the keyboard by an explicit act). For the front end alone.
+    /// after giving the dialog the keyboard by an explicit act).
     EntrySubmitted { ticket: Ticket, text: SecretText },
     /// The user asked to answer the entry of the ticket's prompt as the next account (see
-    /// [`EntryUpdate::Account`]). For the front end alone.
+    /// [`EntryUpdate::Account`]).
     EntryNextAccount { ticket: Ticket },
+}
+
+/// An output of the engine: for a front end, for the host to perform, or for the host.
+#[derive(Debug, Clone)]
+pub(crate) enum Out {
+    Front(Delivery),
+    /// An approved intent the host performs itself (then the front end hears `Decided`).
+    Execute(Box<Decided>),
+    Host(Effect),
 }
 
 impl Command {
     /// What kind of command this is, for logs (never its contents: params and tokens stay out).
     pub fn kind(&self) -> &'static str {
         match self {
-            Command::Submit { .. } => "submit",
-            Command::Refuse { .. } => "refuse",
-            Command::Cancel(_) => "cancel",
-            Command::AuthenticationFailed { .. } => "authentication-failed",
+            Command::Request(r) => match **r {
+                Request::Submit { .. } => "submit",
+                Request::Refuse { .. } => "refuse",
+                Request::Cancel(_) => "cancel",
+                Request::AuthenticationFailed { .. } => "authentication-failed",
+                Request::Undeliverable { .. } => "undeliverable",
+                Request::Entry { .. } => "entry",
+            },
             Command::Events(_) => "events",
             Command::Wakeup => "wakeup",
             Command::Refresh => "refresh",
             Command::ProposePolicy { .. } => "propose-policy",
             Command::Executed { .. } => "executed",
-            Command::Undeliverable { .. } => "undeliverable",
-            Command::Entry { .. } => "entry",
         }
     }
 }
 
-impl Effect {
-    /// What kind of effect this is, for logs (never its contents).
+impl Out {
+    /// What kind of output this is, for logs (never its contents).
     pub fn kind(&self) -> &'static str {
         match self {
-            Effect::Pending { .. } => "pending",
-            Effect::Decided(_) => "decided",
-            Effect::Execute(_) => "execute",
-            Effect::DialogShown(_) => "dialog-shown",
-            Effect::Damage => "damage",
-            Effect::KeyboardFocus => "keyboard-focus",
-            Effect::PolicySettled { .. } => "policy-settled",
-            Effect::EndSession => "end-session",
-            Effect::EntrySubmitted { .. } => "entry-submitted",
-            Effect::EntryNextAccount { .. } => "entry-next-account",
+            Out::Front(Delivery::Pending { .. }) => "pending",
+            Out::Front(Delivery::Decided(_)) => "decided",
+            Out::Front(Delivery::EntrySubmitted { .. }) => "entry-submitted",
+            Out::Front(Delivery::EntryNextAccount { .. }) => "entry-next-account",
+            Out::Execute(_) => "execute",
+            Out::Host(Effect::DialogShown(_)) => "dialog-shown",
+            Out::Host(Effect::Damage) => "damage",
+            Out::Host(Effect::KeyboardFocus) => "keyboard-focus",
+            Out::Host(Effect::PolicySettled { .. }) => "policy-settled",
+            Out::Host(Effect::EndSession) => "end-session",
         }
     }
+}
 
-    /// The front end this effect is for (`None`: it is the host's).
-    pub fn ticket(&self) -> Option<Ticket> {
+impl Delivery {
+    /// The ticket this is about.
+    pub fn ticket(&self) -> Ticket {
         match self {
-            Effect::Pending { ticket, .. } => Some(*ticket),
-            Effect::Decided(d) => Some(d.ticket),
-            Effect::EntrySubmitted { ticket, .. } | Effect::EntryNextAccount { ticket } => {
-                Some(*ticket)
-            }
-            _ => None,
+            Delivery::Pending { ticket, .. }
+            | Delivery::EntrySubmitted { ticket, .. }
+            | Delivery::EntryNextAccount { ticket } => *ticket,
+            Delivery::Decided(d) => d.ticket,
         }
     }
 }
@@ -204,10 +231,9 @@ impl Effect {
 /// answers to its tickets. It never holds the engine: a delivery that fails returns a command
 /// instead of calling back.
 pub trait FrontEnd {
-    /// `effect` is a [`Effect::Pending`], [`Effect::Decided`], [`Effect::EntrySubmitted`] or
-    /// [`Effect::EntryNextAccount`] for one of this front end's tickets. Returns a command to run next (`Undeliverable` for an approval it could not
-    /// pass on), or `None`.
-    fn deliver(&mut self, effect: Effect) -> Option<Command>;
+    /// `delivery` is about one of this front end's tickets. Returns a request to run next
+    /// (`Undeliverable` for an approval it could not pass on), or `None`.
+    fn deliver(&mut self, delivery: Delivery) -> Option<Request>;
 }
 
 /// An approval that could not be carried out, for its `Decided` effect.

@@ -1,5 +1,5 @@
-//! The decision engine and the loop that drives it. [`Engine`] is the only code that holds the
-//! gate mutably. [`Engine::run`] takes one [`Command`] and returns the [`Effect`]s it caused: it
+//! The decision engine and the loop that drives it. `Engine` is the only code that holds the
+//! gate mutably. `Engine::run` takes one command and returns what it caused: it
 //! hands submissions to the gate (`Gate::submit`), modality events to `Gate::respond` and the
 //! passing of time to `Gate::tick`, brings the [`ConfirmUi`] in line with the gate
 //! (`ConfirmUi::sync`) and applies what that sync returns, until nothing is left. The engine
@@ -15,10 +15,12 @@ use std::time::Duration;
 use pcp_config::{PluginSections, Proposed};
 use pcp_gate::{Decision, FailedExecution, Gate, GateConfig, IntentId, Outcome, ProtectionFact};
 
-use crate::effects::{self, Command, Decided, Effect, FrontEndId, Refusal, Ticket};
+use crate::effects::{
+    self, Command, Decided, Delivery, Effect, FrontEndId, Out, Refusal, Request, Ticket,
+};
 use crate::policy::Proposal;
 use crate::ui::GateView;
-use crate::{ConfirmUi, Pcp, PcpHandler, PromptEvent, Surroundings};
+use crate::{ConfirmUi, Pcp, PcpHandler, PromptEvent};
 
 /// A backstop: each round applies what the last sync returned, and a sync returns events only
 /// for a step that cannot run or a prompt that cannot be shown — each ends a modality or a
@@ -38,16 +40,55 @@ pub const BUILTIN_CAPABILITIES: [&str; 4] = [
 /// The capability whose performing ends the session ([`Effect::EndSession`]).
 const LOGOUT: &str = "session.logout";
 
-/// What the engine reads of the world for one run: the host's clock and where the dialog may go.
-pub struct World {
+/// What the engine reads of the world for one run: the host's clock, where the dialog may go,
+/// and what can answer.
+pub(crate) struct World {
     pub now_ms: i64,
-    pub around: Surroundings,
+    pub outputs: Vec<pcp_overlay::Output>,
+    /// The host's focal point, else where the seat's input last was, else the first output's
+    /// centre.
+    pub focus: pcp_overlay::Point,
+    pub input_devices: Option<usize>,
 }
 
-/// Runs `command` through the engine and drains its effects: see the
-/// [crate documentation](crate). Called while effects are drained, it queues the command,
+impl World {
+    /// The world as the host reports it now, the focal point filled in from the seat's input.
+    fn now<D: PcpHandler>(state: &mut D) -> World {
+        let now_ms = state.now_ms();
+        let around = state.surroundings();
+        let pcp = state.pcp();
+        let focus = around.focus.or(pcp.seat_focus).unwrap_or_else(|| {
+            around
+                .outputs
+                .first()
+                .map_or(pcp_overlay::Point { x: 0.0, y: 0.0 }, |o| {
+                    pcp_overlay::Point {
+                        x: f64::from(o.rect.x) + f64::from(o.rect.w) / 2.0,
+                        y: f64::from(o.rect.y) + f64::from(o.rect.h) / 2.0,
+                    }
+                })
+        });
+        let world = World {
+            now_ms,
+            outputs: around.outputs.clone(),
+            focus,
+            input_devices: around.input_devices,
+        };
+        pcp.last_seen = Some(around);
+        world
+    }
+}
+
+/// Runs a front end's `request` through the engine and drains what it caused: see the
+/// [crate documentation](crate). Called while effects are drained, it queues the request,
 /// which runs once the drain is done.
-pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
+pub fn run<D: PcpHandler>(state: &mut D, request: Request) {
+    run_command(state, Command::Request(Box::new(request)));
+}
+
+/// Runs `command` through the engine and drains what it caused (queued while a drain is under
+/// way).
+pub(crate) fn run_command<D: PcpHandler>(state: &mut D, command: Command) {
     let pcp = state.pcp();
     pcp.inbox.push_back(command);
     if pcp.draining {
@@ -55,15 +96,12 @@ pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
     }
     pcp.draining = true;
     while let Some(command) = state.pcp().inbox.pop_front() {
-        let world = World {
-            now_ms: state.now_ms(),
-            around: state.surroundings(),
-        };
+        let world = World::now(state);
         tracing::trace!(command = command.kind(), "engine run");
         let effects = state.pcp().engine.run(command, &world);
-        for effect in effects {
-            tracing::trace!(effect = effect.kind(), ticket = ?effect.ticket(), "drained");
-            drain(state, effect, world.now_ms);
+        for out in effects {
+            tracing::trace!(effect = out.kind(), "drained");
+            drain(state, out, world.now_ms);
         }
     }
     let now = state.now_ms();
@@ -73,9 +111,9 @@ pub fn run<D: PcpHandler>(state: &mut D, command: Command) {
     pcp.wakeup.set(wait);
 }
 
-fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
-    let next = match effect {
-        Effect::Execute(decided) => {
+fn drain<D: PcpHandler>(state: &mut D, out: Out, now: i64) {
+    let next = match out {
+        Out::Execute(decided) => {
             let result = match &decided.outcome.run {
                 Some(run) => state.execute(run),
                 // Fail closed: an approval that names nothing to run is not performed.
@@ -83,16 +121,11 @@ fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
             };
             Some(Command::Executed { decided, result })
         }
-        Effect::Pending { ticket, .. } => deliver(state.pcp(), ticket, effect, now),
-        Effect::Decided(ref d) => {
-            let ticket = d.ticket;
-            deliver(state.pcp(), ticket, effect, now)
+        Out::Front(delivery) => {
+            deliver(state.pcp(), delivery, now).map(|r| Command::Request(Box::new(r)))
         }
-        Effect::EntrySubmitted { ticket, .. } | Effect::EntryNextAccount { ticket } => {
-            deliver(state.pcp(), ticket, effect, now)
-        }
-        other => {
-            state.effect(other);
+        Out::Host(effect) => {
+            state.effect(effect);
             None
         }
     };
@@ -101,20 +134,18 @@ fn drain<D: PcpHandler>(state: &mut D, effect: Effect, now: i64) {
     }
 }
 
-/// Hands a front end's effect to that front end.
-fn deliver(pcp: &mut Pcp, ticket: Ticket, effect: Effect, now: i64) -> Option<Command> {
-    if ticket.front == FrontEndId::WAYLAND {
+/// Hands a front end's delivery to that front end.
+fn deliver(pcp: &mut Pcp, delivery: Delivery, now: i64) -> Option<Request> {
+    let front = delivery.ticket().front;
+    if front == FrontEndId::WAYLAND {
         let queue = &pcp.engine.gate().config().file.queue;
-        return pcp.wayland.deliver(effect, queue, now);
+        return pcp.wayland.deliver(delivery, queue, now);
     }
-    let index = (ticket.front.0 as usize).checked_sub(1)?;
+    let index = (front.0 as usize).checked_sub(1)?;
     match pcp.fronts.get_mut(index) {
-        Some(front) => front.deliver(effect),
+        Some(f) => f.deliver(delivery),
         None => {
-            tracing::error!(
-                "an answer for an unknown front end {:?} was dropped",
-                ticket.front
-            );
+            tracing::error!("an answer for an unknown front end {front:?} was dropped");
             None
         }
     }
@@ -126,10 +157,10 @@ struct Ask {
 }
 
 /// The engine; see the [module documentation](self).
-pub struct Engine {
+pub(crate) struct Engine {
     gate: Gate,
     ui: ConfirmUi,
-    /// The capabilities the host performs after approval ([`Effect::Execute`]).
+    /// The capabilities the host performs after approval (`Out::Execute`).
     performs: Vec<String>,
     /// Open prompts by gate id, and the other way round.
     asks: HashMap<IntentId, Ask>,
@@ -178,7 +209,7 @@ impl Engine {
         &self.ui
     }
 
-    /// The confirmation UI, to change its devices or settings (then run [`Command::Refresh`]).
+    /// The confirmation UI, to change its devices or settings (then run `Command::Refresh`).
     pub(crate) fn ui_mut(&mut self) -> &mut ConfirmUi {
         &mut self.ui
     }
@@ -206,42 +237,15 @@ impl Engine {
     }
 
     /// Runs `command` and settles: see the [module documentation](self).
-    pub fn run(&mut self, command: Command, world: &World) -> Vec<Effect> {
+    pub fn run(&mut self, command: Command, world: &World) -> Vec<Out> {
         let now = world.now_ms;
         let mut out = Vec::new();
+        if let Some(n) = world.input_devices {
+            self.ui.set_input_devices(n);
+        }
         let events = match command {
-            Command::Submit { ticket, intent } => {
-                self.submit(ticket, intent, now, &mut out);
-                Vec::new()
-            }
-            Command::Refuse {
-                ticket,
-                intent,
-                why,
-            } => {
-                let outcome = match &why {
-                    Refusal::Unreadable(r) => self.gate.refuse_unreadable(intent, r, now),
-                    Refusal::IdentityChanged(c) => {
-                        self.gate.refuse_changed_identity(intent, c, now)
-                    }
-                };
-                out.push(decided(ticket, outcome));
-                Vec::new()
-            }
-            Command::Cancel(ticket) => {
-                if let Some(id) = self.tickets.get(&ticket).copied()
-                    && let Some(outcome) = self.gate.cancel(id, now)
-                {
-                    self.finish(outcome, &mut out);
-                }
-                Vec::new()
-            }
-            Command::AuthenticationFailed { ticket, reason } => {
-                if let Some(id) = self.tickets.get(&ticket).copied()
-                    && let Some(outcome) = self.gate.authentication_failed(id, reason, now)
-                {
-                    self.finish(outcome, &mut out);
-                }
+            Command::Request(request) => {
+                self.request(*request, now, &mut out);
                 Vec::new()
             }
             Command::Events(events) => events,
@@ -269,7 +273,7 @@ impl Engine {
                         if decided.outcome.capability == LOGOUT {
                             self.end_session(&mut out);
                         }
-                        out.push(Effect::Decided(decided));
+                        out.push(Out::Front(Delivery::Decided(decided)));
                     }
                     Err(e) => {
                         let reason =
@@ -279,48 +283,78 @@ impl Engine {
                 }
                 Vec::new()
             }
-            Command::Undeliverable { decided, reason } => {
-                out.push(self.not_carried_out(*decided, reason, now));
-                Vec::new()
-            }
-            Command::Entry { ticket, update } => {
-                // News for a prompt that has ended meanwhile is dropped.
-                if let Some(id) = self.tickets.get(&ticket).copied() {
-                    self.ui.update_entry(id, update);
-                }
-                Vec::new()
-            }
         };
         self.settle(events, world, &mut out);
         self.entry_news(&mut out);
         out
     }
 
-    /// What the user did in a front end's entry: the lines typed and the accounts asked for go
-    /// to the front end whose prompt it is, and only there.
-    fn entry_news(&mut self, out: &mut Vec<Effect>) {
-        for (id, text) in self.ui.take_submitted() {
-            if let Some(ask) = self.asks.get(&id) {
-                out.push(Effect::EntrySubmitted {
-                    ticket: ask.ticket,
-                    text,
-                });
+    /// A front end's request: none of them answers a prompt.
+    fn request(&mut self, request: Request, now: i64, out: &mut Vec<Out>) {
+        match request {
+            Request::Submit { ticket, intent } => {
+                self.submit(ticket, intent, now, out);
             }
-        }
-        for id in self.ui.take_account_switches() {
-            if let Some(ask) = self.asks.get(&id) {
-                out.push(Effect::EntryNextAccount { ticket: ask.ticket });
+            Request::Refuse {
+                ticket,
+                intent,
+                why,
+            } => {
+                let outcome = match &why {
+                    Refusal::Unreadable(r) => self.gate.refuse_unreadable(intent, r, now),
+                    Refusal::IdentityChanged(c) => {
+                        self.gate.refuse_changed_identity(intent, c, now)
+                    }
+                };
+                out.push(decided(ticket, outcome));
+            }
+            Request::Cancel(ticket) => {
+                if let Some(id) = self.tickets.get(&ticket).copied()
+                    && let Some(outcome) = self.gate.cancel(id, now)
+                {
+                    self.finish(outcome, out);
+                }
+            }
+            Request::AuthenticationFailed { ticket, reason } => {
+                if let Some(id) = self.tickets.get(&ticket).copied()
+                    && let Some(outcome) = self.gate.authentication_failed(id, reason, now)
+                {
+                    self.finish(outcome, out);
+                }
+            }
+            Request::Undeliverable { decided, reason } => {
+                out.push(self.not_carried_out(*decided, reason, now));
+            }
+            Request::Entry { ticket, update } => {
+                // News for a prompt that has ended meanwhile is dropped.
+                if let Some(id) = self.tickets.get(&ticket).copied() {
+                    self.ui.update_entry(id, update);
+                }
             }
         }
     }
 
-    fn submit(
-        &mut self,
-        ticket: Ticket,
-        intent: pcp_gate::Intent,
-        now: i64,
-        out: &mut Vec<Effect>,
-    ) {
+    /// What the user did in a front end's entry: the lines typed and the accounts asked for go
+    /// to the front end whose prompt it is, and only there.
+    fn entry_news(&mut self, out: &mut Vec<Out>) {
+        for (id, text) in self.ui.take_submitted() {
+            if let Some(ask) = self.asks.get(&id) {
+                out.push(Out::Front(Delivery::EntrySubmitted {
+                    ticket: ask.ticket,
+                    text,
+                }));
+            }
+        }
+        for id in self.ui.take_account_switches() {
+            if let Some(ask) = self.asks.get(&id) {
+                out.push(Out::Front(Delivery::EntryNextAccount {
+                    ticket: ask.ticket,
+                }));
+            }
+        }
+    }
+
+    fn submit(&mut self, ticket: Ticket, intent: pcp_gate::Intent, now: i64, out: &mut Vec<Out>) {
         if self.tickets.contains_key(&ticket) {
             // A front end's bug: two open intents under one number could be answered crosswise.
             tracing::error!("a front end reused the open ticket {ticket:?}: refused");
@@ -343,33 +377,33 @@ impl Engine {
             } => {
                 self.asks.insert(id, Ask { ticket });
                 self.tickets.insert(ticket, id);
-                out.push(Effect::Pending {
+                out.push(Out::Front(Delivery::Pending {
                     ticket,
                     id,
                     threshold,
                     modalities: plan.modalities,
-                });
+                }));
             }
         }
     }
 
     /// A decided outcome for a front end: performed by the host first when it is an approval
     /// of a capability the host performs.
-    fn answer(&self, ticket: Ticket, outcome: Outcome) -> Effect {
+    fn answer(&self, ticket: Ticket, outcome: Outcome) -> Out {
         // By the capability the gate decided on: an approval the host performs goes to the host
         // even if it carried nothing to run, which then fails closed (`execution_failed`).
         let execute = outcome.approved && self.performs.contains(&outcome.capability);
         let d = Box::new(Decided { ticket, outcome });
         if execute {
-            Effect::Execute(d)
+            Out::Execute(d)
         } else {
-            Effect::Decided(d)
+            Out::Front(Delivery::Decided(d))
         }
     }
 
     /// A decided prompt: the policy prompt's outcome settles the policy, a front end's goes to
     /// its ticket.
-    fn finish(&mut self, outcome: Outcome, out: &mut Vec<Effect>) {
+    fn finish(&mut self, outcome: Outcome, out: &mut Vec<Out>) {
         self.ui.decided(&outcome);
         self.ui.entry_ended(outcome.id);
         if self.policy_prompt == Some(outcome.id) {
@@ -386,7 +420,7 @@ impl Engine {
 
     /// An approval that could not be carried out: audited as `execution_failed` (linked to
     /// the approval's record) before the front end hears it, so the log says what it was told.
-    fn not_carried_out(&mut self, decided: Decided, reason: String, now: i64) -> Effect {
+    fn not_carried_out(&mut self, decided: Decided, reason: String, now: i64) -> Out {
         // An approval that carried nothing to run (a gate bug) is still audited: the record
         // links to the approval's own, which names the params and who asked.
         let nothing;
@@ -407,20 +441,20 @@ impl Engine {
         // An audit failure is logged by the gate; the front end is told the same either way.
         let seq = self.gate.record_execution_failed(failed, now).ok();
         let outcome = effects::failed(&decided.outcome, reason, seq);
-        Effect::Decided(Box::new(Decided { outcome, ..decided }))
+        Out::Front(Delivery::Decided(Box::new(Decided { outcome, ..decided })))
     }
 
-    fn end_session(&mut self, out: &mut Vec<Effect>) {
+    fn end_session(&mut self, out: &mut Vec<Out>) {
         // The session ends here: its "Allow until logout" choices end with it.
         if let Err(e) = self.gate.end_session() {
             tracing::error!("the session's audit records could not be committed: {e}");
         }
-        out.push(Effect::EndSession);
+        out.push(Out::Host(Effect::EndSession));
     }
 
     /// Applies `events` to the gate, lets its deadlines pass, and brings the UI in line, until
     /// nothing is left.
-    fn settle(&mut self, mut events: Vec<PromptEvent>, world: &World, out: &mut Vec<Effect>) {
+    fn settle(&mut self, mut events: Vec<PromptEvent>, world: &World, out: &mut Vec<Out>) {
         let now = world.now_ms;
         for _ in 0..MAX_ROUNDS {
             let mut outcomes = Vec::new();
@@ -442,7 +476,9 @@ impl Engine {
             for outcome in outcomes {
                 self.finish(outcome, out);
             }
-            events = self.ui.sync(GateView::of(&self.gate), &world.around, now);
+            events = self
+                .ui
+                .sync(GateView::of(&self.gate), &world.outputs, world.focus, now);
             let available = self.ui.availability();
             let before = self.gate.available();
             self.gate.set_available(available);
@@ -456,13 +492,13 @@ impl Engine {
             }
             let changes = self.ui.take_changes();
             if let Some(shown) = changes.shown {
-                out.push(Effect::DialogShown(shown));
+                out.push(Out::Host(Effect::DialogShown(shown)));
             }
             if changes.keyboard.is_some() {
-                out.push(Effect::KeyboardFocus);
+                out.push(Out::Host(Effect::KeyboardFocus));
             }
             if changes.damaged {
-                out.push(Effect::Damage);
+                out.push(Out::Host(Effect::Damage));
             }
             self.ui.publish_accessibility();
             if events.is_empty() && !again {
@@ -478,7 +514,7 @@ impl Engine {
         config: GateConfig,
         facts: Vec<ProtectionFact>,
         now: i64,
-        out: &mut Vec<Effect>,
+        out: &mut Vec<Out>,
     ) -> Proposal {
         self.deferred = None;
         // A proposal that waits is cancelled by a newer one, whatever becomes of it.
@@ -512,7 +548,7 @@ impl Engine {
         }
     }
 
-    fn policy_settled(&mut self, applied: bool, reason: String, out: &mut Vec<Effect>) {
+    fn policy_settled(&mut self, applied: bool, reason: String, out: &mut Vec<Out>) {
         if applied {
             if let Some((plugin, host)) = self.proposed.take() {
                 self.apply_sections(plugin);
@@ -522,7 +558,7 @@ impl Engine {
             // Refused (not deferred): its sections will never apply.
             self.proposed = None;
         }
-        out.push(Effect::PolicySettled { applied, reason });
+        out.push(Out::Host(Effect::PolicySettled { applied, reason }));
     }
 
     /// A new policy is in force: each of the plugin's own sections that changed applies (as
@@ -561,6 +597,6 @@ impl Engine {
     }
 }
 
-fn decided(ticket: Ticket, outcome: Outcome) -> Effect {
-    Effect::Decided(Box::new(Decided { ticket, outcome }))
+fn decided(ticket: Ticket, outcome: Outcome) -> Out {
+    Out::Front(Delivery::Decided(Box::new(Decided { ticket, outcome })))
 }

@@ -4,28 +4,29 @@
 //! decision through these files (`docs/architecture.md` follows a `window.move`):
 //! 1. [`wayland`] reads a `pcp_intent_manager_v1.submit` off the wire (checked by
 //!    `pcp_protocol::wire`), names the client ([`identity`]) and turns it into a
-//!    [`Command::Submit`]; [`run`] hands it to the engine.
-//! 2. [`engine`], the only code that holds the gate mutably, asks the gate
+//!    [`Request::Submit`]; [`run`] hands it to the engine.
+//! 2. `engine`, the only code that holds the gate mutably, asks the gate
 //!    (`pcp_gate::Gate::submit`). A routine intent is decided there and then; one that needs the
 //!    user becomes a prompt, and the engine brings [`ConfirmUi`] in line with the gate
 //!    (`ConfirmUi::sync`: the dialog, the voice listener, the haptic cue).
 //! 3. [`ui`] turns the seat's input, the microphone's answers, the haptic double tap and the
 //!    passing of time into [`PromptEvent`]s (the host hands seat input to [`input`], which
-//!    passes what the dialog took on as [`Command::Events`]); it never holds or calls the
-//!    gate. The engine hands each to `Gate::respond` (and deadlines to `Gate::tick`), the only
-//!    calls that decide a prompt.
-//! 4. The engine returns [`Effect`]s ([`effects`]). [`run`], the loop in [`engine`], drains
-//!    them once the engine has returned: `Execute` to the host ([`PcpHandler::execute`],
-//!    answered `Ok` or `Err`), `Pending`/`Decided` to the front end that asked ([`wayland`]
-//!    puts them on the wire), the rest to the host ([`PcpHandler::effect`]).
+//!    passes what the dialog took on to the engine); it never holds or calls the gate. The
+//!    engine hands each to `Gate::respond` (and deadlines to `Gate::tick`), the only calls that
+//!    decide a prompt. Nothing a host or a front end calls carries an answer: an answer comes
+//!    only from input the dialog took.
+//! 4. The engine returns what it caused. [`run`], the loop in `engine`, drains it once the
+//!    engine has returned: an approval the host performs to [`PcpHandler::execute`] (answered
+//!    `Ok` or `Err`), [`Delivery`]s to the front end that asked ([`wayland`] puts them on the
+//!    wire), [`Effect`]s to the host ([`PcpHandler::effect`]).
 //!
 //! What the host compositor does: keep a [`Pcp`] in its state, implement [`PcpHandler`], call
-//! [`delegate_pcp!`](crate::delegate_pcp), route seat input through [`input`] (which says
-//! whether the dialog took it), draw [`ConfirmUi::render_elements`] above everything, fold
-//! [`ConfirmUi::wants_keyboard`] into its keyboard focus, and call [`refresh`] when outputs,
-//! input devices or the focal point change; open the gate with `Gate::start` and hand it each
-//! changed config through [`policy`]. The reference compositor (`pcp-compositor`) does exactly
-//! that and nothing more; see `docs/embedding.md`.
+//! [`delegate_pcp!`](crate::delegate_pcp), hand seat input to [`input`] in place of Smithay's
+//! own calls, draw [`ConfirmUi::render_elements`] above everything, follow [`Effect`]s (a frame,
+//! the keyboard focus), and call [`refresh`] once per event-loop iteration (outputs, input
+//! devices and the focal point reach the plugin there); open the gate with
+//! `pcp_config::start` and hand it each changed config through [`policy`]. The reference
+//! compositor (`pcp-compositor`) does exactly that and nothing more; see `docs/embedding.md`.
 
 #[cfg(feature = "a11y")]
 pub mod a11y;
@@ -35,7 +36,7 @@ pub use pcp_config as config;
 #[cfg(feature = "a11y")]
 pub mod desktop;
 pub mod effects;
-pub mod engine;
+mod engine;
 pub mod identity;
 pub use ui::input;
 pub mod policy;
@@ -50,10 +51,13 @@ use std::time::Duration;
 use pcp_gate::{Gate, IntentId, ModalityEvent};
 use wayland_server::{Client, DisplayHandle};
 
+use effects::Command;
 pub use effects::{
-    Command, Decided, Effect, EntryUpdate, FrontEnd, FrontEndId, Refusal, SecretText, Ticket,
+    Decided, Delivery, Effect, EntryUpdate, FrontEnd, FrontEndId, Refusal, Request, SecretText,
+    Ticket,
 };
-pub use engine::{BUILTIN_CAPABILITIES, Engine, World, run};
+pub use engine::{BUILTIN_CAPABILITIES, run};
+use engine::{Engine, run_command};
 pub use pcp_gate::Run;
 pub use render::PlacedOverlay;
 pub use ui::{ConfirmUi, Placement, UiOptions, UiTiming};
@@ -73,13 +77,53 @@ pub struct PromptEvent {
     pub event: ModalityEvent,
 }
 
-/// Where the dialog may go: the outputs in global logical coordinates (their order is the one
-/// [`ConfirmUi::render_elements`] is asked by) and the user's focal point (the pointer, the last
-/// touch, or a tracker's hint).
-#[derive(Debug, Clone)]
+/// What the host knows of the world around the dialog, read by [`PcpHandler::surroundings`] at
+/// every run and compared by [`refresh`] once per loop iteration: the one place outputs, input
+/// devices and the focal point reach the plugin.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Surroundings {
+    /// The outputs in global logical coordinates; their order is the index
+    /// [`ConfirmUi::render_elements`] is asked by.
     pub outputs: Vec<pcp_overlay::Output>,
-    pub focus: pcp_overlay::Point,
+    /// The user's focal point when the host keeps one (a tracker's hint, its own pointer);
+    /// `None`: where the seat's input last was, as the plugin saw it (the pointer, the last
+    /// touch, the tablet tool). The dialog goes to the output nearest it.
+    pub focus: Option<pcp_overlay::Point>,
+    /// How many of the seat's input devices can press the dialog's controls (keyboards,
+    /// pointers, touch screens, tablets), when the host counts them; `None`: the host does not
+    /// count them, and input is taken to be there. With `Some(0)` nobody can answer: prompts
+    /// are denied `confirmation_unavailable` until one returns.
+    pub input_devices: Option<usize>,
+}
+
+impl Surroundings {
+    /// The outputs of a Smithay [`Space`](smithay::desktop::Space), each with its place and
+    /// scale (in the space's order), the focal point left to the plugin, input devices
+    /// uncounted.
+    pub fn of_space<E: smithay::desktop::space::SpaceElement + PartialEq>(
+        space: &smithay::desktop::Space<E>,
+    ) -> Surroundings {
+        let outputs = space
+            .outputs()
+            .filter_map(|o| {
+                let r = space.output_geometry(o)?;
+                Some(pcp_overlay::Output {
+                    rect: pcp_overlay::Rect {
+                        x: r.loc.x,
+                        y: r.loc.y,
+                        w: r.size.w,
+                        h: r.size.h,
+                    },
+                    scale: o.current_scale().fractional_scale(),
+                })
+            })
+            .collect();
+        Surroundings {
+            outputs,
+            focus: None,
+            input_devices: None,
+        }
+    }
 }
 
 /// Everything the plugin keeps in the host's state: the engine (which owns the gate and the
@@ -97,6 +141,24 @@ pub struct Pcp {
     /// While the dialog has the keyboard: the host's keyboard focus it took, to give back
     /// (`input::keyboard_focus`; an `Option<D::KeyboardFocus>` of the host's seat).
     keyboard_return: Option<Box<dyn std::any::Any>>,
+    /// Where the seat's input last was (the focal point when the host keeps none).
+    seat_focus: Option<pcp_overlay::Point>,
+    /// What the host reported at the last run, for [`refresh`] to compare with.
+    last_seen: Option<Surroundings>,
+}
+
+impl std::fmt::Debug for Pcp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ui = self.engine.ui();
+        f.debug_struct("Pcp")
+            .field("shown", &ui.shown())
+            .field("placement", &ui.placement())
+            .field("queued", &ui.queued())
+            .field("front_ends", &(self.fronts.len() + 1))
+            .field("waiting_commands", &self.inbox.len())
+            .field("draining", &self.draining)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Pcp {
@@ -121,6 +183,8 @@ impl Pcp {
             draining: false,
             wakeup: timer::Wakeup::default(),
             keyboard_return: None,
+            seat_focus: None,
+            last_seen: None,
         }
     }
 
@@ -203,8 +267,9 @@ impl Pcp {
         self.engine.ui()
     }
 
-    /// The confirmation UI, to change its devices or settings (then call [`refresh`]).
-    pub fn ui_mut(&mut self) -> &mut ConfirmUi {
+    /// The confirmation UI, to change it (inside the plugin only: a host reads it through
+    /// [`Pcp::ui`] and reaches it only through seat input).
+    pub(crate) fn ui_mut(&mut self) -> &mut ConfirmUi {
         self.engine.ui_mut()
     }
 
@@ -234,7 +299,8 @@ pub trait PcpHandler: Sized + 'static {
     /// Now, in Unix milliseconds, from the compositor's clock (tests inject it).
     fn now_ms(&self) -> i64;
 
-    /// The outputs the dialog may be shown on and the focal point, now.
+    /// The outputs the dialog may be shown on, the focal point and the input devices, now
+    /// ([`Surroundings::of_space`] for a host with a Smithay `Space`).
     fn surroundings(&self) -> Surroundings;
 
     /// The app id of the client's toplevel, when it has one (shown on the dialog, audited).
@@ -261,8 +327,7 @@ pub trait PcpHandler: Sized + 'static {
         ))
     }
 
-    /// One of the engine's effects for the host: [`Effect::DialogShown`], [`Effect::Damage`],
-    /// [`Effect::KeyboardFocus`], [`Effect::PolicySettled`], [`Effect::EndSession`].
+    /// One of the engine's effects for the host: see [`Effect`].
     fn effect(&mut self, _effect: Effect) {}
 }
 
@@ -287,19 +352,86 @@ pub fn start_voice(config: pcp_speech::Config) -> Option<Box<dyn pcp_speech::Voi
     }
 }
 
-/// Settles with no new event: call it when the outputs, the seat's input devices or the focal
-/// point changed, or the UI's settings were changed.
+/// Once per iteration of the host's event loop (where it flushes its clients): the plugin reads
+/// [`PcpHandler::surroundings`] and, when the outputs or the input devices changed since it
+/// last looked (or the focal point, while a dialog is up), brings itself in line — the dialog
+/// moves off an output that went, a prompt nobody can answer now is denied, a policy proposal
+/// that waited for an output is asked. Nothing runs when nothing changed.
 pub fn refresh<D: PcpHandler>(state: &mut D) {
-    run(state, Command::Refresh);
+    let around = state.surroundings();
+    let pcp = state.pcp();
+    let changed = match &pcp.last_seen {
+        None => true,
+        Some(seen) => {
+            seen.outputs != around.outputs
+                || seen.input_devices != around.input_devices
+                || (seen.focus != around.focus && pcp.ui().is_open())
+        }
+    };
+    if changed {
+        run_command(state, Command::Refresh);
+    }
 }
 
 /// Hands what the seat, the microphone or the haptic device said about prompts to the engine.
 pub(crate) fn run_events<D: PcpHandler>(state: &mut D, events: Vec<PromptEvent>) {
-    run(state, Command::Events(events));
+    run_command(state, Command::Events(events));
 }
 
-/// The plugin's timer fired or a device has news (the test harness calls it after moving its
-/// clock): time-driven and device events go to the engine.
+/// The plugin's timer fired or a device has news: time-driven and device events go to the
+/// engine (the plugin's own timer calls it; a test that moves its clock calls it after).
 pub fn on_wakeup<D: PcpHandler>(state: &mut D) {
-    run(state, Command::Wakeup);
+    run_command(state, Command::Wakeup);
+}
+
+/// The host could not draw the dialog (a render error): the prompt shown cannot be seen, so its
+/// visual step is lost and the prompt is denied (fail closed), audited with that reason.
+pub fn render_failed<D: PcpHandler>(state: &mut D) {
+    let Some(prompt) = state.pcp().ui().shown() else {
+        return;
+    };
+    tracing::warn!("the dialog could not be drawn: its prompt loses its visual step");
+    let lost = PromptEvent {
+        prompt,
+        event: ModalityEvent::Lost(pcp_gate::Modality::Visual),
+    };
+    run_events(state, vec![lost]);
+}
+
+/// The desktop asks (`true`) or stops asking for high contrast (the settings portal's
+/// `contrast`): with `[overlay] follow_desktop_contrast` the dialog draws with the
+/// high-contrast palette. `desktop::follow_contrast` (feature `a11y`) calls it for you.
+pub fn set_desktop_high_contrast<D: PcpHandler>(state: &mut D, high: bool) {
+    state.pcp().ui_mut().set_desktop_high_contrast(high);
+    run_command(state, Command::Refresh);
+}
+
+/// What tests and the test harness reach that a host never does (cargo feature `testing`, which
+/// no compositor enables): replacing the devices under a running plugin and reading the dialog's
+/// pixels.
+#[cfg(feature = "testing")]
+pub mod testing {
+    use crate::effects::Command;
+    use crate::{PcpHandler, run_command};
+
+    /// Replaces the speech engine (`None`: voice off), as a changed `[speech]` would.
+    pub fn set_speech_engine<D: PcpHandler>(
+        state: &mut D,
+        engine: Option<Box<dyn pcp_speech::Voice>>,
+    ) {
+        state.pcp().ui_mut().set_speech_engine(engine);
+        run_command(state, Command::Refresh);
+    }
+
+    /// Replaces the haptic backend (a recording one).
+    pub fn set_haptics<D: PcpHandler>(state: &mut D, backend: Box<dyn pcp_haptics::Haptics>) {
+        state.pcp().ui_mut().set_haptics(backend);
+        run_command(state, Command::Refresh);
+    }
+
+    /// The dialog's pixels as drawn for its output (width, height, premultiplied RGBA); `None`
+    /// when it is not up.
+    pub fn dialog_pixels(pcp: &mut crate::Pcp) -> Option<(u32, u32, Vec<u8>)> {
+        pcp.ui_mut().pixels()
+    }
 }

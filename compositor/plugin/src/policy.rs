@@ -9,7 +9,8 @@
 use pcp_config::Proposed;
 use pcp_gate::IntentId;
 
-use crate::{Command, PcpHandler};
+use crate::PcpHandler;
+use crate::effects::Command;
 
 /// What became of a proposed policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +41,7 @@ pub fn start<D: PcpHandler>(state: &mut D, found: Option<Proposed>) -> Option<Pr
 pub fn propose<D: PcpHandler>(state: &mut D, proposed: Proposed) -> Option<Proposal> {
     let nested = state.pcp().draining;
     let proposed = Box::new(proposed);
-    crate::run(state, Command::ProposePolicy { proposed });
+    crate::engine::run_command(state, Command::ProposePolicy { proposed });
     if nested {
         return None;
     }

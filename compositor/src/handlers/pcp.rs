@@ -65,12 +65,6 @@ impl PcpHandler for State {
             // Whatever the process does next (an embedder may keep running to show a greeter),
             // the session's approvals have ended with it.
             Effect::EndSession => self.running = false,
-            // The front ends' effects never reach the host.
-            Effect::Pending { .. }
-            | Effect::Decided(_)
-            | Effect::Execute(_)
-            | Effect::EntrySubmitted { .. }
-            | Effect::EntryNextAccount { .. } => {}
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use pcp_gate::{ClientIdentity, Intent};
-use pcp_plugin::{Command, Decided, Effect, EntryUpdate, FrontEndId, Ticket};
+use pcp_plugin::{Decided, Delivery, EntryUpdate, FrontEndId, Request, Ticket};
 use pcp_polkit::{
     Agent, AgentEvent, Answer, AttemptEnd, AuthRequest, ClosedBy, Identity, Refusal, Reply, Secret,
 };
@@ -81,7 +81,7 @@ impl Front {
 
     /// Whether the session is locked now: while it is, no waiting request goes to the engine;
     /// once it is not, the next one does (the commands returned).
-    pub fn session_locked(&mut self, locked: bool) -> Vec<Command> {
+    pub fn session_locked(&mut self, locked: bool) -> Vec<Request> {
         let was = std::mem::replace(&mut self.held, locked);
         if was && !locked && !self.waiting.is_empty() {
             tracing::info!(
@@ -113,7 +113,7 @@ impl Front {
     }
 
     /// What an agent event asks of the engine.
-    pub fn event(&mut self, event: AgentEvent) -> Vec<Command> {
+    pub fn event(&mut self, event: AgentEvent) -> Vec<Request> {
         match event {
             AgentEvent::Request(request) => self.request(request),
             AgentEvent::Prompt { cookie, prompt } => {
@@ -146,7 +146,7 @@ impl Front {
         }
     }
 
-    fn entry(&self, cookie: &str, updates: Vec<EntryUpdate>) -> Vec<Command> {
+    fn entry(&self, cookie: &str, updates: Vec<EntryUpdate>) -> Vec<Request> {
         // An event for a request already closed is left over from its helper: ignored.
         let Some(number) = self.number_of(cookie) else {
             return Vec::new();
@@ -154,11 +154,11 @@ impl Front {
         let ticket = self.ticket(number);
         updates
             .into_iter()
-            .map(|update| Command::Entry { ticket, update })
+            .map(|update| Request::Entry { ticket, update })
             .collect()
     }
 
-    fn request(&mut self, request: AuthRequest) -> Vec<Command> {
+    fn request(&mut self, request: AuthRequest) -> Vec<Request> {
         let cookie = request.cookie.clone();
         let Some(first) = request.identities.first().cloned() else {
             // The crate never passes an empty list; fail closed all the same.
@@ -216,20 +216,20 @@ impl Front {
 
     /// Hands the engine the next waiting request when none is being decided and the session is
     /// not locked. Its entry is
-    /// attached once the engine says it waits for the user (`Effect::Pending`).
-    fn submit_next(&mut self) -> Option<Command> {
+    /// attached once the engine says it waits for the user (`Delivery::Pending`).
+    fn submit_next(&mut self) -> Option<Request> {
         if self.current.is_some() || self.held {
             return None;
         }
         let (number, intent) = self.waiting.pop_front()?;
         self.current = Some(number);
-        Some(Command::Submit {
+        Some(Request::Submit {
             ticket: self.ticket(number),
             intent,
         })
     }
 
-    fn attempt_ended(&mut self, cookie: &str, end: AttemptEnd) -> Vec<Command> {
+    fn attempt_ended(&mut self, cookie: &str, end: AttemptEnd) -> Vec<Request> {
         let Some(number) = self.number_of(cookie) else {
             return Vec::new();
         };
@@ -259,9 +259,9 @@ impl Front {
         }
         let ticket = self.ticket(number);
         let accepted = update == EntryUpdate::Accepted;
-        let mut commands = vec![Command::Entry { ticket, update }];
+        let mut commands = vec![Request::Entry { ticket, update }];
         if accepted {
-            commands.push(Command::Entry {
+            commands.push(Request::Entry {
                 ticket,
                 update: EntryUpdate::Message(self.text.accepted.clone()),
             });
@@ -271,7 +271,7 @@ impl Front {
 
     /// polkitd has its answer. A request still waiting in the engine (the requester went
     /// away, or the tries ran out) is cancelled there: its dialog closes at once, audited.
-    fn closed(&mut self, cookie: &str, reply: Reply, by: ClosedBy) -> Vec<Command> {
+    fn closed(&mut self, cookie: &str, reply: Reply, by: ClosedBy) -> Vec<Request> {
         tracing::info!("polkit request {cookie} answered {reply:?} (closed by {by:?})");
         let Some(number) = self.number_of(cookie) else {
             return Vec::new();
@@ -281,7 +281,7 @@ impl Front {
             // Never weighed: the gate hears of it as a request refused before it was, so the
             // audit keeps every request and its end.
             let (_, intent) = self.waiting.remove(at).expect("found above");
-            return vec![Command::Refuse {
+            return vec![Request::Refuse {
                 ticket: self.ticket(number),
                 intent,
                 why: pcp_plugin::Refusal::Unreadable(format!(
@@ -291,14 +291,14 @@ impl Front {
         }
         let ticket = self.ticket(number);
         let mut commands = vec![match by {
-            ClosedBy::TooManyFailures => Command::AuthenticationFailed {
+            ClosedBy::TooManyFailures => Request::AuthenticationFailed {
                 ticket,
                 reason: match &reply {
                     Reply::Failed(why) => format!("PAM refused the password: {why}"),
                     other => format!("PAM refused the password ({other:?})"),
                 },
             },
-            _ => Command::Cancel(ticket),
+            _ => Request::Cancel(ticket),
         }];
         if self.current == Some(number) {
             self.current = None;
@@ -308,7 +308,7 @@ impl Front {
     }
 
     /// A call that did not come from polkitd: audited as a refused intent naming the sender.
-    fn refused(&mut self, refusal: Refusal) -> Command {
+    fn refused(&mut self, refusal: Refusal) -> Request {
         let sender = refusal.sender.clone().unwrap_or_else(|| "(none)".into());
         tracing::warn!(
             "polkit agent: {} from {sender} refused: {}",
@@ -326,7 +326,7 @@ impl Front {
             json!({"method": refusal.method, "sender": sender}),
             client,
         );
-        Command::Refuse {
+        Request::Refuse {
             ticket: self.ticket(number),
             intent,
             why: pcp_plugin::Refusal::Unreadable(format!(
@@ -354,41 +354,40 @@ impl Front {
     }
 
     /// An engine answer for one of our tickets.
-    pub fn deliver(&mut self, effect: Effect) -> Option<Command> {
-        match effect {
-            Effect::Pending { ticket, .. } => {
+    pub fn deliver(&mut self, delivery: Delivery) -> Option<Request> {
+        match delivery {
+            Delivery::Pending { ticket, .. } => {
                 let message = match self.authenticate(ticket.number) {
                     None => self.text.starting.clone(),
                     Some(why) => self.text.broken(&why, 0),
                 };
-                Some(Command::Entry {
+                Some(Request::Entry {
                     ticket,
                     update: EntryUpdate::Message(message),
                 })
             }
-            Effect::Decided(decided) => self.decided(decided),
-            Effect::EntryNextAccount { ticket } => self.next_account(ticket),
-            Effect::EntrySubmitted { ticket, mut text } => {
+            Delivery::Decided(decided) => self.decided(decided),
+            Delivery::EntryNextAccount { ticket } => self.next_account(ticket),
+            Delivery::EntrySubmitted { ticket, mut text } => {
                 let open = self.open.get(&ticket.number)?;
                 let agent = self.agent.as_ref()?;
                 // The line moves into the secret (no copy is left behind) and on to the helper.
                 let secret = Secret::new(std::mem::take(&mut *text.0));
                 agent.respond(&open.cookie, secret).err().map(|e| {
                     tracing::warn!("polkit request {}: {e}", open.cookie);
-                    Command::Entry {
+                    Request::Entry {
                         ticket,
                         update: EntryUpdate::Message(e.to_string()),
                     }
                 })
             }
-            _ => None,
         }
     }
 
     /// The user asked for the next account: the attempt in progress (nothing typed into it was
     /// sent) stops without counting a try, and one for that account starts; its prompt brings
     /// the entry's next question and the account row's new words.
-    fn next_account(&mut self, ticket: Ticket) -> Option<Command> {
+    fn next_account(&mut self, ticket: Ticket) -> Option<Request> {
         let agent = self.agent.as_ref()?;
         let open = self.open.get_mut(&ticket.number)?;
         let before = open.chosen;
@@ -413,7 +412,7 @@ impl Front {
                 e.to_string()
             }
         };
-        Some(Command::Entry {
+        Some(Request::Entry {
             ticket,
             update: EntryUpdate::Message(message),
         })
@@ -421,7 +420,7 @@ impl Front {
 
     /// The engine's decision on a request: polkitd hears it, and the next waiting request
     /// goes to the engine.
-    fn decided(&mut self, decided: Box<Decided>) -> Option<Command> {
+    fn decided(&mut self, decided: Box<Decided>) -> Option<Request> {
         if self.current == Some(decided.ticket.number) {
             self.current = None;
         }
@@ -446,7 +445,7 @@ impl Front {
                       classify them privileged or higher)"
             .to_string();
         self.answer(&open.cookie, Answer::Fail(reason.clone()));
-        Some(Command::Undeliverable { decided, reason })
+        Some(Request::Undeliverable { decided, reason })
     }
 }
 

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Mutex;
 
-use pcp_plugin::{Command, Effect, FrontEnd};
+use pcp_plugin::{FrontEnd, Request};
 use pcp_polkit::{Agent, AgentConfig, AgentEvent, EventSink, Subject, SubjectChoice};
 
 pub use self::config::PolkitConfig;
@@ -20,11 +20,11 @@ use self::front::Front;
 use crate::state::{Compositor, State};
 
 /// The front end as the engine holds it: it shares [`Front`] with the agent's event source.
-struct Delivery(Rc<RefCell<Front>>);
+struct Shared(Rc<RefCell<Front>>);
 
-impl FrontEnd for Delivery {
-    fn deliver(&mut self, effect: Effect) -> Option<Command> {
-        self.0.borrow_mut().deliver(effect)
+impl FrontEnd for Shared {
+    fn deliver(&mut self, delivery: pcp_plugin::Delivery) -> Option<Request> {
+        self.0.borrow_mut().deliver(delivery)
     }
 }
 
@@ -88,9 +88,7 @@ fn start_with(
         pcp_plugin::FrontEndId::WAYLAND,
         config.text.clone(),
     )));
-    let id = state
-        .pcp
-        .add_front_end(Box::new(Delivery(Rc::clone(&front))));
+    let id = state.pcp.add_front_end(Box::new(Shared(Rc::clone(&front))));
     {
         let mut front = front.borrow_mut();
         front.id = id;

@@ -280,8 +280,8 @@ impl Fixture {
     }
 
     /// Runs one command through the plugin's engine, as a front end does.
-    pub fn run_command(&mut self, command: pcp_plugin::Command) {
-        pcp_plugin::run(self.state(), command);
+    pub fn run_command(&mut self, request: pcp_plugin::Request) {
+        pcp_plugin::run(self.state(), request);
     }
 
     /// Whether the dialog is up.
@@ -758,11 +758,7 @@ impl Fixture {
     /// The dialog's own pixels as drawn for its output (premultiplied RGBA, physical size).
     pub fn dialog_pixels(&mut self) -> (u32, u32, Vec<u8>) {
         pcp_plugin::refresh(self.state());
-        self.state()
-            .pcp()
-            .ui_mut()
-            .pixels()
-            .expect("the dialog is up")
+        pcp_plugin::testing::dialog_pixels(self.state().pcp()).expect("the dialog is up")
     }
 
     /// Who the dialog says asks, as shown now.

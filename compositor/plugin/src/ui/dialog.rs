@@ -123,6 +123,7 @@ impl DialogView {
 
     /// The dialog's pixels as drawn for its output: width, height and premultiplied RGBA.
     /// Anything not drawn yet is drawn now, into the buffer the renderer shows too.
+    #[cfg(feature = "testing")]
     pub fn pixels(&mut self) -> Option<(u32, u32, Vec<u8>)> {
         let p = self.placement()?;
         let size = (p.output_rect.w.max(0) as u32, p.output_rect.h.max(0) as u32);

@@ -43,7 +43,7 @@ use self::haptic::HapticStep;
 pub use self::options::{GateView, UiOptions, UiTiming};
 use self::voice::{VoiceStep, wants_voice};
 use crate::render::PlacedOverlay;
-use crate::{PcpHandler, PromptEvent, Surroundings};
+use crate::{PcpHandler, PromptEvent};
 
 /// What changed for the host since it last asked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -224,15 +224,9 @@ impl ConfirmUi {
         }
     }
 
-    /// Asks the probe thread to look at the microphone and model now (a sound device was
-    /// plugged in or out); its answer arrives through [`crate::on_wakeup`].
-    pub fn devices_changed(&mut self) {
-        self.devices.probe_voice();
-    }
-
     /// The seat now has `answering` devices that can press the dialog's controls (keyboards,
     /// pointers, touch screens). With none nobody can answer: run [`crate::refresh`] after.
-    pub fn set_input_devices(&mut self, answering: usize) {
+    pub(crate) fn set_input_devices(&mut self, answering: usize) {
         let available = answering > 0;
         if available != self.devices.input() {
             if available {
@@ -245,7 +239,7 @@ impl ConfirmUi {
     }
 
     /// Replaces the speech engine (`None`: voice off); it is probed from now on.
-    pub fn set_speech_engine(&mut self, engine: Option<Box<dyn Voice>>) {
+    pub(crate) fn set_speech_engine(&mut self, engine: Option<Box<dyn Voice>>) {
         self.voice.stop();
         let engine: Option<Arc<dyn Voice>> = engine.map(Arc::from);
         self.devices.set_engine(engine.as_ref());
@@ -255,19 +249,24 @@ impl ConfirmUi {
     }
 
     /// Replaces the haptic backend.
-    pub fn set_haptics(&mut self, backend: Box<dyn Haptics>) {
+    #[cfg(feature = "testing")]
+    pub(crate) fn set_haptics(&mut self, backend: Box<dyn Haptics>) {
         self.haptic.set_backend(backend);
     }
 
     /// New `[haptics]` settings and the backend found with them (any cue playing ends; a prompt
     /// shown falls back to the dialog at the next sync if the new device cannot play).
-    pub fn set_haptics_config(&mut self, backend: Box<dyn Haptics>, config: pcp_haptics::Config) {
+    pub(crate) fn set_haptics_config(
+        &mut self,
+        backend: Box<dyn Haptics>,
+        config: pcp_haptics::Config,
+    ) {
         self.haptic.set_backend(backend);
         self.haptic.set_config(config);
     }
 
     /// New `[overlay]` settings: applied now when no dialog is up, else when it goes.
-    pub fn set_overlay_config(&mut self, config: pcp_overlay::Config) {
+    pub(crate) fn set_overlay_config(&mut self, config: pcp_overlay::Config) {
         if self.dialog.is_open() {
             tracing::info!("the overlay settings apply from the next prompt");
             self.pending_overlay = Some(config);
@@ -302,7 +301,7 @@ impl ConfirmUi {
     /// The desktop asks (`true`) or stops asking for high contrast (the settings portal's
     /// `contrast`, read by the plugin's `desktop` module): with `[overlay] follow_desktop_contrast` the dialog
     /// draws with the high-contrast palette. Run [`crate::refresh`] after.
-    pub fn set_desktop_high_contrast(&mut self, high: bool) {
+    pub(crate) fn set_desktop_high_contrast(&mut self, high: bool) {
         if self.desktop_high_contrast != high {
             self.desktop_high_contrast = high;
             self.dialog.dialog_mut().set_desktop_high_contrast(high);
@@ -317,7 +316,8 @@ impl ConfirmUi {
 
     /// The dialog's pixels as drawn for its output (width, height, premultiplied RGBA), for
     /// screenshots and tests; `None` when it is not up.
-    pub fn pixels(&mut self) -> Option<(u32, u32, Vec<u8>)> {
+    #[cfg(feature = "testing")]
+    pub(crate) fn pixels(&mut self) -> Option<(u32, u32, Vec<u8>)> {
         self.dialog.pixels()
     }
 
@@ -371,17 +371,18 @@ impl ConfirmUi {
     }
 
     /// Brings the UI in line with the gate: starts or stops the voice listener and the haptic
-    /// cue, shows the active prompt (or hides), places it on the output nearest `around.focus`,
+    /// cue, shows the active prompt (or hides), places it on the output nearest `focus`,
     /// counts down and redraws what changed. Returns what the gate must hear: a step that
     /// cannot run (no speech engine, a cue that cannot play) or a prompt that cannot be shown
     /// (no output, no input device, a dialog that cannot be drawn). Never an answer.
     pub(crate) fn sync(
         &mut self,
         gate: GateView<'_>,
-        around: &Surroundings,
+        outputs: &[pcp_overlay::Output],
+        focus: pcp_overlay::Point,
         now: i64,
     ) -> Vec<PromptEvent> {
-        self.devices.set_output(!around.outputs.is_empty());
+        self.devices.set_output(!outputs.is_empty());
         let prompt = gate.active;
         self.waiting_voice = prompt.filter(|p| wants_voice(p)).map(|p| p.id);
         // The devices first: a step that cannot run falls back before the dialog shows it.
@@ -426,8 +427,8 @@ impl ConfirmUi {
             (voice_note.as_deref(), entry),
             gate.queued,
             gate.timeouts,
-            &around.outputs,
-            around.focus,
+            outputs,
+            focus,
             now,
         );
         match synced {

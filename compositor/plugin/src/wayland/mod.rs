@@ -1,6 +1,6 @@
 //! The pcp-intent-v1 front end: the `pcp_intent_manager_v1` global, the dispatch of its
 //! requests, the wire object of each open intent and the engine's answers on it. It turns
-//! requests into engine [`Command`]s (malformed ones are protocol errors, before anything is
+//! requests into engine [`Request`]s (malformed ones are protocol errors, before anything is
 //! weighed) and the engine's effects into events: `pending`, `approved` (with its token, inline
 //! or through a sealed memfd) and `denied`. Submissions beyond a round's budget wait in the
 //! per-connection [`backlog`]; a connection that keeps being refused `rate_limited` is ended
@@ -27,7 +27,7 @@ pub use self::backlog::MAX_WAITING_PER_CONNECTION;
 use self::backlog::{Admission, Backlog, RawBody, RawSubmission, Submission, Waiting};
 use self::rate_limit::RateLimits;
 use crate::PcpHandler;
-use crate::effects::{Command, Decided, Effect, FrontEndId, Refusal, Ticket};
+use crate::effects::{Decided, Delivery, FrontEndId, Refusal, Request, Ticket};
 use crate::identity::client_identity;
 
 /// What a host state type must implement to serve pcp-intent-v1; [`delegate_pcp!`]
@@ -302,18 +302,18 @@ fn submit<D: PcpHandler>(
         (None, Some(change)) => Some(Refusal::IdentityChanged(change)),
         (None, None) => None,
     };
-    let command = match why {
+    let request = match why {
         Some(why) => {
             tracing::warn!("refusing {}: {why:?}", intent.capability);
-            Command::Refuse {
+            Request::Refuse {
                 ticket,
                 intent,
                 why,
             }
         }
-        None => Command::Submit { ticket, intent },
+        None => Request::Submit { ticket, intent },
     };
-    crate::run(state, command);
+    crate::run(state, request);
 }
 
 impl<D: IntentDispatch> Dispatch<PcpIntentV1, IntentData, D> for IntentManagerState {
@@ -332,7 +332,7 @@ impl<D: IntentDispatch> Dispatch<PcpIntentV1, IntentData, D> for IntentManagerSt
                 ObjectState::Open(number) => {
                     data.set(ObjectState::Cancelled);
                     let front = FrontEndId::WAYLAND;
-                    crate::run(state, Command::Cancel(Ticket { front, number }));
+                    crate::run(state, Request::Cancel(Ticket { front, number }));
                 }
                 // Never decided: it leaves the backlog with `cancelled` (nobody was asked).
                 ObjectState::Waiting => data.set(ObjectState::Cancelled),
@@ -351,39 +351,40 @@ impl<D: IntentDispatch> Dispatch<PcpIntentV1, IntentData, D> for IntentManagerSt
         if let ObjectState::Open(number) = data.get() {
             data.set(ObjectState::Cancelled);
             let front = FrontEndId::WAYLAND;
-            crate::run(state, Command::Cancel(Ticket { front, number }));
+            crate::run(state, Request::Cancel(Ticket { front, number }));
         }
     }
 }
 
 /// Makes a compositor state type serve pcp-intent-v1 through the plugin; the type must
-/// implement [`PcpHandler`](crate::PcpHandler).
+/// implement [`PcpHandler`](crate::PcpHandler). A generic state is named as Smithay's own
+/// `delegate_*!` macros name it: `delegate_pcp!(@<B: Backend + 'static> State<B>);`.
 #[macro_export]
 macro_rules! delegate_pcp {
-    ($ty:ty) => {
-        $crate::reexports::wayland_server::delegate_global_dispatch!($ty: [
+    ($(@< $( $lt:tt $( : $clt:tt $(+ $dlt:tt )* )? ),+ >)? $ty:ty) => {
+        $crate::reexports::wayland_server::delegate_global_dispatch!($(@< $( $lt $( : $clt $(+ $dlt )* )? ),+ >)? $ty: [
             $crate::reexports::pcp_protocol::generated::server::pcp_intent_manager_v1::PcpIntentManagerV1: ()
         ] => $crate::wayland::IntentManagerState);
-        $crate::reexports::wayland_server::delegate_dispatch!($ty: [
+        $crate::reexports::wayland_server::delegate_dispatch!($(@< $( $lt $( : $clt $(+ $dlt )* )? ),+ >)? $ty: [
             $crate::reexports::pcp_protocol::generated::server::pcp_intent_manager_v1::PcpIntentManagerV1: ()
         ] => $crate::wayland::IntentManagerState);
-        $crate::reexports::wayland_server::delegate_dispatch!($ty: [
+        $crate::reexports::wayland_server::delegate_dispatch!($(@< $( $lt $( : $clt $(+ $dlt )* )? ),+ >)? $ty: [
             $crate::reexports::pcp_protocol::generated::server::pcp_intent_v1::PcpIntentV1: $crate::wayland::IntentData
         ] => $crate::wayland::IntentManagerState);
     };
 }
 
 impl IntentManagerState {
-    /// Puts one of the engine's effects for this front end on the wire. Returns a command for
-    /// the engine when an approval could not be passed on.
+    /// Puts one of the engine's deliveries for this front end on the wire. Returns a request
+    /// for the engine when an approval could not be passed on.
     pub(crate) fn deliver(
         &mut self,
-        effect: Effect,
+        delivery: Delivery,
         queue: &QueueConfig,
         now: i64,
-    ) -> Option<Command> {
-        match effect {
-            Effect::Pending {
+    ) -> Option<Request> {
+        match delivery {
+            Delivery::Pending {
                 ticket,
                 threshold,
                 modalities,
@@ -397,7 +398,7 @@ impl IntentManagerState {
                 open.object.pending(threshold_wire(threshold), modalities);
                 None
             }
-            Effect::Decided(decided) => {
+            Delivery::Decided(decided) => {
                 let open = self.objects.remove(&decided.ticket.number)?;
                 // A cancelled object stays cancelled: a second cancel is still the protocol error.
                 if let Some(data) = open.object.data::<IntentData>()
@@ -417,7 +418,7 @@ impl IntentManagerState {
         decided: Box<Decided>,
         queue: &QueueConfig,
         now: i64,
-    ) -> Option<Command> {
+    ) -> Option<Request> {
         let object = &open.object;
         let outcome = &decided.outcome;
         let resolution = resolution_wire(outcome.resolution, object.version());
@@ -456,7 +457,7 @@ impl IntentManagerState {
                         let reason = format!("approved, but the token could not be delivered: {e}");
                         // The object waits for the denial the engine audits first.
                         self.objects.insert(decided.ticket.number, open);
-                        Some(Command::Undeliverable { decided, reason })
+                        Some(Request::Undeliverable { decided, reason })
                     }
                 }
             }

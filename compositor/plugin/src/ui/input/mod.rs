@@ -54,7 +54,8 @@ pub use self::tablet::{
 pub use self::touch::{touch_cancel, touch_down, touch_motion, touch_up};
 use super::ConfirmUi;
 use super::focus::within;
-use crate::{Command, PcpHandler, PromptEvent};
+use crate::effects::Command;
+use crate::{PcpHandler, PromptEvent};
 
 /// Activity is reported to the gate at most this often (pointer motion must not flood it).
 const ACTIVITY_INTERVAL_MS: i64 = 1000;
@@ -159,12 +160,17 @@ fn event_ms(now: i64, event: u32) -> i64 {
     }
 }
 
+/// The seat's input is at `p` now: the focal point, when the host keeps none of its own.
+fn seat_at<D: PcpHandler>(state: &mut D, p: pcp_overlay::Point) {
+    state.pcp().seat_focus = Some(p);
+}
+
 /// Like [`settle`], for an event that moved the focal point: the dialog follows it even when the
 /// event is the clients' (using a window on another output moves the dialog there).
 fn settle_moved<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
     let taken = settle(state, routed);
     if !taken && state.pcp().ui().is_open() {
-        crate::refresh(state);
+        crate::engine::run_command(state, Command::Refresh);
     }
     taken
 }
@@ -179,7 +185,7 @@ fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
         Routed::Clients => {
             // A press on a window gave the keyboard back: the host hears it now.
             if state.pcp().ui().keyboard_changed() {
-                crate::run(state, Command::Refresh);
+                crate::engine::run_command(state, Command::Refresh);
             }
             false
         }

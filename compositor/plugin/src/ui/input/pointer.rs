@@ -11,7 +11,7 @@ use smithay::input::pointer::{
 };
 use smithay::utils::{Logical, Point, SERIAL_COUNTER};
 
-use super::{Contact, Owner, Routed, point, settle, settle_moved};
+use super::{Contact, Owner, Routed, point, seat_at, settle, settle_moved};
 use crate::PcpHandler;
 use crate::ui::ConfirmUi;
 
@@ -31,6 +31,7 @@ pub fn pointer_motion<D: PcpHandler + SeatHandler>(
     event: &MotionEvent,
 ) -> bool {
     let p = point(event.location);
+    seat_at(state, p);
     let now = state.now_ms();
     let routed = state.pcp().ui_mut().pointer_motion(p, now);
     let taken = settle_moved(state, routed)

@@ -11,7 +11,7 @@ use smithay::reexports::wayland_server::protocol::wl_surface::WlSurface;
 use smithay::utils::{Logical, Point, Serial};
 use smithay::wayland::tablet_manager::{TabletHandle, TabletToolHandle};
 
-use super::{Contact, Down, Owner, Routed, point, settle, settle_moved};
+use super::{Contact, Down, Owner, Routed, point, seat_at, settle, settle_moved};
 use crate::PcpHandler;
 use crate::ui::ConfirmUi;
 
@@ -28,6 +28,7 @@ pub fn tablet_proximity_in<D: PcpHandler>(
     time: u32,
 ) -> bool {
     let now = state.now_ms();
+    seat_at(state, point(location));
     let routed = state.pcp().ui_mut().tool_motion(point(location), now);
     let taken = settle_moved(state, routed);
     if !taken && let Some(under) = under {
@@ -48,6 +49,7 @@ pub fn tablet_motion<D: PcpHandler>(
     time: u32,
 ) -> bool {
     let now = state.now_ms();
+    seat_at(state, point(location));
     let routed = state.pcp().ui_mut().tool_motion(point(location), now);
     let taken = settle_moved(state, routed);
     tool.motion(

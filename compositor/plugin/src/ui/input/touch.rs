@@ -12,7 +12,7 @@ use smithay::input::SeatHandler;
 use smithay::input::touch::{DownEvent, MotionEvent, TouchHandle, UpEvent};
 use smithay::utils::{Logical, Point};
 
-use super::{Contact, Down, Owner, Routed, event_ms, point, settle, settle_moved};
+use super::{Contact, Down, Owner, Routed, event_ms, point, seat_at, settle, settle_moved};
 use crate::PcpHandler;
 use crate::ui::ConfirmUi;
 
@@ -30,6 +30,7 @@ pub fn touch_down<D: PcpHandler + SeatHandler>(
     let now = state.now_ms();
     let happened = event_ms(now, event.time);
     let p = point(event.location);
+    seat_at(state, p);
     let routed = state
         .pcp()
         .ui_mut()
