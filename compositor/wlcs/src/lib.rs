@@ -61,7 +61,7 @@ static DESCRIPTOR: WlcsIntegrationDescriptor = WlcsIntegrationDescriptor {
     supported_extensions: EXTENSIONS.as_ptr(),
 };
 
-/// The names and versions of [`EXTENSIONS`], for tests.
+/// The names and versions of the extensions the descriptor offers WLCS, for tests.
 pub fn extensions() -> Vec<(String, u32)> {
     EXTENSIONS
         .iter()

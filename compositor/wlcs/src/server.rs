@@ -84,7 +84,7 @@ pub struct Running {
 
 impl Running {
     /// Starts a compositor on a new thread; returns once it serves clients (and, with a
-    /// prompt, once the dialog shows it), or after [`READY_WAIT`].
+    /// prompt, once the dialog shows it), or after 20 seconds at most.
     pub fn start(options: ServerOptions) -> Result<Running, ServerError> {
         let (commands, channel) = calloop::channel::channel();
         let (ready_tx, ready) = mpsc::sync_channel(1);
