@@ -61,18 +61,6 @@ static DESCRIPTOR: WlcsIntegrationDescriptor = WlcsIntegrationDescriptor {
     supported_extensions: EXTENSIONS.as_ptr(),
 };
 
-/// The names and versions of the extensions the descriptor offers WLCS, for tests.
-pub fn extensions() -> Vec<(String, u32)> {
-    EXTENSIONS
-        .iter()
-        .map(|e| {
-            // SAFETY: every name is a NUL-terminated literal (`extension_list!`).
-            let name = unsafe { std::ffi::CStr::from_ptr(e.name) };
-            (name.to_string_lossy().into_owned(), e.version)
-        })
-        .collect()
-}
-
 /// The display server WLCS creates once and starts and stops for each test.
 pub struct PcpDisplayServer {
     running: Option<Running>,
