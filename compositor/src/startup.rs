@@ -304,6 +304,8 @@ fn start_ui(
     plugin: &pcp_config::PluginSections,
     config: &CompositorConfig,
 ) -> Result<ConfirmUi, StartError> {
+    // Changed only to turn accessibility on (feature `a11y`; the WLCS module builds without).
+    #[cfg_attr(not(feature = "a11y"), allow(unused_mut))]
     let mut ui = ConfirmUi::new(UiOptions {
         overlay: plugin.overlay.clone(),
         speech: pcp_plugin::start_voice(plugin.speech.clone()),
