@@ -526,6 +526,31 @@ impl Backend {
         }
     }
 
+    /// Draws every output ([`Backend::render`]); when that fails (a client's buffer that cannot
+    /// be read: a truncated shm file), draws the overlays alone on the background instead, as
+    /// on a locked output with no lock surface, so no client can take the dialog off the
+    /// screen. `Ok(Some(e))`: the overlays alone were drawn after `e`; `Err`: not even they were.
+    pub fn render_or_overlays(
+        &mut self,
+        space: &Space<Window>,
+        layers: &[PlacedOverlay<'_>],
+        background: [f32; 3],
+    ) -> Result<Option<BackendError>, BackendError> {
+        let Err(first) = self.render(space, layers, background) else {
+            return Ok(None);
+        };
+        let kept: Vec<_> = self
+            .outputs
+            .iter_mut()
+            .map(|vo| vo.locked.replace(None))
+            .collect();
+        let again = self.render(space, layers, background);
+        for (vo, locked) in self.outputs.iter_mut().zip(kept) {
+            vo.locked = locked;
+        }
+        again.map(|()| Some(first))
+    }
+
     /// The pixels of output `index` as last drawn (headless only: a nested window's pixels are
     /// the host's).
     pub fn capture(&self, index: usize) -> Result<Capture, BackendError> {

@@ -1,7 +1,8 @@
 //! The desktop the reference compositor shows under the dialog: the window space, the xdg
 //! popups and the popup grab in force, the session lock while a screen locker holds it, the
 //! icon of a drag in progress, the surface the keyboard goes back to when the dialog lets it
-//! go, the surfaces holding an idle inhibitor, and who waits for the session to unlock.
+//! go, the surfaces holding an idle inhibitor, who waits for the session to unlock, and the
+//! interactive resize in progress.
 
 use smithay::desktop::{PopupGrab, PopupManager, Space, Window};
 use smithay::utils::{Logical, Point};
@@ -37,6 +38,8 @@ pub struct Desktop {
     idle_inhibitors: Vec<WlSurface>,
     /// Woken when the session unlocks: front ends that hold requests while it is locked.
     unlock_waiters: Vec<calloop::ping::Ping>,
+    /// The interactive resize in progress, until its window drew its last size.
+    pub(crate) resize: Option<crate::grabs::ResizeTrack>,
 }
 
 impl Desktop {
@@ -52,6 +55,7 @@ impl Desktop {
             drag_icon: None,
             idle_inhibitors: Vec::new(),
             unlock_waiters: Vec::new(),
+            resize: None,
         }
     }
 

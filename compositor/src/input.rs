@@ -2,8 +2,10 @@
 //! Smithay's own call (`pcp_plugin::input`), which lets the dialog (or a haptic double tap) see
 //! it first and passes to the window under the point only what the dialog did not take. A
 //! dialog that is not modal takes only what lands on it or its margin, so the desktop stays
-//! usable while a prompt waits; a touch point, a button or a gesture ends where it began. The
-//! focal point follows the pointer and the last touch. Tablet tools are in `tablet_input`.
+//! usable while a prompt waits; a touch point, a button or a gesture ends where it began, and
+//! each touch point goes to the surface under its own down ([`crate::touch`]). Layer surfaces
+//! take input above and below the windows by their layer. The focal point follows the pointer
+//! and the last touch. Tablet tools are in `tablet_input`.
 
 // The harness (`test-harness`) and the nested window (`winit`) feed input here; a headless
 // build with neither has no input source.
@@ -15,7 +17,7 @@
 #[cfg(any(feature = "winit", feature = "udev"))]
 use smithay::backend::input::{Axis, AxisSource, Event, InputBackend, PointerAxisEvent};
 use smithay::backend::input::{ButtonState, KeyState, TouchSlot};
-use smithay::desktop::WindowSurfaceType;
+use smithay::desktop::{WindowSurfaceType, layer_map_for_output};
 use smithay::input::keyboard::{FilterResult, Keycode};
 use smithay::input::pointer::{
     AxisFrame, ButtonEvent, GestureHoldBeginEvent, GestureHoldEndEvent, GesturePinchBeginEvent,
@@ -24,9 +26,11 @@ use smithay::input::pointer::{
 };
 use smithay::input::touch::{self, DownEvent, UpEvent};
 use smithay::utils::{Logical, Point, SERIAL_COUNTER};
+use smithay::wayland::shell::wlr_layer::Layer;
 use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::state::State;
+use crate::touch::{TouchOwner, TouchPoint};
 
 /// One touchpad gesture event, as the backend read it.
 #[derive(Debug, Clone)]
@@ -58,10 +62,40 @@ impl State {
             let origin = Point::from((f64::from(vo.spec.x), f64::from(vo.spec.y)));
             return Some((lock.wl_surface().clone(), origin));
         }
-        let (window, loc) = self.desktop.space.element_under(p)?;
-        let (surface, surface_loc) =
-            window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
-        Some((surface, (surface_loc + loc).to_f64()))
+        // Panels and overlays above the windows, backgrounds below them.
+        let on_layers = |layers: &[Layer]| self.layer_surface_under(p, layers);
+        on_layers(&[Layer::Overlay, Layer::Top])
+            .or_else(|| {
+                let (window, loc) = self.desktop.space.element_under(p)?;
+                let (surface, surface_loc) =
+                    window.surface_under(p - loc.to_f64(), WindowSurfaceType::ALL)?;
+                Some((surface, (surface_loc + loc).to_f64()))
+            })
+            .or_else(|| on_layers(&[Layer::Bottom, Layer::Background]))
+    }
+
+    /// The surface of a layer surface (or of its popups) of `layers`, in that order, under `p`
+    /// on the output it is on, and where that surface is (global logical).
+    fn layer_surface_under(
+        &self,
+        p: Point<f64, Logical>,
+        layers: &[Layer],
+    ) -> Option<(WlSurface, Point<f64, Logical>)> {
+        let vo = self.backend.outputs.iter().find(|o| {
+            let (w, h) = o.spec.logical_size();
+            let (x, y) = (f64::from(o.spec.x), f64::from(o.spec.y));
+            p.x >= x && p.y >= y && p.x < x + f64::from(w) && p.y < y + f64::from(h)
+        })?;
+        let origin = Point::<i32, Logical>::from((vo.spec.x, vo.spec.y));
+        let local = p - origin.to_f64();
+        let map = layer_map_for_output(&vo.output);
+        layers.iter().find_map(|&layer| {
+            let surface = map.layer_under(layer, local)?;
+            let at = map.layer_geometry(surface)?.loc;
+            let (under, loc) =
+                surface.surface_under(local - at.to_f64(), WindowSurfaceType::ALL)?;
+            Some((under, (origin + at + loc).to_f64()))
+        })
     }
 
     /// The seat's pointer is where the compositor's is (a hint for Smithay, which sends
@@ -84,6 +118,7 @@ impl State {
             return;
         };
         let under = self.surface_under(p);
+        self.pointer.set_under(under.clone());
         let event = MotionEvent {
             location: p,
             serial: SERIAL_COUNTER.next_serial(),
@@ -177,7 +212,9 @@ impl State {
         }
     }
 
-    /// Touch point `slot` went down at `p`: the focal point moves there.
+    /// Touch point `slot` went down at `p`: the focal point moves there. The dialog sees it
+    /// first; otherwise the surface under the point has it until it lifts (its focus is decided
+    /// here, once: [`crate::touch::EachPointGrab`]).
     pub(crate) fn touch_down(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
         self.pointer.set_focal_point(p);
@@ -185,22 +222,48 @@ impl State {
             return;
         };
         let under = self.surface_under(p);
+        let surface = under.as_ref().map(|(s, _)| s.clone());
+        let serial = SERIAL_COUNTER.next_serial();
         let event = DownEvent {
             slot,
             location: p,
-            serial: SERIAL_COUNTER.next_serial(),
+            serial,
             time,
         };
-        pcp_plugin::input::touch_down(self, &touch, under, &event);
+        let taken = pcp_plugin::input::touch_down(self, &touch, under, &event);
+        let point = if taken {
+            TouchPoint {
+                owner: TouchOwner::Dialog,
+                at: p,
+                serial: None,
+            }
+        } else {
+            TouchPoint {
+                owner: TouchOwner::Client(surface),
+                at: p,
+                serial: Some(serial),
+            }
+        };
+        self.touch.went_down(slot, point);
         touch.frame(self);
     }
 
-    /// Touch point `slot` moved to `p`: it stays with whoever it went down on.
+    /// Touch point `slot` moved to `p`: it stays with whoever it went down on. A window's point
+    /// over the dialog (or its margin) is not shown to the window there: no window learns
+    /// where a finger is on the dialog, as with a held pointer button.
     pub(crate) fn touch_motion(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
+        self.touch.moved(slot, p);
         let Some(touch) = self.seat.get_touch() else {
             return;
         };
+        let on_dialog = self
+            .pcp
+            .ui()
+            .takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y });
+        if on_dialog && matches!(self.touch.owner(slot), Some(TouchOwner::Client(_))) {
+            return;
+        }
         let under = self.surface_under(p);
         let event = touch::MotionEvent {
             slot,
@@ -214,6 +277,7 @@ impl State {
     /// Touch point `slot` lifted.
     pub(crate) fn touch_up(&mut self, slot: TouchSlot, time: u32) {
         self.input_activity();
+        self.touch.lifted(slot);
         let Some(touch) = self.seat.get_touch() else {
             return;
         };
@@ -229,9 +293,46 @@ impl State {
     /// The touch source cancelled its contacts: a cancelled touch is no click, so the dialog
     /// forgets its own and the windows get a cancel for theirs.
     pub(crate) fn touch_cancel(&mut self) {
-        if let Some(touch) = self.seat.get_touch() {
-            pcp_plugin::input::touch_cancel(self, &touch);
+        let clients = self.touch.cancel_all();
+        let Some(touch) = self.seat.get_touch() else {
+            return;
+        };
+        // Smithay 0.7 cancels only points with an event since their last frame: each window's
+        // point gets one (where it is) first, so its window hears the cancel.
+        let time = (self.clock.now_ms() & 0xffff_ffff) as u32;
+        for (slot, location) in clients {
+            let event = touch::MotionEvent {
+                slot,
+                location,
+                time,
+            };
+            touch.motion(self, None, &event);
         }
+        pcp_plugin::input::touch_cancel(self, &touch);
+    }
+
+    /// `surface` is being destroyed: the touch points down on it lift there (a client is told
+    /// each one ended, and none is left waiting for an up that cannot come).
+    pub(crate) fn touch_surface_destroyed(&mut self, surface: &WlSurface) {
+        let slots = self.touch.take_on(surface);
+        if slots.is_empty() {
+            return;
+        }
+        let Some(touch) = self.seat.get_touch() else {
+            return;
+        };
+        let time = (self.clock.now_ms() & 0xffff_ffff) as u32;
+        for slot in slots {
+            touch.up(
+                self,
+                &UpEvent {
+                    slot,
+                    serial: SERIAL_COUNTER.next_serial(),
+                    time,
+                },
+            );
+        }
+        touch.frame(self);
     }
 
     /// A key (`keycode` as Smithay's backends give it, an xkb keycode) went down or up: the

@@ -23,8 +23,10 @@ pub mod config;
 pub mod cursor;
 pub mod desktop;
 pub mod frames;
+pub mod grabs;
 pub mod handlers;
 pub mod headless;
+pub mod host;
 pub mod hotplug;
 pub mod input;
 pub mod notice;
@@ -37,6 +39,7 @@ pub mod state;
 pub mod tablet_input;
 #[cfg(feature = "test-harness")]
 pub mod test_input;
+pub mod touch;
 #[cfg(feature = "udev")]
 pub mod udev;
 pub mod watch;

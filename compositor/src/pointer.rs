@@ -1,9 +1,12 @@
 //! The pointer as the reference compositor draws and follows it: where it is, the focal point
 //! (where the user is looking or working: the pointer, the last touch, or a hint), whether a
-//! pointer device has moved yet, the cursor image clients asked for, and the themed cursors.
+//! pointer device has moved yet, the cursor image clients asked for, the themed cursors, and
+//! the surface last found under it.
 
 use smithay::input::pointer::CursorImageStatus;
 use smithay::utils::{Logical, Point};
+
+use wayland_server::protocol::wl_surface::WlSurface;
 
 use crate::cursor::{CursorDraw, Cursors};
 
@@ -20,6 +23,9 @@ pub struct Pointer {
     status: CursorImageStatus,
     /// The themed cursor's images (drawn on the winit and udev backends only).
     cursors: Cursors,
+    /// The surface last found under the pointer and its origin (global logical), as last given
+    /// to the seat: what changed under a resting pointer is told from it.
+    under: Option<(WlSurface, Point<f64, Logical>)>,
 }
 
 impl Pointer {
@@ -32,7 +38,18 @@ impl Pointer {
             seen: false,
             status: CursorImageStatus::default_named(),
             cursors: Cursors::new(theme, size),
+            under: None,
         }
+    }
+
+    /// The surface last found under the pointer, and its origin.
+    pub(crate) fn under(&self) -> Option<&(WlSurface, Point<f64, Logical>)> {
+        self.under.as_ref()
+    }
+
+    /// The seat was given `under` as what is under the pointer.
+    pub(crate) fn set_under(&mut self, under: Option<(WlSurface, Point<f64, Logical>)>) {
+        self.under = under;
     }
 
     /// Where the pointer is (global logical).

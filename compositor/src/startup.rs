@@ -162,6 +162,7 @@ impl Compositor {
             },
             clock: Clock::default(),
             pointer: Pointer::new(centre, &cursor_theme, cursor_size),
+            touch: Default::default(),
             input_devices: usize::from(options.input_available),
             logged_placement: None,
             frames: Frames::default(),
@@ -263,7 +264,8 @@ fn new_seat(dh: &DisplayHandle) -> Result<(SeatState<State>, Seat<State>), Start
     seat.add_keyboard(Default::default(), 400, 25)
         .map_err(|e| StartError::Seat(e.to_string()))?;
     seat.add_pointer();
-    seat.add_touch();
+    // Each touch point goes to the surface under its own down.
+    seat.add_touch_with_default_grab(|| Box::new(crate::touch::EachPointGrab::default()));
     Ok((seat_state, seat))
 }
 
@@ -309,6 +311,8 @@ fn start_ui(
     plugin: &pcp_config::PluginSections,
     config: &CompositorConfig,
 ) -> Result<ConfirmUi, StartError> {
+    // Changed only to turn accessibility on (feature `a11y`; the WLCS module builds without).
+    #[cfg_attr(not(feature = "a11y"), allow(unused_mut))]
     let mut ui = ConfirmUi::new(UiOptions {
         overlay: plugin.overlay.clone(),
         speech: pcp_plugin::start_voice(plugin.speech.clone()),

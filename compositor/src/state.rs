@@ -20,6 +20,7 @@ use crate::desktop::Desktop;
 use crate::frames::Frames;
 use crate::notice::Notice;
 use crate::pointer::Pointer;
+use crate::touch::TouchPoints;
 
 /// Why the compositor could not start.
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +118,8 @@ pub struct State {
     pub(crate) pcp: Pcp,
     /// The pointer, its cursor, and the focal point.
     pub(crate) pointer: Pointer,
+    /// The touch points down now, and where each one's down went.
+    pub(crate) touch: TouchPoints,
     pub(crate) settings: Settings,
     /// When the next frame is drawn.
     pub(crate) frames: Frames,
@@ -141,6 +144,9 @@ impl Compositor {
         self.event_loop
             .dispatch(timeout, &mut self.state)
             .map_err(std::io::Error::other)?;
+        // Whatever else this round changed under a resting pointer (the handlers that change
+        // the scene already looked, before answering the next request).
+        self.state.refocus_pointer();
         // Outputs, input devices and the focal point reach the plugin here, once a round.
         pcp_plugin::refresh(&mut self.state);
         // Whatever this round changed is drawn by the frame timer, armed only now.
@@ -153,6 +159,12 @@ impl State {
     /// Draws every output now and sends frame callbacks.
     pub fn render(&mut self) {
         self.log_placement();
+        // Which outputs each window and layer surface is on (their wl_surface.enter and leave),
+        // and layer surfaces gone since the last frame.
+        self.desktop.space.refresh();
+        for vo in &self.backend.outputs {
+            smithay::desktop::layer_map_for_output(&vo.output).cleanup();
+        }
         let bg = self
             .settings
             .config
@@ -213,8 +225,12 @@ impl State {
                     });
                 }
             }
-            self.backend.render(&self.desktop.space, &layers, bg)
+            self.backend
+                .render_or_overlays(&self.desktop.space, &layers, bg)
         };
+        if let Ok(Some(e)) = &drawn {
+            tracing::warn!("drawing the windows failed ({e}): the overlays alone were drawn");
+        }
         if let Err(e) = drawn {
             // A frame that cannot be drawn cannot show a prompt: fail closed.
             tracing::error!("rendering failed: {e}");
@@ -223,6 +239,12 @@ impl State {
             self.send_presentation_feedback();
         }
         self.desktop.popups.cleanup();
+        self.send_frame_callbacks();
+    }
+
+    /// Tells every surface shown (windows, layer surfaces, lock surfaces, and their popups and
+    /// subsurfaces) that a frame was drawn.
+    fn send_frame_callbacks(&self) {
         let now = Duration::from_millis(self.clock.now_ms().max(0) as u64);
         for vo in &self.backend.outputs {
             if let Some(Some(surface)) = &vo.locked {
@@ -237,6 +259,12 @@ impl State {
             }
             for window in self.desktop.space.elements() {
                 window.send_frame(&vo.output, now, Some(Duration::ZERO), |_, _| {
+                    Some(vo.output.clone())
+                });
+            }
+            // Panels and backgrounds (and their popups) draw by frame callbacks too.
+            for layer in smithay::desktop::layer_map_for_output(&vo.output).layers() {
+                layer.send_frame(&vo.output, now, Some(Duration::ZERO), |_, _| {
                     Some(vo.output.clone())
                 });
             }
@@ -327,6 +355,7 @@ impl State {
             seat,
             desktop,
             pointer,
+            touch,
             settings,
             frames,
             input_devices: _,
@@ -354,6 +383,7 @@ impl State {
             seat,
             desktop,
             pointer,
+            touch,
             settings,
             frames,
             logged_placement,

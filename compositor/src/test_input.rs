@@ -264,6 +264,36 @@ impl State {
         }
     }
 
+    /// Moves the window whose (declared) app id is `app_id` so its geometry's top-left is at
+    /// (x, y). Returns whether there is one.
+    pub fn move_window_of(&mut self, app_id: &str, x: i32, y: i32) -> bool {
+        let window = self
+            .desktop
+            .space
+            .elements()
+            .find(|w| crate::handlers::xdg::app_id(w).as_deref() == Some(app_id))
+            .cloned();
+        let Some(window) = window else {
+            return false;
+        };
+        self.desktop.space.map_element(window, (x, y), false);
+        self.frames.damage();
+        true
+    }
+
+    /// The geometry (x, y, width, height, global logical) of the window whose app id is
+    /// `app_id`.
+    pub fn window_rect_of(&self, app_id: &str) -> Option<(i32, i32, i32, i32)> {
+        self.desktop.space.elements().find_map(|w| {
+            if crate::handlers::xdg::app_id(w).as_deref() != Some(app_id) {
+                return None;
+            }
+            let at = self.desktop.space.element_location(w)?;
+            let size = w.geometry().size;
+            Some((at.x, at.y, size.w, size.h))
+        })
+    }
+
     /// The top-left corner of the window (geometry) of the client process `pid`.
     pub fn window_location_of_pid(&self, pid: u32) -> Option<(i32, i32)> {
         use wayland_server::Resource;

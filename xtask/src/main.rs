@@ -3,7 +3,8 @@
 //! runs the cargo-fuzz targets, `session-test` plays the desktop session on a real kernel in a
 //! virtual machine, `eval-voice` measures voice recognition on a generated evaluation set,
 //! `check-docs` checks the docs' links and quoted commands, `package` builds the Debian package,
-//! `walk` follows one intent through the plugin and the gate with a debugger.
+//! `walk` follows one intent through the plugin and the gate with a debugger, `wlcs` runs the
+//! Wayland Conformance Test Suite against the reference compositor.
 
 mod docs_check;
 mod eval_voice;
@@ -12,6 +13,7 @@ mod package;
 mod session_test;
 mod setup;
 mod walk;
+mod wlcs;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,7 +21,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 const USAGE: &str =
-    "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice|check-docs|package|walk>
+    "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice|check-docs|package|walk|wlcs>
   setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
           fuzzing tools (nightly, cargo-fuzz)
   test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, the Python
@@ -57,6 +59,11 @@ const USAGE: &str =
   walk    setup, then follow one window.move through pcp-plugin and pcp-gate with gdb (a real
           client, a click on Approve) and check that docs/architecture.md names every file it
           enters, in its walk or as called by name
+  wlcs    [--no-prompt] [GROUP...] setup, then run the chosen groups of the Wayland Conformance
+          Test Suite (compositor/wlcs/suite.toml, all by default; any other name is a gtest
+          filter) against the reference compositor and judge them against the failures the file
+          expects; then run them again with a prompt waiting in the dialog and fail on any
+          changed outcome (--no-prompt skips that run). Reports go to target/wlcs/
 ";
 
 /// Seconds each fuzz target runs in `cargo xtask test` (13 targets: 3¼ minutes).
@@ -105,6 +112,11 @@ fn run() -> Result<()> {
             }
             let cache = setup::setup()?;
             walk::run(&root(), &cache)
+        }
+        Some("wlcs") => {
+            let options = wlcs::parse(&args[1..])?;
+            let cache = setup::setup()?;
+            wlcs::run(&root(), &cache, &options)
         }
         Some("check-docs") => {
             let cache = setup::setup()?;
@@ -180,6 +192,15 @@ fn test() -> Result<()> {
         &cache,
     )?;
     cargo(&["test", "--workspace"], &cache)?;
+    // The Wayland Conformance Test Suite's chosen groups, plain and with a prompt waiting.
+    wlcs::run(
+        &root(),
+        &cache,
+        &wlcs::Options {
+            groups: Vec::new(),
+            prompt: true,
+        },
+    )?;
     // docs/architecture.md's walk is the one a debugger follows.
     walk::run(&root(), &cache)?;
     // The README and docs/ link only to what exists and quote only commands that exist.

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 /// busybox, udev, seatd, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
 /// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject. The headless real-app tests:
 /// PyGObject with GTK 3's introspection data, swaylock, swayidle. The polkit agent's test:
-/// polkitd, pkexec. `cargo xtask walk`: gdb, binutils.
+/// polkitd, pkexec. `cargo xtask walk`: gdb, binutils. `cargo xtask wlcs`: wlcs, libwayland-dev.
 const APT_PACKAGES: &[&str] = &[
     "pkg-config",
     "libpixman-1-dev",
@@ -42,6 +42,11 @@ const APT_PACKAGES: &[&str] = &[
     "xvfb",
     // `pcpctl run` confines agents with bubblewrap (and its tests run it).
     "bubblewrap",
+    // `cargo xtask wlcs`: Mir's Wayland Conformance Test Suite (1.5 in Debian 12, which fits
+    // smithay 0.7) and the client library's headers its module links (through the `wlcs`
+    // crate's wayland-sys).
+    "wlcs",
+    "libwayland-dev",
     // `cargo xtask walk` follows an intent with gdb and names its functions with binutils.
     "gdb",
     "binutils",

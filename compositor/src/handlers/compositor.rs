@@ -1,13 +1,16 @@
 //! wl_compositor and buffers: commits map windows' new contents (and send a toplevel or popup
-//! its first configure), layer surfaces are laid out again, and every commit asks for a frame.
+//! its first configure, and a toplevel another once it shows its first buffer), follow an
+//! interactive resize, lay layer surfaces out again, and ask for a frame; a destroyed surface's
+//! touch points lift.
 
-use smithay::backend::renderer::utils::on_commit_buffer_handler;
+use smithay::backend::renderer::utils::{on_commit_buffer_handler, with_renderer_surface_state};
 use smithay::delegate_compositor;
-use smithay::desktop::PopupKind;
+use smithay::desktop::{PopupKind, Window};
 use smithay::utils::SERIAL_COUNTER;
 use smithay::wayland::buffer::BufferHandler;
 use smithay::wayland::compositor::{
-    CompositorClientState, CompositorHandler, CompositorState, with_states,
+    CompositorClientState, CompositorHandler, CompositorState, get_parent, is_sync_subsurface,
+    with_states,
 };
 use smithay::wayland::shell::xdg::XdgToplevelSurfaceData;
 use wayland_server::Client;
@@ -37,6 +40,17 @@ impl CompositorHandler for State {
 
     fn commit(&mut self, surface: &WlSurface) {
         on_commit_buffer_handler::<Self>(surface);
+        if is_sync_subsurface(surface) {
+            // Smithay 0.7 applies a synchronized subsurface's state (its buffer, its place) after
+            // its parent's commit walked the tree, and skips the walk for the subsurface itself:
+            // walk it again from the root, so the new buffer and place count now, not at the
+            // parent's next commit.
+            let mut root = surface.clone();
+            while let Some(parent) = get_parent(&root) {
+                root = parent;
+            }
+            on_commit_buffer_handler::<Self>(&root);
+        }
         self.desktop.popups.commit(surface);
         if let Some(PopupKind::Xdg(popup)) = self.desktop.popups.find_popup(surface) {
             if !popup.is_initial_configure_sent()
@@ -50,6 +64,8 @@ impl CompositorHandler for State {
         let window = self.desktop.window_of(surface);
         if let Some(window) = window {
             window.on_commit();
+            self.follow_resize(surface);
+            configure_when_first_mapped(&window, surface);
             let sent = with_states(surface, |states| {
                 states
                     .data_map
@@ -72,8 +88,45 @@ impl CompositorHandler for State {
             self.layer_commit(surface);
         }
         self.frames.damage();
+        // Before the client's next request is answered (its round trip's `done` must come
+        // after what the commit changed under the pointer).
+        self.refocus_pointer();
+    }
+
+    fn destroyed(&mut self, surface: &WlSurface) {
+        self.touch_surface_destroyed(surface);
+        self.refocus_pointer();
     }
 }
+
+/// A toplevel that shows its first buffer is configured again (as Mir and GNOME do): the
+/// client learns the state it is mapped in, activated with the keyboard, without waiting for
+/// the next change.
+fn configure_when_first_mapped(window: &Window, surface: &WlSurface) {
+    let Some(toplevel) = window.toplevel() else {
+        return;
+    };
+    let has_buffer =
+        with_renderer_surface_state(surface, |s| s.buffer().is_some()).unwrap_or(false);
+    if !has_buffer {
+        return;
+    }
+    let first = with_states(surface, |states| {
+        states
+            .data_map
+            .insert_if_missing(|| Mapped(std::cell::Cell::new(false)));
+        states
+            .data_map
+            .get::<Mapped>()
+            .is_some_and(|m| !m.0.replace(true))
+    });
+    if first && toplevel.is_initial_configure_sent() {
+        toplevel.send_configure();
+    }
+}
+
+/// Set on a toplevel's surface once it has shown a buffer.
+struct Mapped(std::cell::Cell<bool>);
 
 impl BufferHandler for State {
     fn buffer_destroyed(&mut self, _buffer: &WlBuffer) {}

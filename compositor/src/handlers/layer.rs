@@ -57,6 +57,7 @@ impl WlrLayerShellHandler for State {
             }
         }
         self.frames.damage();
+        self.refocus_pointer();
     }
 }
 

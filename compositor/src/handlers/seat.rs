@@ -1,10 +1,14 @@
 //! wl_seat: pointer, keyboard and touch, and keyboard focus around the dialog — the window
-//! that had the keyboard loses it while the dialog has it, and gets it back after.
+//! that had the keyboard loses it while the dialog has it, and gets it back after. The window
+//! with the keyboard is the activated one.
 
 use smithay::delegate_seat;
+use smithay::desktop::find_popup_root_surface;
 use smithay::input::pointer::CursorImageStatus;
 use smithay::input::{Seat, SeatHandler, SeatState};
+use smithay::reexports::wayland_protocols::xdg::shell::server::xdg_toplevel;
 use smithay::utils::SERIAL_COUNTER;
+use smithay::wayland::compositor::get_parent;
 use wayland_server::Resource;
 use wayland_server::protocol::wl_surface::WlSurface;
 
@@ -27,12 +31,48 @@ impl SeatHandler for State {
     fn focus_changed(&mut self, seat: &Seat<State>, focused: Option<&WlSurface>) {
         super::data_device::focus_changed(self, seat, focused);
         super::primary_selection::focus_changed(self, seat, focused);
+        self.activate_focused(focused);
     }
 }
 
 delegate_seat!(State);
 
 impl State {
+    /// Only the window with the keyboard (on itself, a subsurface or one of its popups) is
+    /// activated; each window whose state changed is told.
+    fn activate_focused(&mut self, focused: Option<&WlSurface>) {
+        let root = focused.map(|s| {
+            let s = match self.desktop.popups.find_popup(s) {
+                Some(popup) => find_popup_root_surface(&popup).unwrap_or_else(|_| s.clone()),
+                None => s.clone(),
+            };
+            let mut root = s;
+            while let Some(parent) = get_parent(&root) {
+                root = parent;
+            }
+            root
+        });
+        for window in self.desktop.space.elements() {
+            let Some(toplevel) = window.toplevel() else {
+                continue;
+            };
+            let active = root.as_ref() == Some(toplevel.wl_surface());
+            toplevel.with_pending_state(|state| {
+                if active {
+                    state.states.set(xdg_toplevel::State::Activated);
+                } else {
+                    state.states.unset(xdg_toplevel::State::Activated);
+                }
+            });
+            // The space may have changed the pending state already (raising a window
+            // activates it there): what counts is what the client was last told, and
+            // `send_pending_configure` sends only a difference from it.
+            if toplevel.is_initial_configure_sent() {
+                toplevel.send_pending_configure();
+            }
+        }
+    }
+
     /// Keyboard focus as the dialog wants it ([`pcp_plugin::ConfirmUi::wants_keyboard`]): when
     /// it starts wanting the keyboard, the window that had it gets a leave and is remembered;
     /// when it stops, that window gets it back.

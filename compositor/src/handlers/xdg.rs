@@ -1,7 +1,8 @@
 //! xdg-shell: toplevels become windows in the space, placed on the output nearest the focal
-//! point (cascaded), fullscreen on that output when asked; popups (menus, tooltips) are placed
-//! by their positioners and kept on their window's output, and may take a popup grab — never
-//! while the dialog holds the keyboard. The dialog stays above them all (it is drawn after the
+//! point (cascaded), fullscreen on that output or maximized on theirs when asked, moved and
+//! resized interactively from a press they were given ([`crate::grabs`]); popups (menus,
+//! tooltips) are placed by their positioners and kept on their window's output, and may take a
+//! popup grab — never while the dialog holds the keyboard. The dialog stays above them all (it is drawn after the
 //! space, and the plugin sees every input event before a grab does).
 
 use smithay::delegate_xdg_shell;
@@ -21,6 +22,7 @@ use smithay::wayland::shell::xdg::{
 use wayland_server::protocol::wl_output::WlOutput;
 use wayland_server::protocol::wl_seat::WlSeat;
 
+use crate::grabs::Interaction;
 use crate::state::State;
 
 /// How far each new window is moved down and right from the previous one, and after how many
@@ -34,10 +36,10 @@ impl XdgShellHandler for State {
     }
 
     fn new_toplevel(&mut self, surface: ToplevelSurface) {
-        surface.with_pending_state(|state| {
-            state.states.set(xdg_toplevel::State::Activated);
-        });
-        // It gets the keyboard with its first configure (see the compositor handler's commit).
+        // A new window ends an open menu's grab (popup_done), as it takes the keyboard.
+        self.break_popup_grab();
+        // It gets the keyboard, and so is activated, with its first configure (see the
+        // compositor handler's commit).
         self.place_new_window(Window::new_wayland_window(surface));
     }
 
@@ -52,6 +54,7 @@ impl XdgShellHandler for State {
             self.desktop.space.unmap_elem(&window);
             self.frames.damage();
         }
+        self.refocus_pointer();
     }
 
     fn fullscreen_request(&mut self, surface: ToplevelSurface, _output: Option<WlOutput>) {
@@ -76,15 +79,8 @@ impl XdgShellHandler for State {
                 .space
                 .map_element(window, (spec.x, spec.y), true);
         }
-        let sent = with_states(surface.wl_surface(), |states| {
-            states
-                .data_map
-                .get::<XdgToplevelSurfaceData>()
-                .and_then(|d| d.lock().ok().map(|d| d.initial_configure_sent))
-                .unwrap_or(false)
-        });
         // Before the first commit the initial configure carries the state.
-        if sent {
+        if initial_configure_sent(&surface) {
             surface.send_configure();
         }
         self.frames.damage();
@@ -163,7 +159,79 @@ impl XdgShellHandler for State {
 
     fn popup_destroyed(&mut self, _surface: PopupSurface) {
         self.frames.damage();
+        // The pointer leaves the menu for what it uncovered.
+        self.refocus_pointer();
     }
+
+    fn move_request(&mut self, surface: ToplevelSurface, seat: WlSeat, serial: Serial) {
+        if let Some(seat) = Seat::<State>::from_resource(&seat) {
+            self.start_interaction(&surface, &seat, serial, Interaction::Move);
+        }
+    }
+
+    fn resize_request(
+        &mut self,
+        surface: ToplevelSurface,
+        seat: WlSeat,
+        serial: Serial,
+        edges: xdg_toplevel::ResizeEdge,
+    ) {
+        if let Some(seat) = Seat::<State>::from_resource(&seat) {
+            self.start_interaction(&surface, &seat, serial, Interaction::Resize(edges));
+        }
+    }
+
+    fn maximize_request(&mut self, surface: ToplevelSurface) {
+        // The output the window is on, less what panels keep for themselves.
+        let window = self.desktop.window_of(surface.wl_surface());
+        let area = window.as_ref().and_then(|w| self.work_area_for(w));
+        surface.with_pending_state(|state| {
+            state.states.set(xdg_toplevel::State::Maximized);
+            state.size = area.map(|a| a.size);
+        });
+        if let (Some(window), Some(area)) = (window, area) {
+            self.desktop.space.map_element(window, area.loc, true);
+        }
+        configure_if_mapped(&surface);
+        self.frames.damage();
+    }
+
+    fn unmaximize_request(&mut self, surface: ToplevelSurface) {
+        surface.with_pending_state(|state| {
+            state.states.unset(xdg_toplevel::State::Maximized);
+            state.size = None;
+        });
+        configure_if_mapped(&surface);
+        self.frames.damage();
+    }
+
+    fn unfullscreen_request(&mut self, surface: ToplevelSurface) {
+        surface.with_pending_state(|state| {
+            state.states.unset(xdg_toplevel::State::Fullscreen);
+            state.size = None;
+        });
+        configure_if_mapped(&surface);
+        self.frames.damage();
+    }
+}
+
+/// Sends `surface`'s pending state now, once its initial configure went (before it, that
+/// configure carries the state).
+fn configure_if_mapped(surface: &ToplevelSurface) {
+    if initial_configure_sent(surface) {
+        surface.send_pending_configure();
+    }
+}
+
+/// Whether `surface` has had its initial configure.
+fn initial_configure_sent(surface: &ToplevelSurface) -> bool {
+    with_states(surface.wl_surface(), |states| {
+        states
+            .data_map
+            .get::<XdgToplevelSurfaceData>()
+            .and_then(|d| d.lock().ok().map(|d| d.initial_configure_sent))
+            .unwrap_or(false)
+    })
 }
 
 /// Dismisses `popup` (and the popups above it) with popup_done.
@@ -257,6 +325,24 @@ impl State {
             let i = self.backend.nearest_output(centre.to_f64())?;
             rects.clone().nth(i)
         })
+    }
+
+    /// Where a maximized `window` goes: the output holding most of it (else the one nearest the
+    /// focal point), less the exclusive zones of its layer surfaces (global logical).
+    fn work_area_for(&self, window: &Window) -> Option<Rectangle<i32, Logical>> {
+        let output = self
+            .desktop
+            .space
+            .outputs_for_element(window)
+            .into_iter()
+            .next()
+            .or_else(|| {
+                let i = self.backend.nearest_output(self.pointer.focal_point())?;
+                self.backend.outputs.get(i).map(|o| o.output.clone())
+            })?;
+        let origin = self.desktop.space.output_geometry(&output)?.loc;
+        let zone = smithay::desktop::layer_map_for_output(&output).non_exclusive_zone();
+        Some(Rectangle::new(origin + zone.loc, zone.size))
     }
 
     /// Where a new window goes: the output nearest the focal point, cascaded by the number of

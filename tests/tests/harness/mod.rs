@@ -14,6 +14,7 @@ pub mod apps;
 pub mod audio;
 pub mod client;
 pub mod dbus;
+pub mod shell;
 pub mod voice;
 
 use std::os::unix::fs::PermissionsExt;
@@ -550,6 +551,19 @@ impl Fixture {
     /// A pinch of `fingers` fingers where the pointer is (begin, one update, end).
     pub fn inject_pinch(&mut self, fingers: u32, scale: f64) {
         self.state().inject_pinch(fingers, scale);
+    }
+
+    /// Moves the window of app id `app_id` to (x, y); panics when there is none.
+    pub fn move_window_of(&mut self, app_id: &str, x: i32, y: i32) {
+        assert!(
+            self.state().move_window_of(app_id, x, y),
+            "no window {app_id}"
+        );
+    }
+
+    /// The geometry (x, y, w, h) of the window of app id `app_id`.
+    pub fn window_rect_of(&mut self, app_id: &str) -> Option<(i32, i32, i32, i32)> {
+        self.state().window_rect_of(app_id)
     }
 
     /// A key (evdev code) goes down or up.
