@@ -5,7 +5,9 @@
 //!
 //! Client JSON is parsed strictly ([`parse_strict`]): a duplicate key (which a lenient parser
 //! resolves by keeping the last one, so what one reader shows another never saw) or a control
-//! character in any key or string (a NUL breaks the spoken question) is refused, naming where.
+//! character (a NUL breaks the spoken question) is refused, naming where. A string value may hold
+//! line feeds and tabs (a multi-line command, a patch: the dialog shows every line); keys and
+//! targets, which name things on one line, may not.
 
 use std::fmt;
 use std::fs::File;
@@ -67,7 +69,8 @@ pub fn check_capability(name: &str) -> Result<(), ParamsError> {
     }
 }
 
-/// A target hint is shown on the dialog: like every client string, no control characters.
+/// A target hint names one thing on one line of the dialog: no control character at all, not
+/// even the line feed and tab a parameter value may hold.
 pub fn check_target(target: Option<&str>) -> Result<(), ParamsError> {
     match target.and_then(control_character) {
         Some(c) => Err(ParamsError::InvalidTarget(c as u32)),
@@ -173,7 +176,8 @@ fn parse_object(text: &str, what: &str) -> Result<Value, ParamsError> {
 
 /// Parses JSON text refusing what a client must never send: a key given twice in one object,
 /// and a control character (Unicode category Cc: U+0000–U+001F, U+007F–U+009F, escaped or not)
-/// in any key or string, at any depth. `root` names the document in messages, which give the
+/// in any key, or in any string value other than a line feed or a tab ([`value_control`]), at
+/// any depth. `root` names the document in messages, which give the
 /// path of the offending member (e.g. `params.a[2].b`) and serde_json's line and column.
 pub fn parse_strict(text: &[u8], root: &str) -> Result<Value, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(text);
@@ -188,6 +192,49 @@ pub fn parse_strict(text: &[u8], root: &str) -> Result<Value, serde_json::Error>
 /// The first control character of `text`, if any.
 fn control_character(text: &str) -> Option<char> {
     text.chars().find(|c| c.is_control())
+}
+
+/// The first control character a string value may not hold: any but the line feed (U+000A) and
+/// the tab (U+0009), which multi-line commands and patches need. Every other one (carriage
+/// return, escape, NUL, C1 controls) is refused: none is needed to say what an action does, and
+/// each could make what is shown or spoken differ from what is run.
+pub fn value_control(text: &str) -> Option<char> {
+    text.chars()
+        .find(|&c| c.is_control() && c != '\n' && c != '\t')
+}
+
+/// Checks a value a client is about to send against the rules [`parse_strict`] holds the
+/// compositor to, so that a client can refuse it with the same message before it costs the
+/// connection: no control character in a key, none but a line feed or a tab in a string. `root`
+/// names the value in the message (`params`, `steps`).
+pub fn check_value(value: &Value, root: &str) -> Result<(), ParamsError> {
+    check_at(value, &JsonPath::Root(root))
+}
+
+fn check_at(value: &Value, path: &JsonPath<'_>) -> Result<(), ParamsError> {
+    match value {
+        Value::String(s) => match value_control(s) {
+            Some(c) => Err(ParamsError::InvalidJson(format!(
+                "the string at {path} holds the control character U+{:04X}",
+                c as u32
+            ))),
+            None => Ok(()),
+        },
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, item)| check_at(item, &JsonPath::Index(path, i))),
+        Value::Object(members) => members.iter().try_for_each(|(key, item)| {
+            if let Some(c) = control_character(key) {
+                return Err(ParamsError::InvalidJson(format!(
+                    "a key in {path} holds the control character U+{:04X}",
+                    c as u32
+                )));
+            }
+            check_at(item, &JsonPath::Key(path, key))
+        }),
+        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+    }
 }
 
 /// Where a value sits in the document, as a chain of references to its parents: reading a
@@ -245,7 +292,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        if let Some(c) = control_character(v) {
+        if let Some(c) = value_control(v) {
             return Err(E::custom(format_args!(
                 "the string at {} holds the control character U+{:04X}",
                 self.path, c as u32
@@ -255,7 +302,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        if let Some(c) = control_character(&v) {
+        if let Some(c) = value_control(&v) {
             return Err(E::custom(format_args!(
                 "the string at {} holds the control character U+{:04X}",
                 self.path, c as u32
@@ -456,7 +503,10 @@ mod tests {
             (r#"{"a":{"b":["ok","\u001b[2J"]}}"#, None, "U+001B"),
             ("{\"a\":\"\u{85}\"}", None, "U+0085"),
             (r#"{"pa\u0007th":"/x"}"#, None, "U+0007"),
-            (r#"{"text":"two\nlines"}"#, None, "U+000A"),
+            (r#"{"text":"two\r\nlines"}"#, None, "U+000D"),
+            (r#"{"li\nne":"x"}"#, None, "U+000A"),
+            (r#"{"ta\tb":"x"}"#, None, "U+0009"),
+            (r#"{"text":"a\u000bb"}"#, None, "U+000B"),
             (
                 "{}",
                 Some(r#"[{"capability":"x","params":{"p":"\u007f"}}]"#),
@@ -469,6 +519,10 @@ mod tests {
         }
         // Characters a dialog must show visibly are not control characters: they pass here.
         assert!(parse_inline(r#"{"p":"a\u200fb\u00a0c"}"#, None).is_ok());
+        assert_eq!(
+            check_target(Some("a\nb")),
+            Err(ParamsError::InvalidTarget(10))
+        );
         let (fd, size) = sealed_memfd(&json!({"deep": [{"k": "\u{0}"}]}), &[]).unwrap();
         let err = read_fd(fd, size).unwrap_err();
         assert!(err.to_string().contains("memfd.params.deep[0].k"), "{err}");
@@ -477,6 +531,36 @@ mod tests {
             Err(ParamsError::InvalidTarget(9))
         );
         assert_eq!(check_target(Some("/tmp/x")), Ok(()));
+    }
+
+    #[test]
+    fn values_may_hold_line_feeds_and_tabs_and_nothing_else_below_space() {
+        let heredoc = r#"{"command":"cat <<'EOF' > f\n\tindented\nEOF\n","deep":[{"x":"a\tb"}]}"#;
+        let (p, _) = parse_inline(heredoc, None).unwrap();
+        assert_eq!(p["command"], "cat <<'EOF' > f\n\tindented\nEOF\n");
+        let (fd, size) = sealed_memfd(&p, &[]).unwrap();
+        assert_eq!(read_fd(fd, size).unwrap().0, p);
+        let steps = r#"[{"capability":"x","params":{"p":"two\nlines"}}]"#;
+        assert!(parse_inline("{}", Some(steps)).is_ok());
+        // Every other control character is refused, in values as in keys.
+        for c in (0u32..0x20).chain(0x7f..0xa0) {
+            let c = char::from_u32(c).unwrap();
+            let value = json!({ "v": format!("a{c}b") });
+            let sent = serde_json::to_string(&value).unwrap();
+            let parsed = parse_inline(&sent, None);
+            let checked = check_value(&value, "params");
+            if c == '\n' || c == '\t' {
+                assert!(parsed.is_ok() && checked.is_ok(), "U+{:04X}", c as u32);
+            } else {
+                let want = format!("U+{:04X}", c as u32);
+                for e in [parsed.unwrap_err(), checked.unwrap_err()] {
+                    assert!(e.to_string().contains(&want), "{want}: {e}");
+                    assert!(e.to_string().contains("params.v"), "{e}");
+                }
+            }
+        }
+        let e = check_value(&json!({"a": [{"k\n": 1}]}), "params").unwrap_err();
+        assert!(e.to_string().contains("a key in params.a[0]"), "{e}");
     }
 
     #[test]

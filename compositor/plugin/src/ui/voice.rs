@@ -108,8 +108,8 @@ impl VoiceStep {
     /// Starts listening when `prompt` waits for a spoken answer and no listener runs for it yet;
     /// stops a listener whose prompt ended or no longer asks for voice. A voice step with no
     /// engine is lost (the prompt falls back to press-and-hold). The question says the action
-    /// as the dialog shows it (`overlay`'s visible, capped text): nothing hidden, nothing
-    /// unbounded handed to the synthesizer.
+    /// as the dialog shows it (`overlay`'s visible, capped text, line breaks said as pauses):
+    /// nothing hidden, nothing unbounded handed to the synthesizer.
     pub fn sync(
         &mut self,
         prompt: Option<&Prompt>,
@@ -128,7 +128,7 @@ impl VoiceStep {
                 };
                 let question = engine
                     .config()
-                    .question(&overlay.visible_text(&p.description));
+                    .question(&overlay.spoken_text(&p.description));
                 self.asked = Some(p.id);
                 // A class that needs a word and cannot get one loses its voice step (fail
                 // closed): it never listens for a bare "yes".
