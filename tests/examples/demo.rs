@@ -88,15 +88,17 @@ fn run(out: &Path) -> Result<bool, String> {
     drop(fx);
     let records = export_audit(out, &mut problems)?;
     print_table(&steps, &records, &mut problems);
-    println!("\nPNGs of every output at every step, the audit log (state.sqlite3, audit.jsonl):");
-    println!("  {}", out.display());
+    pcp_cli::outln!(
+        "\nPNGs of every output at every step, the audit log (state.sqlite3, audit.jsonl):"
+    );
+    pcp_cli::outln!("  {}", out.display());
     if problems.is_empty() {
-        println!("\nEvery step went as scripted.");
+        pcp_cli::outln!("\nEvery step went as scripted.");
         Ok(true)
     } else {
-        println!("\nNot as scripted:");
+        pcp_cli::outln!("\nNot as scripted:");
         for p in &problems {
-            println!("  - {p}");
+            pcp_cli::outln!("  - {p}");
         }
         Ok(false)
     }
@@ -147,7 +149,7 @@ impl Demo {
             ..SpeechConfig::for_language("ko")
         };
         let encoding = audio::encoding(&speech_config)?;
-        println!("Loading the Korean Vosk model (on-device speech recognition)…");
+        pcp_cli::outln!("Loading the Korean Vosk model (on-device speech recognition)…");
         let engine = SpeechEngine::start(speech_config);
         let haptics = SharedHaptics::new(RecordingHaptics::new(
             &pcp_haptics::Config::default(),
@@ -180,7 +182,7 @@ impl Demo {
             }
             fx.pump();
         }
-        println!("Model loaded in {:.1} s.\n", loaded.elapsed().as_secs_f64());
+        pcp_cli::outln!("Model loaded in {:.1} s.\n", loaded.elapsed().as_secs_f64());
         let (pngs, captures) = std::sync::mpsc::channel::<(PathBuf, Capture)>();
         let png_writer = std::thread::spawn(move || {
             let mut failed = Vec::new();
@@ -468,7 +470,7 @@ impl Demo {
         expected: &'static str,
         script: impl FnOnce(&mut Demo) -> (AsyncIntent, Instant),
     ) {
-        println!("{:>2}. {title}", self.steps.len() + 1);
+        pcp_cli::outln!("{:>2}. {title}", self.steps.len() + 1);
         let (client, submitted) = script(self);
         let decision: Decision = self.fx.decision(&client);
         let decided = client.last_event_at().unwrap_or_else(Instant::now);
@@ -626,7 +628,7 @@ fn export_audit(out: &Path, problems: &mut Vec<String>) -> Result<Vec<AuditRecor
     let path = out.join("state.sqlite3");
     let store = Store::open_read_only(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     match store.verify_audit() {
-        Ok(Ok(n)) => println!("\nAudit chain verified: {n} records."),
+        Ok(Ok(n)) => pcp_cli::outln!("\nAudit chain verified: {n} records."),
         Ok(Err(brk)) => problems.push(format!("the audit chain is broken: {brk:?}")),
         Err(e) => problems.push(format!("cannot verify the audit chain: {e}")),
     }
@@ -660,9 +662,15 @@ fn print_table(steps: &[Step], records: &[AuditRecord], problems: &mut Vec<Strin
             records.len()
         ));
     }
-    println!(
+    pcp_cli::outln!(
         "\n{:<2}  {:<36}  {:<24}  {:<12}  {:<8}  {:<22}  {:>10}",
-        "#", "intent", "threshold", "plan", "outcome", "resolution", "decided in"
+        "#",
+        "intent",
+        "threshold",
+        "plan",
+        "outcome",
+        "resolution",
+        "decided in"
     );
     for (i, (step, record)) in steps.iter().zip(records).enumerate() {
         let threshold = match (record.threshold, record.effective_threshold) {
@@ -692,7 +700,7 @@ fn print_table(steps: &[Step], records: &[AuditRecord], problems: &mut Vec<Strin
         } else {
             " ✗"
         };
-        println!(
+        pcp_cli::outln!(
             "{:<2}  {:<36}  {:<24}  {:<12}  {:<8}  {:<22}  {:>7} ms{mark}",
             i + 1,
             describe(record),

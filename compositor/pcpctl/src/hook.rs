@@ -4,7 +4,7 @@
 //! harness's format. It fails closed: bad input, no compositor, a protocol error, a panic, or no
 //! decision before `--deadline` is a denial with a reason — never an allow, never silence.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -61,14 +61,17 @@ enum Answer {
 pub fn run(args: Args) -> Result<ExitCode> {
     let started = Instant::now();
     if args.print_config {
-        println!("{}", print_config(args.harness)?);
+        pcp_cli::outln!("{}", print_config(args.harness)?);
         return Ok(ExitCode::SUCCESS);
     }
     let harness = args.harness;
     // A panic anywhere is a denial: exit 2 blocks the tool in all three harnesses, whatever
     // was (or was not) printed.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("{DENY_PREFIX}: pcpctl hook failed: {info}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "{DENY_PREFIX}: pcpctl hook failed: {info}"
+        );
         std::process::exit(2);
     }));
     let deadline = Duration::try_from_secs_f64(args.deadline)
@@ -185,12 +188,15 @@ fn working_folder(event: &Map<String, Value>) -> Result<Option<PathBuf>, String>
 fn answer(harness: Harness, event: &str, verdict: &Answer) -> ExitCode {
     let out = render(harness, event, verdict);
     if let Some(json) = out {
-        println!("{json}");
+        // A harness that stopped reading still gets the exit status, which alone blocks a
+        // denied call: a write that fails changes nothing here.
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{json}").and_then(|()| stdout.flush());
     }
     match verdict {
         Answer::Allow(_) => ExitCode::SUCCESS,
         Answer::Deny(reason) => {
-            eprintln!("{DENY_PREFIX}: {reason}");
+            let _ = writeln!(std::io::stderr(), "{DENY_PREFIX}: {reason}");
             ExitCode::from(2)
         }
     }
