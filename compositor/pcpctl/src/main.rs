@@ -10,7 +10,11 @@ mod audit;
 mod common;
 mod explain;
 mod hook;
+mod hook_check;
+mod hook_install;
+mod hook_settings;
 mod hook_tools;
+mod jsonc;
 mod replay;
 mod run;
 mod submit;
@@ -57,9 +61,10 @@ enum Command {
     Run(run::Args),
     /// Tokens: `pcpctl token verify TOKEN --capability C --params JSON`.
     Token(token::Args),
-    /// An agent harness's permission hook: reads its hook JSON on stdin, asks the compositor,
-    /// answers allow or deny in its format (deny on any error or past --deadline);
-    /// `--print-config` prints the settings that install it.
+    /// An agent harness's permission hook: `pcpctl hook claude-code|codex|gemini` reads its
+    /// hook JSON on stdin, asks the compositor, answers allow or deny in its format (deny on
+    /// any error or past --deadline); `pcpctl hook install` merges it into the CLI's settings,
+    /// `pcpctl hook check` refuses settings that would let the CLI skip or outlast it.
     Hook(hook::Args),
 }
 
