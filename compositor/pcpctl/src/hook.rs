@@ -19,6 +19,7 @@ use pcp_protocol::IntentClient;
 use serde_json::{Map, Value, json};
 
 use crate::hook_check::DEFAULT_TIMEOUT_MARGIN;
+use crate::hook_entries;
 use crate::hook_settings::{self, Env};
 use crate::{hook_check, hook_install, hook_tools};
 
@@ -355,7 +356,7 @@ fn print_config(harness: Harness) -> Result<String> {
     let cli = hook_settings::cli(harness);
     let command = format!(
         "{} hook {} --deadline {DEFAULT_DEADLINE_SECONDS}",
-        hook_settings::shell_quote(&exe.to_string_lossy()),
+        hook_entries::shell_quote(&exe.to_string_lossy()),
         cli.arg
     );
     let timeout = cli.install_timeout(DEFAULT_DEADLINE_SECONDS);

@@ -15,7 +15,8 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::hook::Harness;
-use crate::hook_settings::{self, Cli, Env, FileHooks, HookEntry, SettingsFile};
+use crate::hook_entries::{self, FileHooks, HookEntry};
+use crate::hook_settings::{self, Cli, Env, SettingsFile};
 
 /// Seconds the hook keeps between its own deadline and the CLI's timeout by default: time to
 /// print its answer and exit after a denial at the deadline, on a loaded machine.
@@ -110,7 +111,7 @@ pub fn check(cli: &Cli, env: &Env, project: Option<&Path>, options: &Options) ->
     let mut found = Findings::default();
     let mut files: Vec<(SettingsFile, FileHooks)> = Vec::new();
     for file in cli.files(env, project) {
-        match hook_settings::read_file(cli, &file) {
+        match hook_entries::read_file(cli, &file) {
             Ok(Some(hooks)) => files.push((file, hooks)),
             Ok(None) => {}
             Err(e) => found.problems.push(format!(
@@ -327,7 +328,7 @@ pub fn cli_timeout(
     }
     let mut best: Option<(f64, PathBuf)> = None;
     for file in files {
-        let Ok(Some(hooks)) = hook_settings::read_file(cli, &file) else {
+        let Ok(Some(hooks)) = hook_entries::read_file(cli, &file) else {
             continue;
         };
         for entry in hooks

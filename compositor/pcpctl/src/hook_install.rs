@@ -12,7 +12,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use crate::hook::{DEFAULT_DEADLINE_SECONDS, Harness};
-use crate::hook_settings::{self, Cli, Env, Format, our_command, shell_quote};
+use crate::hook_entries::{our_command, shell_quote};
+use crate::hook_settings::{self, Cli, Env, Format};
 use crate::jsonc::{self, Node};
 
 #[derive(clap::Args)]

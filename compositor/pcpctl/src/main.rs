@@ -11,6 +11,7 @@ mod common;
 mod explain;
 mod hook;
 mod hook_check;
+mod hook_entries;
 mod hook_install;
 mod hook_settings;
 mod hook_tools;
