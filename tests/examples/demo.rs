@@ -470,7 +470,11 @@ impl Demo {
             Ok(p) => p,
             Err(e) => return self.problem(&format!("cannot build pcpctl: {e}")),
         };
+        // The microphone unplugged in step 9 is back (hearing nothing): voice is asked too.
         self.hear_silence();
+        self.fx.pump_until("the microphone to come back", |fx| {
+            fx.voice_availability().is_ok()
+        });
         let submitted = Instant::now();
         let spawned = Command::new(&pcpctl)
             .args(["hook", "claude-code"])
