@@ -301,12 +301,37 @@ impl Cli {
         if !self.gemini_matcher && m.chars().all(plain) {
             return Ok(m.split('|').any(|name| name == tool));
         }
+        if let Some(hit) = anchored_names(m, tool) {
+            return Ok(hit);
+        }
         match regex::Regex::new(m) {
             Ok(re) => Ok(re.is_match(tool)),
             Err(_) if self.gemini_matcher => Ok(m == tool),
             Err(e) => Err(format!("the matcher {m:?} cannot be read here: {e}")),
         }
     }
+}
+
+/// A matcher of the form `pcpctl hook install` writes, `^(A|B|prefix.*)$` with plain names,
+/// read without compiling a regular expression (the hook reads it on every call): whether it
+/// matches `tool` as the regular expression would; `None` for any other form.
+fn anchored_names(matcher: &str, tool: &str) -> Option<bool> {
+    let inner = matcher.strip_prefix("^(")?.strip_suffix(")$")?;
+    let name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let mut hit = false;
+    for alternative in inner.split('|') {
+        match alternative.strip_suffix(".*") {
+            // `.` matches anything but a line feed.
+            Some(prefix) if name(prefix) => {
+                hit |= tool
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| !rest.contains('\n'))
+            }
+            None if name(alternative) => hit |= tool == alternative,
+            _ => return None,
+        }
+    }
+    Some(hit)
 }
 
 #[cfg(test)]
@@ -335,6 +360,32 @@ mod tests {
                 assert_eq!(cli.covers(Some(cli.matcher), tool), Ok(true), "{tool}");
             }
         }
+    }
+
+    #[test]
+    fn the_installed_matchers_are_read_as_a_regular_expression_would() {
+        let tools = [
+            "Bash",
+            "BashOutput",
+            "mcp__",
+            "mcp__x__y",
+            "mcp__x\ny",
+            "xmcp__a",
+            "Rea",
+            "read_file",
+            "",
+            "glob",
+            "globx",
+        ];
+        for cli in [&CLAUDE_CODE, &CODEX, &GEMINI] {
+            let re = regex::Regex::new(cli.matcher).unwrap();
+            for tool in tools.iter().chain(cli.required) {
+                let fast = anchored_names(cli.matcher, tool);
+                assert_eq!(fast, Some(re.is_match(tool)), "{} {tool:?}", cli.name);
+            }
+        }
+        assert_eq!(anchored_names("^(a|b+)$", "a"), None);
+        assert_eq!(anchored_names("Bash|Read", "Read"), None);
     }
 
     #[test]
