@@ -1,10 +1,10 @@
-//! Gives this package's tests an rpath to libvosk, found by pcp-speech's
-//! build script (`links = "vosk"` hands us `DEP_VOSK_LIBDIR`), so they run without
+//! Gives this package's tests the rpath to libvosk that pcp-speech's build script hands us
+//! (`links = "vosk"`: `DEP_VOSK_RPATH`, relative to `$ORIGIN`), so they run without
 //! `LD_LIBRARY_PATH`.
 
 fn main() {
-    println!("cargo:rerun-if-env-changed=DEP_VOSK_LIBDIR");
-    if let Ok(dir) = std::env::var("DEP_VOSK_LIBDIR") {
-        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+    println!("cargo:rerun-if-env-changed=DEP_VOSK_RPATH");
+    if let Ok(rpath) = std::env::var("DEP_VOSK_RPATH") {
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{rpath}");
     }
 }

@@ -1,7 +1,8 @@
 //! `cargo xtask package`: the Debian package `pcp-confirm`, built with `dpkg-deb` from a staged
 //! tree. The binaries come from cargo's own build and are staged, stripped and given the rpath
 //! of the package's private library folder (`$ORIGIN/../lib/pcp-confirm`, where libvosk goes)
-//! with patchelf, so one build serves both the tests (whose rpath is the setup cache) and the
+//! with patchelf, so one build serves both the tests (whose rpath finds libvosk's copy in the
+//! profile folder, `pcp-lib/`: see speech/build.rs) and the
 //! package. Dependencies come from `dpkg-shlibdeps` over every ELF file in the package, libvosk
 //! included. `--check` then runs lintian (any error fails) and checks `dpkg -c` for the paths
 //! the package must hold.
@@ -267,6 +268,8 @@ fn write_control(stage: &Path, version: &str) -> Result<()> {
     let depends = depends(stage)?;
     let installed_kib = installed_size(stage)?;
     let maintainer = std::env::var("PCP_DEB_MAINTAINER").unwrap_or_else(|_| MAINTAINER.into());
+    // fonts-nanum draws the Korean phrase pack's words (the English pack's are in the bundled
+    // DejaVu Sans): without a font that has them the dialog turns voice off for that pack.
     let control = format!(
         "Package: {PACKAGE}
 Version: {version}
@@ -274,8 +277,7 @@ Architecture: {arch}
 Maintainer: {maintainer}
 Installed-Size: {installed_kib}
 Depends: {depends}, libegl1
-Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libgl1-mesa-dri
-Suggests: fonts-nanum
+Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libgl1-mesa-dri, fonts-nanum
 Section: x11
 Priority: optional
 Description: Wayland compositor that gates actions behind user confirmation

@@ -13,6 +13,7 @@ mod hook;
 mod hook_check;
 mod hook_entries;
 mod hook_install;
+mod hook_patch;
 mod hook_settings;
 mod hook_tools;
 mod jsonc;
