@@ -5,8 +5,15 @@
 //! developer's form with a backtrace. `PROGRAM --generate man DIR` and `PROGRAM --generate
 //! bash-completion` write the man pages (one per subcommand too) and the bash completion made
 //! from the program's clap definition (for `cargo xtask package`; not shown in `--help`).
+//!
+//! A reader that goes away (`pcpctl audit | head`) ends the program quietly, as it ends a Unix
+//! filter: [`outln!`] writes stdout, and a write refused with a broken pipe — there or through an
+//! error that reaches [`Report::fail`] — ends the program by SIGPIPE ([`closed_pipe`]): no panic,
+//! no message, and the status a shell expects of `yes | head`. SIGPIPE itself stays ignored (as
+//! Rust sets it), so nothing else a program writes to (a Wayland socket, a child's pipe) can kill
+//! it, and a program whose exit status is its answer (`pcpctl hook`) can still give it.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use tracing_subscriber::EnvFilter;
@@ -23,6 +30,54 @@ pub const EXIT_STATUS: &str = "Exit status: 0 success: done as asked (an intent 
      audit log found good). 1 the answer is no: an intent denied, a config that does not load, a \
      tampered audit log, a token that does not verify. 2 failure: bad arguments or input, or a \
      file, device or service that cannot be used; the message on stderr names what and where.";
+
+/// Writes one line to stdout, like `println!`, except that a reader that went away ends the
+/// program quietly ([`closed_pipe`]) instead of a panic, and any other failure to write ends it
+/// with the failure status and a message.
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// What [`outln!`] does: writes `text` to stdout; a broken pipe ends the program by SIGPIPE,
+/// another error with [`FAILURE`].
+pub fn write_stdout(text: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(text).and_then(|()| out.flush()) {
+        drop(out);
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            closed_pipe();
+        }
+        eprintln!("cannot write to stdout: {e}");
+        std::process::exit(i32::from(FAILURE));
+    }
+}
+
+/// Ends the program as a Unix filter ends when its reader has gone: killed by SIGPIPE, silently
+/// (a shell reports no error for it, and `set -o pipefail` still sees the pipeline cut short).
+pub fn closed_pipe() -> ! {
+    // SAFETY: signal and raise with constants; the default action for SIGPIPE ends the process
+    // at once, so nothing after `raise` runs unless the signal was somehow blocked.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(128 + libc::SIGPIPE)
+}
+
+/// Whether `error` or one of its causes is a write refused because the reader went away.
+pub fn is_closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
 
 /// What `--generate` writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,12 +122,15 @@ pub fn generate_if_asked(command: impl FnOnce() -> clap::Command) -> Option<Exit
         Ok(Generated::Man(dir)) => clap_mangen::generate_to(command, &dir)
             .map_err(|e| format!("cannot write the man pages into {}: {e}", dir.display())),
         Ok(Generated::BashCompletion) => {
+            // Into memory first: clap_complete panics on a write it cannot make.
+            let mut script = Vec::new();
             clap_complete::generate(
                 clap_complete::Shell::Bash,
                 &mut command,
                 name.clone(),
-                &mut std::io::stdout(),
+                &mut script,
             );
+            write_stdout(format_args!("{}", String::from_utf8_lossy(&script)));
             Ok(())
         }
         Err(e) => Err(e),
@@ -133,16 +191,21 @@ impl Report {
 
     /// Prints the failure on stderr and gives the failure exit status: `program: error: cause:
     /// cause` on one line, or with `--debug`/`PCP_DEBUG` the causes one per line and the
-    /// backtrace where the error was made.
+    /// backtrace where the error was made. A failure to write stdout because its reader went
+    /// away is no failure to report: the program ends quietly ([`closed_pipe`]).
     pub fn fail(&self, error: &anyhow::Error) -> ExitCode {
-        eprintln!("{}", self.render(error));
+        if is_closed_pipe(error) {
+            closed_pipe();
+        }
+        // Said if stderr can take it; the status says it either way.
+        let _ = writeln!(std::io::stderr(), "{}", self.render(error));
         ExitCode::from(FAILURE)
     }
 
     /// [`Report::fail`] for a program whose errors are plain messages (they carry no causes and
     /// no backtrace): `program: message`.
     pub fn fail_message(&self, message: &dyn std::fmt::Display) -> ExitCode {
-        eprintln!("{}: {message}", self.program);
+        let _ = writeln!(std::io::stderr(), "{}: {message}", self.program);
         ExitCode::from(FAILURE)
     }
 
@@ -194,6 +257,15 @@ mod tests {
             None
         );
         assert_eq!(Generated::asked(&args(&["p"])), None);
+    }
+
+    #[test]
+    fn a_broken_pipe_is_recognized_through_the_causes() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        let e = anyhow::Error::new(pipe).context("cannot print the audit log");
+        assert!(is_closed_pipe(&e));
+        let other = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert!(!is_closed_pipe(&other));
     }
 
     #[test]

@@ -151,10 +151,10 @@ impl PcpHandler for App {
                 // haptics') as the user approved them; ours come back as we proposed them.
                 if let Some(own) = self.pcp.take_applied_sections::<EmbedSections>() {
                     self.own = own.embed;
-                    println!("{}", self.own.greeting);
+                    pcp_cli::outln!("{}", self.own.greeting);
                     self.dirty = true;
                 }
-                println!(
+                pcp_cli::outln!(
                     "policy {}: {reason}",
                     if applied { "applied" } else { "not applied" }
                 );
@@ -279,7 +279,7 @@ fn seat_input(app: &mut App, line: &str) -> Result<()> {
                         f64::from(p.rect.x) + x + w / 2.0,
                         f64::from(p.rect.y) + y + h / 2.0,
                     );
-                    println!("{name} {cx} {cy}");
+                    pcp_cli::outln!("{name} {cx} {cy}");
                 }
             }
         }
@@ -287,7 +287,7 @@ fn seat_input(app: &mut App, line: &str) -> Result<()> {
             // The file as a new policy: a change that lowers protection waits for the user.
             let config = Config::<EmbedSections>::load(Some(&app.config_path))?;
             let proposal = pcp_plugin::policy::propose(app, config.into_proposal());
-            println!("the reloaded config's policy: {proposal:?}");
+            pcp_cli::outln!("the reloaded config's policy: {proposal:?}");
         }
         Some("quit") => app.running = false,
         _ => bail!(
@@ -389,11 +389,11 @@ fn main() -> Result<()> {
     // multi-backend compositor adds its outputs later) it waits, and is asked once they come.
     app.pcp.use_event_loop(event_loop.handle());
     if let Some(proposal) = pcp_plugin::policy::start(&mut app, opened.proposal) {
-        println!("the config's policy: {proposal:?}");
+        pcp_cli::outln!("the config's policy: {proposal:?}");
     }
 
     let socket = ListeningSocket::bind_auto("wayland", 1..33)?;
-    println!(
+    pcp_cli::outln!(
         "WAYLAND_DISPLAY={}",
         socket
             .socket_name()

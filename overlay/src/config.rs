@@ -169,13 +169,27 @@ impl Config {
     }
 
     /// A client string as the dialog shows it and the spoken question should say it: invisible
-    /// and direction-changing characters written out, capped at `max_text_chars` with the `cut`
-    /// mark (see [`crate::visible::visible_text`]).
+    /// and direction-changing characters written out, line breaks kept but long runs of blank
+    /// lines said as one (`blank_lines`), capped at `max_text_chars` with the `cut` mark (see
+    /// [`crate::visible::visible_lines`]).
     pub fn visible_text(&self, text: &str) -> String {
-        crate::visible::visible_text(text, self.max_text_chars as usize, &self.text.cut)
+        crate::visible::visible_lines(
+            text,
+            self.max_text_chars as usize,
+            &self.text.cut,
+            &self.text.blank_lines,
+        )
     }
 
-    /// The same for short strings (names), capped at `max_name_chars`.
+    /// What the spoken question says of a client string: the text the dialog shows
+    /// ([`Config::visible_text`]), each line break said as a pause (a comma), so lines are
+    /// neither run together nor lost.
+    pub fn spoken_text(&self, text: &str) -> String {
+        self.visible_text(text).replace('\n', ", ")
+    }
+
+    /// The same for short strings (names), on one line (a line feed is written out), capped at
+    /// `max_name_chars`.
     pub fn visible_name(&self, text: &str) -> String {
         crate::visible::visible_text(text, self.max_name_chars as usize, &self.text.cut)
     }
@@ -443,6 +457,22 @@ mod tests {
         let text = std::fs::read_to_string(path).unwrap();
         let file: File = toml::from_str(&text).unwrap();
         assert_eq!(file.overlay, Config::default());
+    }
+
+    #[test]
+    fn the_spoken_question_says_every_line_with_a_pause_between() {
+        let c = Config::default();
+        let command = format!("Run: cat <<'EOF'\nhello{}rm -rf ~\nEOF", "\n".repeat(50));
+        assert_eq!(
+            c.visible_text(&command),
+            "Run: cat <<'EOF'\nhello\n[49 blank lines]\nrm -rf ~\nEOF"
+        );
+        assert_eq!(
+            c.spoken_text(&command),
+            "Run: cat <<'EOF', hello, [49 blank lines], rm -rf ~, EOF"
+        );
+        // Names stay on one line.
+        assert_eq!(c.visible_name("a\nb"), "a<U+000A>b");
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub struct Strings {
     pub more_above: String,
     /// Appended to a client string cut at its length cap; `{n}` is the characters not shown.
     pub cut: String,
+    /// The one line that stands for a run of blank lines in client text (more than
+    /// [`crate::visible::MAX_BLANK_LINES`]); `{n}` is how many.
+    pub blank_lines: String,
     pub risk_routine: String,
     pub risk_privileged: String,
     pub risk_destructive: String,
@@ -110,6 +113,7 @@ impl Default for Strings {
             more_below: "▼ More below: scroll to read it all".into(),
             more_above: "▲ More above".into(),
             cut: " … [{n} more characters not shown]".into(),
+            blank_lines: "[{n} blank lines]".into(),
             risk_routine: "Routine".into(),
             risk_privileged: "Needs privileges".into(),
             risk_destructive: "Destructive: cannot be undone".into(),
@@ -154,7 +158,7 @@ const ANSWER_WORD_TEXTS: usize = 6;
 const ANSWER_WORDS: &[&str] = &["approve", "deny", "cancel"];
 
 /// How many texts [`Strings`] has.
-const TEXTS: usize = 40;
+const TEXTS: usize = 41;
 
 impl Strings {
     /// These strings with `{approve}`, `{deny}` and `{cancel}` replaced by the active phrase
@@ -205,6 +209,7 @@ impl Strings {
             ("more_below", &self.more_below, NONE),
             ("more_above", &self.more_above, NONE),
             ("cut", &self.cut, N),
+            ("blank_lines", &self.blank_lines, N),
             ("risk_routine", &self.risk_routine, NONE),
             ("risk_privileged", &self.risk_privileged, NONE),
             ("risk_destructive", &self.risk_destructive, NONE),

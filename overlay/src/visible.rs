@@ -3,8 +3,11 @@
 //! is written out as its code point (`<U+200F>`), runs of the same one are counted
 //! (`<U+00A0 ×12>`), stacks of combining marks keep only a few marks per character (the rest are
 //! written out too), and the length is capped with a visible mark saying how much was cut.
+//! Text that may span lines ([`visible_lines`]: commands, patches) keeps its line breaks, but no
+//! line can be pushed out of sight: long runs of blank lines become one line saying how many,
+//! and long indents and tabs are counted.
 //!
-//! The same function serves the dialog and the spoken question, so what the user hears is what
+//! The same functions serve the dialog and the spoken question, so what the user hears is what
 //! the user sees.
 
 use unicode_segmentation::UnicodeSegmentation;
@@ -70,14 +73,36 @@ fn in_combining_block(c: char) -> bool {
     )
 }
 
-/// `text` with every hidden character written out and its length capped at `max_chars`
-/// characters of output. When something is cut, `cut_mark` is appended with `{n}` replaced by
-/// the number of input characters not shown. The mark itself is not counted in `max_chars`.
+/// `text` as one line, with every hidden character written out (line feeds and tabs too) and
+/// its length capped at `max_chars` characters of output. When something is cut, `cut_mark` is
+/// appended with `{n}` replaced by the number of input characters not shown. The mark itself is
+/// not counted in `max_chars`. For names, which never span lines.
 ///
 /// ASCII spaces are kept, except runs of three or more and those at either end, which are
 /// counted like any hidden character (a value padded with spaces shows where it really ends).
 pub fn visible_text(text: &str, max_chars: usize, cut_mark: &str) -> String {
-    let shown = shown(text, max_chars);
+    with_mark(shown(text, max_chars), cut_mark)
+}
+
+/// Most blank lines in a row [`visible_lines`] shows as they are; a longer run is one line of
+/// the blank-lines mark saying how many. Code keeps up to two blank lines between its parts.
+pub const MAX_BLANK_LINES: usize = 2;
+
+/// Most spaces that indent a line after a line break which [`visible_lines`] keeps as spaces;
+/// a longer indent is counted like any run (`<U+0020 ×40>`), so no line starts out of view.
+pub const MAX_INDENT: usize = 16;
+
+/// `text` as [`visible_text`] makes it, except that a line feed stays a line break: for client
+/// text that may span lines (a multi-line command, a patch). Nothing can push a line out of
+/// sight: a run of more than [`MAX_BLANK_LINES`] blank lines (lines of nothing but spaces and
+/// hidden characters) becomes one line, `blank_mark` with `{n}` replaced by how many; an indent
+/// of more than [`MAX_INDENT`] spaces, spaces at the end of a line and tabs anywhere are counted
+/// like any hidden character. The first line is treated as a name's would be.
+pub fn visible_lines(text: &str, max_chars: usize, cut_mark: &str, blank_mark: &str) -> String {
+    with_mark(shown_lines(text, max_chars, blank_mark), cut_mark)
+}
+
+fn with_mark(shown: Shown, cut_mark: &str) -> String {
     let mut s = shown.text;
     if shown.cut > 0 {
         s.push_str(&cut_mark.replace("{n}", &shown.cut.to_string()));
@@ -96,20 +121,67 @@ pub struct Shown {
 
 /// [`visible_text`] without the mark: what fits, and how much did not.
 pub fn shown(text: &str, max_chars: usize) -> Shown {
-    let mut out = Writer {
-        out: String::new(),
-        len: 0,
-        max: max_chars,
-        run: None,
-    };
+    let mut out = Writer::new(max_chars);
     let mut consumed = 0usize;
-    let mut cut = false;
+    let whole = write_line(&mut out, text, true, &mut consumed);
+    out.finish(text, whole, consumed)
+}
+
+/// [`visible_lines`] without the cut mark: what fits, and how much did not.
+pub fn shown_lines(text: &str, max_chars: usize, blank_mark: &str) -> Shown {
+    let mut out = Writer::new(max_chars);
+    let mut consumed = 0usize;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut i = 0;
+    let whole = loop {
+        let Some(line) = lines.get(i) else {
+            break true;
+        };
+        if i > 0 {
+            if !out.line_break() {
+                break false;
+            }
+            consumed += 1;
+        }
+        let blanks = lines[i..].iter().take_while(|l| is_blank(l)).count();
+        if blanks > MAX_BLANK_LINES {
+            // The run and the line feeds inside it, as one line saying how many.
+            if !out.literal(&blank_mark.replace("{n}", &blanks.to_string())) {
+                break false;
+            }
+            consumed += lines[i..i + blanks]
+                .iter()
+                .map(|l| l.chars().count())
+                .sum::<usize>()
+                + blanks
+                - 1;
+            i += blanks;
+            continue;
+        }
+        if !write_line(&mut out, line, i == 0, &mut consumed) {
+            break false;
+        }
+        i += 1;
+    };
+    out.finish(text, whole, consumed)
+}
+
+/// Whether a line shows nothing: only spaces and hidden characters (tabs, NBSP, zero-width
+/// and other look-alikes of blank).
+fn is_blank(line: &str) -> bool {
+    line.chars().all(|c| c == ' ' || is_hidden(c))
+}
+
+/// Writes one line of `text` (no line feed is special in it): false when it did not all fit.
+/// `first` says the line starts the text, where leading spaces are counted; a later line keeps
+/// an indent of up to [`MAX_INDENT`] spaces. Counts the input characters written in `consumed`.
+fn write_line(out: &mut Writer, line: &str, first: bool, consumed: &mut usize) -> bool {
     // The ASCII spaces left in the run being read, and whether that run is written out.
     let (mut spaces_left, mut spaces_coded) = (0usize, false);
     // Characters from the combining blocks in a row, this one included, whatever clusters the
     // segmentation made of them.
     let mut marks_in_row = 0usize;
-    'clusters: for (start, cluster) in text.grapheme_indices(true) {
+    for (start, cluster) in line.grapheme_indices(true) {
         for (i, (offset, c)) in cluster.char_indices().enumerate() {
             marks_in_row = if in_combining_block(c) {
                 marks_in_row + 1
@@ -119,12 +191,13 @@ pub fn shown(text: &str, max_chars: usize) -> Shown {
             if c == ' ' {
                 if spaces_left == 0 {
                     let at = start + offset;
-                    let n = text.as_bytes()[at..]
+                    let n = line.as_bytes()[at..]
                         .iter()
                         .take_while(|&&b| b == b' ')
                         .count();
                     spaces_left = n;
-                    spaces_coded = n >= 3 || at == 0 || at + n == text.len();
+                    let indent = at == 0 && !first && n <= MAX_INDENT && n < line.len();
+                    spaces_coded = !indent && (n >= 3 || at == 0 || at + n == line.len());
                 }
                 spaces_left -= 1;
             }
@@ -134,19 +207,12 @@ pub fn shown(text: &str, max_chars: usize) -> Shown {
                 || marks_in_row >= MAX_CLUSTER_CHARS;
             let written = if coded { out.code(c) } else { out.plain(c) };
             if !written {
-                cut = true;
-                break 'clusters;
+                return false;
             }
-            consumed += 1;
+            *consumed += 1;
         }
     }
-    out.flush();
-    let cut = if cut {
-        text.chars().count().saturating_sub(consumed)
-    } else {
-        0
-    };
-    Shown { text: out.out, cut }
+    true
 }
 
 /// `text` (already made visible) laid out left to right whatever its letters: a leading
@@ -166,11 +232,13 @@ pub fn ltr_isolated(text: &str) -> String {
     s
 }
 
-/// Characters between the segments of a path, an id or a list.
+/// Characters between the segments of a path, an id or a list; a line break starts a new
+/// paragraph, whose direction the mark after it fixes too.
 fn is_separator(c: char) -> bool {
     matches!(
         c,
-        '/' | '\\'
+        '\n' | '/'
+            | '\\'
             | ' '
             | '.'
             | ','
@@ -199,6 +267,46 @@ struct Writer {
 }
 
 impl Writer {
+    fn new(max: usize) -> Writer {
+        Writer {
+            out: String::new(),
+            len: 0,
+            max,
+            run: None,
+        }
+    }
+
+    /// The text written, and how many characters of `input` were not (`whole`: none).
+    fn finish(mut self, input: &str, whole: bool, consumed: usize) -> Shown {
+        self.flush();
+        let cut = if whole {
+            0
+        } else {
+            input.chars().count().saturating_sub(consumed)
+        };
+        Shown {
+            text: self.out,
+            cut,
+        }
+    }
+
+    /// Writes a line break. False if it does not fit.
+    fn line_break(&mut self) -> bool {
+        self.plain('\n')
+    }
+
+    /// Writes `text` (the dialog's own) whole. False if it does not fit.
+    fn literal(&mut self, text: &str) -> bool {
+        self.flush();
+        let n = text.chars().count();
+        if self.len + n > self.max {
+            return false;
+        }
+        self.out.push_str(text);
+        self.len += n;
+        true
+    }
+
     /// Writes `c` as itself. False if it does not fit.
     fn plain(&mut self, c: char) -> bool {
         self.flush();
@@ -351,6 +459,66 @@ mod tests {
         }
     }
 
+    fn lines(s: &str) -> String {
+        visible_lines(s, 1000, CUT, "[{n} blank]")
+    }
+
+    #[test]
+    fn line_breaks_stay_and_indents_up_to_a_limit_are_kept() {
+        let heredoc = "cat <<'EOF' > notes.txt\nfirst\n    indented\n\nEOF";
+        assert_eq!(lines(heredoc), heredoc);
+        // Tabs are counted wherever they are; spaces at a line's end show where it ends.
+        assert_eq!(
+            lines("a\n\t\tb\nc  \nd"),
+            "a\n<U+0009 ×2>b\nc<U+0020 ×2>\nd"
+        );
+        // The first line starts the text: its leading spaces are counted, as a name's.
+        assert_eq!(lines("  x\n  y"), "<U+0020 ×2>x\n  y");
+        let deep = format!("x\n{}rm -rf ~", " ".repeat(MAX_INDENT + 1));
+        assert_eq!(
+            lines(&deep),
+            format!("x\n<U+0020 ×{}>rm -rf ~", MAX_INDENT + 1)
+        );
+        // One line for names: a line feed is written out there.
+        assert_eq!(visible_text("a\nb", 100, CUT), "a<U+000A>b");
+    }
+
+    #[test]
+    fn a_long_run_of_blank_lines_is_one_line_saying_how_many() {
+        let pushed = format!("echo hi{}rm -rf ~", "\n".repeat(201));
+        assert_eq!(lines(&pushed), "echo hi\n[200 blank]\nrm -rf ~");
+        // Blank is anything that shows nothing: spaces, tabs, NBSP, zero-width characters.
+        let look_alike = format!(
+            "ls\n{}rm -rf ~",
+            "  \t\n\u{a0}\u{200b}\n\u{3164}\n\u{2800}\n".repeat(50)
+        );
+        assert_eq!(lines(&look_alike), "ls\n[200 blank]\nrm -rf ~");
+        // Up to two blank lines are shown as they are (code keeps two between its parts).
+        assert_eq!(lines("a\n\n\nb"), "a\n\n\nb");
+        assert_eq!(lines("a\n \n\u{a0}\nb"), "a\n<U+0020>\n<U+00A0>\nb");
+        // At either end too.
+        assert_eq!(lines("\n\n\nx"), "[3 blank]\nx");
+        assert_eq!(lines("x\n\n\n"), "x\n[3 blank]");
+    }
+
+    #[test]
+    fn a_multi_line_text_is_cut_like_any_other() {
+        let s = "one\ntwo\nthree";
+        assert_eq!(visible_lines(s, 7, CUT, "[{n}]"), "one\ntwo… [6 more]");
+        assert_eq!(visible_lines(s, 8, CUT, "[{n}]"), "one\ntwo\n… [5 more]");
+        // A blank-lines mark that does not fit is cut with the lines it stands for.
+        let s = format!("ab{}cd", "\n".repeat(10));
+        assert_eq!(visible_lines(&s, 4, CUT, "[{n} blank]"), "ab\n… [11 more]");
+        assert_eq!(
+            visible_lines(&s, 20, CUT, "[{n} blank]"),
+            "ab\n[9 blank]\ncd"
+        );
+        for max in [0, 1, 2, 3, 5, 9, 13, 14, 15] {
+            let out = shown_lines(&s, max, "[{n} blank]");
+            assert!(out.text.chars().count() <= max, "{max}: {out:?}");
+        }
+    }
+
     #[test]
     fn ltr_isolation_marks_the_start_and_every_separator() {
         assert_eq!(
@@ -358,5 +526,6 @@ mod tests {
             "\u{200e}/\u{200e}a/\u{200e}b".to_string()
         );
         assert_eq!(ltr_isolated(""), "\u{200e}");
+        assert_eq!(ltr_isolated("a\nb"), "\u{200e}a\n\u{200e}b");
     }
 }

@@ -2,7 +2,9 @@
 //! virtual outputs on the real clock, a real `weston-simple-shm` window, intents submitted over
 //! the pcp-intent-v1 protocol, spoken answers synthesized by espeak-ng and heard through the
 //! ALSA `file` PCM → cpal → Vosk, a recording haptic device, and the user's clicks, holds and
-//! taps injected into the seat through the harness. It writes both outputs' PNGs at every step
+//! taps injected into the seat through the harness. Its last step hands the real `pcpctl hook
+//! claude-code` a `PreToolUse` input captured from Claude Code and checks the answer Claude Code
+//! would read. It writes both outputs' PNGs at every step
 //! and the audit log (SQLite, plus a JSON-lines export) to the output folder, prints what each
 //! intent got, and exits non-zero when any step did not go as the script says.
 //!
@@ -12,8 +14,9 @@
 #[path = "../tests/harness/mod.rs"]
 mod harness;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitCode};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use pcp_compositor::headless::Capture;
@@ -33,6 +36,11 @@ const OUTPUTS: &[&str] = &["1920x1080@0,0", "2560x1600*2@1920,0"];
 /// How long the scripted user reads a dialog before answering: past the click guard
 /// (`guard_delay_ms` plus one early-press extension in the default config).
 const READ: Duration = Duration::from_millis(1400);
+
+/// The `PreToolUse` input Claude Code 2.1.197 sent its hook for `rm -rf ../photos`, captured
+/// from the real CLI (tests/agent-harness/fixtures/README.md).
+const CLAUDE_PRETOOLUSE: &str =
+    include_str!("../agent-harness/fixtures/claude-code-pretooluse-rm-rf.json");
 
 /// What the script expects of one intent, and what it measured.
 struct Step {
@@ -88,15 +96,17 @@ fn run(out: &Path) -> Result<bool, String> {
     drop(fx);
     let records = export_audit(out, &mut problems)?;
     print_table(&steps, &records, &mut problems);
-    println!("\nPNGs of every output at every step, the audit log (state.sqlite3, audit.jsonl):");
-    println!("  {}", out.display());
+    pcp_cli::outln!(
+        "\nPNGs of every output at every step, the audit log (state.sqlite3, audit.jsonl):"
+    );
+    pcp_cli::outln!("  {}", out.display());
     if problems.is_empty() {
-        println!("\nEvery step went as scripted.");
+        pcp_cli::outln!("\nEvery step went as scripted.");
         Ok(true)
     } else {
-        println!("\nNot as scripted:");
+        pcp_cli::outln!("\nNot as scripted:");
         for p in &problems {
-            println!("  - {p}");
+            pcp_cli::outln!("  - {p}");
         }
         Ok(false)
     }
@@ -147,7 +157,7 @@ impl Demo {
             ..SpeechConfig::for_language("ko")
         };
         let encoding = audio::encoding(&speech_config)?;
-        println!("Loading the Korean Vosk model (on-device speech recognition)…");
+        pcp_cli::outln!("Loading the Korean Vosk model (on-device speech recognition)…");
         let engine = SpeechEngine::start(speech_config);
         let haptics = SharedHaptics::new(RecordingHaptics::new(
             &pcp_haptics::Config::default(),
@@ -174,7 +184,7 @@ impl Demo {
             }
             fx.pump();
         }
-        println!("Model loaded in {:.1} s.\n", loaded.elapsed().as_secs_f64());
+        pcp_cli::outln!("Model loaded in {:.1} s.\n", loaded.elapsed().as_secs_f64());
         let (pngs, captures) = std::sync::mpsc::channel::<(PathBuf, Capture)>();
         let png_writer = std::thread::spawn(move || {
             let mut failed = Vec::new();
@@ -439,6 +449,107 @@ impl Demo {
                 c
             },
         );
+
+        self.claude_code_hook();
+    }
+
+    /// Claude Code's permission hook: the real `pcpctl hook claude-code` reads the captured
+    /// `PreToolUse` input for `rm -rf ../photos` (a folder outside the project), asks the
+    /// compositor, the user denies the dialog, and the hook answers in Claude Code's format.
+    fn claude_code_hook(&mut self) {
+        let title = "Claude Code's hook: `rm -rf ../photos` outside the project, denied";
+        pcp_cli::outln!("{:>2}. {title}", self.steps.len() + 1);
+        let expected = "user_denied";
+        let pcpctl = match pcpctl() {
+            Ok(p) => p,
+            Err(e) => return self.problem(&format!("cannot build pcpctl: {e}")),
+        };
+        // The microphone unplugged in step 9 is back (hearing nothing): voice is asked too.
+        self.hear_silence();
+        self.fx.pump_until("the microphone to come back", |fx| {
+            fx.voice_availability().is_ok()
+        });
+        let submitted = Instant::now();
+        let spawned = Command::new(&pcpctl)
+            .args(["hook", "claude-code"])
+            .env("WAYLAND_DISPLAY", self.fx.socket_path())
+            .env("XDG_RUNTIME_DIR", self.fx.runtime_dir())
+            // No Claude Code settings of the machine's user: the hook keeps its own deadline.
+            .env("HOME", &self.out)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => return self.problem(&format!("cannot run {}: {e}", pcpctl.display())),
+        };
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(CLAUDE_PRETOOLUSE.as_bytes());
+        }
+        self.fx
+            .pump_until("the hook's dialog", |fx| fx.gate().active().is_some());
+        let threshold = self.fx.gate().active().map(|p| p.effective.to_string());
+        if threshold.as_deref() != Some("voice+visual") {
+            self.problem(&format!(
+                "the hook's prompt is {threshold:?}, not voice+visual"
+            ));
+        }
+        self.shoot("claude-code-hook");
+        self.fx.wait(READ);
+        self.fx.click(Control::Deny);
+        self.fx.pump_until("the hook to answer", |_| {
+            matches!(child.try_wait(), Ok(Some(_)))
+        });
+        let wall = submitted.elapsed();
+        let out = match child.wait_with_output() {
+            Ok(o) => o,
+            Err(e) => return self.problem(&format!("the hook: {e}")),
+        };
+        let resolution = self.check_claude_answer(&out);
+        if resolution != expected {
+            self.problem(&format!(
+                "Claude Code's hook: expected {expected}, got {resolution}"
+            ));
+        }
+        self.steps.push(Step {
+            expected,
+            resolution,
+            wall,
+        });
+        self.fx.pump();
+    }
+
+    /// Checks the hook's answer is Claude Code's deny (exit 2, `permissionDecision: deny` with
+    /// pcp-confirm's reason) and gives the resolution the reason names.
+    fn check_claude_answer(&mut self, out: &std::process::Output) -> String {
+        let answer: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+            Ok(v) => v,
+            Err(e) => {
+                self.problem(&format!("the hook's answer is not JSON ({e}): {out:?}"));
+                return String::new();
+            }
+        };
+        let decision = &answer["hookSpecificOutput"];
+        let reason = decision["permissionDecisionReason"].as_str().unwrap_or("");
+        let claude_deny = decision["hookEventName"] == "PreToolUse"
+            && decision["permissionDecision"] == "deny"
+            && reason.starts_with("pcp-confirm denied this tool call")
+            && out.status.code() == Some(2);
+        if !claude_deny {
+            self.problem(&format!(
+                "not Claude Code's deny answer: {answer} ({})",
+                out.status
+            ));
+        }
+        pcp_cli::outln!("    Claude Code reads: {answer}");
+        ["user_denied", "user_approved", "confirmation.timeout"]
+            .into_iter()
+            .find(|r| reason.contains(&format!("({r})")))
+            .unwrap_or("")
+            .to_string()
     }
 
     /// The pixels of weston-simple-shm's window (its 250×250 buffer) on output 0.
@@ -462,7 +573,7 @@ impl Demo {
         expected: &'static str,
         script: impl FnOnce(&mut Demo) -> (AsyncIntent, Instant),
     ) {
-        println!("{:>2}. {title}", self.steps.len() + 1);
+        pcp_cli::outln!("{:>2}. {title}", self.steps.len() + 1);
         let (client, submitted) = script(self);
         let decision: Decision = self.fx.decision(&client);
         let decided = client.last_event_at().unwrap_or_else(Instant::now);
@@ -607,6 +718,40 @@ impl Demo {
     }
 }
 
+/// The `pcpctl` of these sources: built by the cargo that runs the demo (`$CARGO`), in its
+/// target folder and profile.
+fn pcpctl() -> Result<PathBuf, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // <target>/<profile>/examples/demo
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the demo's own path has no profile folder")?;
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--quiet", "-p", "pcpctl", "--message-format=json"]);
+    if profile_dir.file_name().and_then(|n| n.to_str()) == Some("release") {
+        cmd.arg("--release");
+    }
+    if let Some(target) = profile_dir.parent() {
+        cmd.arg("--target-dir").arg(target);
+    }
+    let out = cmd
+        .current_dir(harness::assets().join(".."))
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo build -p pcpctl failed ({})", out.status));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "pcpctl")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| "cargo reported no pcpctl executable".into())
+}
+
 /// Moves weston-simple-shm's window (by its app id) to `output`.
 fn move_window(output: &str) -> Submission {
     intent(
@@ -620,7 +765,7 @@ fn export_audit(out: &Path, problems: &mut Vec<String>) -> Result<Vec<AuditRecor
     let path = out.join("state.sqlite3");
     let store = Store::open_read_only(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     match store.verify_audit() {
-        Ok(Ok(n)) => println!("\nAudit chain verified: {n} records."),
+        Ok(Ok(n)) => pcp_cli::outln!("\nAudit chain verified: {n} records."),
         Ok(Err(brk)) => problems.push(format!("the audit chain is broken: {brk:?}")),
         Err(e) => problems.push(format!("cannot verify the audit chain: {e}")),
     }
@@ -654,9 +799,15 @@ fn print_table(steps: &[Step], records: &[AuditRecord], problems: &mut Vec<Strin
             records.len()
         ));
     }
-    println!(
+    pcp_cli::outln!(
         "\n{:<2}  {:<36}  {:<24}  {:<12}  {:<8}  {:<22}  {:>10}",
-        "#", "intent", "threshold", "plan", "outcome", "resolution", "decided in"
+        "#",
+        "intent",
+        "threshold",
+        "plan",
+        "outcome",
+        "resolution",
+        "decided in"
     );
     for (i, (step, record)) in steps.iter().zip(records).enumerate() {
         let threshold = match (record.threshold, record.effective_threshold) {
@@ -686,7 +837,7 @@ fn print_table(steps: &[Step], records: &[AuditRecord], problems: &mut Vec<Strin
         } else {
             " ✗"
         };
-        println!(
+        pcp_cli::outln!(
             "{:<2}  {:<36}  {:<24}  {:<12}  {:<8}  {:<22}  {:>7} ms{mark}",
             i + 1,
             describe(record),

@@ -398,8 +398,10 @@ const AGENT_PACKAGES: &[&str] = &[
 
 /// `pcpctl hook` end to end (tests/agent-harness/e2e.sh): Claude Code, Codex CLI and Gemini CLI
 /// from npm (installed once into the cache's `agents/`), offline against the scripted model
-/// server on loopback, with pcp-harness as the user. Needs Node ≥ 20 (Debian 12's is 18: install
-/// a newer one) and python3.
+/// server on loopback, with the hook installed by `pcpctl hook install` and pcp-harness (with
+/// the cache's voice model) as the user: 45 checks, one CLI session a CLI for most of them,
+/// about 75 s on 2 shared cores. Needs Node ≥ 20 (Debian 12's is 18: install a newer one) and
+/// python3.
 fn agent_hooks(cache: &Path) -> Result<()> {
     let node = Command::new("node")
         .arg("--version")

@@ -1,6 +1,8 @@
 //! Wall time of `pcpctl hook claude-code` for a routine tool call against a running headless
 //! compositor, process start included, beside `pcpctl submit` of the same intent (budget: the
-//! hook ≤ 5 ms more than submit, DESIGN.md). The compositor runs on its own thread.
+//! hook ≤ 5 ms more than submit, DESIGN.md), with no Claude Code settings to read and with the
+//! user's and the project's `settings.json` holding the installed hook (which the hook reads to
+//! keep its deadline under Claude Code's timeout). The compositor runs on its own thread.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -46,10 +48,13 @@ fn start(dir: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     handle
 }
 
-fn run(dir: &Path, args: &[&str], stdin: &[u8]) {
+fn run(dir: &Path, home: &Path, args: &[&str], stdin: &[u8]) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
         .args(args)
         .env("WAYLAND_DISPLAY", dir.join("wl"))
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CLAUDE_PROJECT_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -75,19 +80,63 @@ fn bench(c: &mut Criterion) {
     })
     .to_string();
     let params = serde_json::json!({"tool": "Read", "target": file, "cwd": cwd}).to_string();
+    // A home without settings, and one (with the project) where the hook is installed as
+    // `pcpctl hook install` writes it, beside settings of other kinds.
+    let bare = dir.path().join("bare-home");
+    let home = dir.path().join("home");
+    let command = format!(
+        "{} hook claude-code --deadline 50",
+        env!("CARGO_BIN_EXE_pcpctl")
+    );
+    let settings = serde_json::json!({"model": "opus", "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {"PreToolUse": [{"matcher":
+        "^(Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob|LS|WebFetch|WebSearch|mcp__.*)$",
+        "hooks": [{"type": "command", "command": command, "timeout": 60}]}],
+        "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]}]}});
+    let project = dir.path().join("project");
+    for d in [&bare, &home.join(".claude"), &project.join(".claude")] {
+        std::fs::create_dir_all(d).expect("settings folder");
+    }
+    for folder in [&home, &project] {
+        let file = folder.join(".claude/settings.json");
+        std::fs::write(file, settings.to_string()).expect("settings");
+    }
+    let in_project = serde_json::json!({
+        "hook_event_name": "PreToolUse", "tool_name": "Read", "cwd": project,
+        "tool_input": {"file_path": project.join("README.md")}
+    })
+    .to_string();
     let mut group = c.benchmark_group("agent_hook");
     group.sample_size(50);
     group.bench_function("pcpctl_submit_routine", |b| {
         b.iter(|| {
             run(
                 dir.path(),
+                &bare,
                 &["submit", "agent.read", "--params", &params],
                 b"",
             )
         })
     });
     group.bench_function("pcpctl_hook_claude_code_routine", |b| {
-        b.iter(|| run(dir.path(), &["hook", "claude-code"], event.as_bytes()))
+        b.iter(|| {
+            run(
+                dir.path(),
+                &bare,
+                &["hook", "claude-code"],
+                event.as_bytes(),
+            )
+        })
+    });
+    group.bench_function("pcpctl_hook_claude_code_routine_with_settings", |b| {
+        b.iter(|| {
+            run(
+                dir.path(),
+                &home,
+                &["hook", "claude-code"],
+                in_project.as_bytes(),
+            )
+        })
     });
     group.finish();
     stop.store(true, Ordering::Relaxed);

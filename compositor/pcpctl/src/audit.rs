@@ -53,11 +53,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if let Some(Action::Verify) = args.action {
         return Ok(match store.verify_audit()? {
             Ok(n) => {
-                println!("{}: {n} records, chain intact", path.display());
+                pcp_cli::outln!("{}: {n} records, chain intact", path.display());
                 ExitCode::SUCCESS
             }
             Err(b) => {
-                println!("{}: record {} is bad: {}", path.display(), b.seq, b.reason);
+                pcp_cli::outln!("{}: record {} is bad: {}", path.display(), b.seq, b.reason);
                 ExitCode::from(1)
             }
         });

@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         parse_params(&args.params)?,
         ClientIdentity::named("pcpctl"),
     );
-    println!(
+    pcp_cli::outln!(
         "{}",
         serde_json::to_string_pretty(&gate.explain(&intent, now_ms()))?
     );

@@ -3,8 +3,11 @@
 //! (like `pcpctl submit`; inside `pcpctl run` through the sandbox's socket), and answers in the
 //! harness's format. It fails closed: bad input, no compositor, a protocol error, a panic, or no
 //! decision before `--deadline` is a denial with a reason — never an allow, never silence.
+//! Where it can read the CLI's settings, it keeps its deadline under the CLI's own hook timeout
+//! (the CLI runs the command when that kills the hook). `pcpctl hook install` and `pcpctl hook
+//! check` write and check those settings ([`hook_install`], [`hook_check`]).
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::mpsc;
@@ -15,14 +18,15 @@ use clap::ValueEnum;
 use pcp_protocol::IntentClient;
 use serde_json::{Map, Value, json};
 
-use crate::hook_tools;
+use crate::hook_check::DEFAULT_TIMEOUT_MARGIN;
+use crate::hook_entries;
+use crate::hook_settings::{self, Env};
+use crate::{hook_check, hook_install, hook_tools};
 
-/// Seconds the hook waits for a decision by default: under Claude Code's and Gemini CLI's own
-/// 60-second hook timeout (which, when it fires, lets the tool run) and under the printed
-/// config's `timeout`.
+/// Seconds the hook waits for a decision by default: under the one-minute timeout `pcpctl hook
+/// install` writes and under Gemini CLI's own default (60 s; Claude Code's and Codex's are
+/// 600 s), with room for the margin.
 pub const DEFAULT_DEADLINE_SECONDS: f64 = 50.0;
-/// The harness timeout `--print-config` writes, in seconds.
-pub const HARNESS_TIMEOUT_SECONDS: u64 = 60;
 /// Largest hook input read; a tool call with a larger input is denied.
 const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 /// What every denial's reason starts with, so the agent (and its user) sees who said no.
@@ -40,15 +44,42 @@ pub enum Harness {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which harness calls the hook: its input and answer formats.
-    harness: Harness,
-    /// Print the settings snippet that installs this hook, then exit.
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Claude Code's hook (`PreToolUse`, `PermissionRequest`): reads its hook JSON on stdin.
+    #[command(name = "claude-code")]
+    ClaudeCode(RunArgs),
+    /// Codex CLI's hook (`PreToolUse`, `PermissionRequest`).
+    Codex(RunArgs),
+    /// Gemini CLI's hook (`BeforeTool`).
+    Gemini(RunArgs),
+    /// Merge the hook into a CLI's settings file, keeping everything else; a second run
+    /// changes nothing.
+    Install(hook_install::Args),
+    /// Refuse installed settings that would let the CLI run a tool call the hook never
+    /// answered: a timeout shorter than the deadline, a matcher missing a tool, a hook program
+    /// that cannot run.
+    Check(hook_check::Args),
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Print the settings snippet that installs this hook, then exit (`pcpctl hook install`
+    /// merges it for you).
     #[arg(long)]
     print_config: bool,
-    /// Seconds to wait for the user before answering deny (the harness's own hook timeout must
-    /// be longer: a Claude Code hook that times out lets the tool run).
+    /// Seconds to wait for the user before answering deny. The CLI's own hook timeout must be
+    /// longer (when it kills the hook, the CLI runs the command): where the hook can read the
+    /// CLI's settings it waits at most that timeout less --timeout-margin.
     #[arg(long, default_value_t = DEFAULT_DEADLINE_SECONDS)]
     deadline: f64,
+    /// Seconds kept between the hook's deadline and the CLI's timeout (to answer and exit).
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_MARGIN, value_name = "SECONDS")]
+    timeout_margin: f64,
 }
 
 /// The hook's answer.
@@ -59,16 +90,29 @@ enum Answer {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    let (harness, args) = match args.command {
+        Command::ClaudeCode(a) => (Harness::ClaudeCode, a),
+        Command::Codex(a) => (Harness::Codex, a),
+        Command::Gemini(a) => (Harness::Gemini, a),
+        Command::Install(a) => return hook_install::run(a),
+        Command::Check(a) => return hook_check::run(a),
+    };
+    answer_hook(harness, args)
+}
+
+fn answer_hook(harness: Harness, args: RunArgs) -> Result<ExitCode> {
     let started = Instant::now();
     if args.print_config {
-        println!("{}", print_config(args.harness)?);
+        pcp_cli::outln!("{}", print_config(harness)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let harness = args.harness;
     // A panic anywhere is a denial: exit 2 blocks the tool in all three harnesses, whatever
     // was (or was not) printed.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("{DENY_PREFIX}: pcpctl hook failed: {info}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "{DENY_PREFIX}: pcpctl hook failed: {info}"
+        );
         std::process::exit(2);
     }));
     let deadline = Duration::try_from_secs_f64(args.deadline)
@@ -101,6 +145,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
+    let deadline = match within_cli_timeout(harness, deadline, args.timeout_margin, &event) {
+        Ok(d) => d,
+        Err(reason) => return Ok(answer(harness, &event_name, &Answer::Deny(reason))),
+    };
     // The decision runs on its own thread so that the deadline holds whatever it blocks on.
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -110,8 +158,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let verdict = match rx.recv_timeout(left) {
         Ok(v) => v,
         Err(mpsc::RecvTimeoutError::Timeout) => Answer::Deny(format!(
-            "no decision within the hook's deadline of {} s (pcpctl hook --deadline)",
-            args.deadline
+            "no decision within the hook's deadline of {} s",
+            deadline.as_secs_f64()
         )),
         Err(mpsc::RecvTimeoutError::Disconnected) => {
             Answer::Deny("the decision thread ended without an answer".into())
@@ -168,6 +216,82 @@ fn decide(event: &Map<String, Value>) -> Answer {
     Answer::Allow(format!("approved by pcp-confirm ({})", reasons.join(", ")))
 }
 
+/// `deadline`, shortened to the CLI's own hook timeout less `margin` where the CLI's settings
+/// say one for this event and tool (a warning on stderr says so); an error (a denial) when that
+/// timeout leaves no time at all.
+fn within_cli_timeout(
+    harness: Harness,
+    deadline: Duration,
+    margin: f64,
+    event: &Map<String, Value>,
+) -> Result<Duration, String> {
+    let cli = hook_settings::cli(harness);
+    let text = |k: &str| event.get(k).and_then(Value::as_str).unwrap_or("");
+    let (event_name, tool) = (text("hook_event_name"), text("tool_name"));
+    let projects = project_folders(harness, working_folder(event).ok().flatten());
+    let env = Env::from_process();
+    let Some((timeout, file)) = hook_check::cli_timeout(cli, &env, &projects, event_name, tool)
+    else {
+        return Ok(deadline);
+    };
+    let margin = if margin.is_finite() && margin >= 0.0 {
+        margin
+    } else {
+        DEFAULT_TIMEOUT_MARGIN
+    };
+    let room = timeout - margin;
+    if room <= 0.0 {
+        return Err(format!(
+            "{}'s hook timeout of {timeout} s ({}) leaves no time to ask (the hook needs              {margin} s to answer): raise it, see `pcpctl hook check`",
+            cli.name,
+            file.display()
+        ));
+    }
+    let room = Duration::from_secs_f64(room);
+    if room < deadline {
+        let _ = writeln!(
+            std::io::stderr(),
+            "pcpctl hook: waiting {} s, not {} s (--deadline): {}'s hook timeout in {} is {timeout}              s, and the hook keeps {margin} s to answer",
+            room.as_secs_f64(),
+            deadline.as_secs_f64(),
+            cli.name,
+            file.display()
+        );
+        return Ok(room);
+    }
+    Ok(deadline)
+}
+
+/// The project folders whose settings the CLI reads: Claude Code's and Gemini CLI's project
+/// (they tell the hook, else the working folder); for Codex the working folder and each folder
+/// above it up to the repository's root.
+fn project_folders(harness: Harness, cwd: Option<PathBuf>) -> Vec<PathBuf> {
+    let told = match harness {
+        Harness::ClaudeCode => std::env::var_os("CLAUDE_PROJECT_DIR"),
+        Harness::Gemini => std::env::var_os("GEMINI_PROJECT_DIR"),
+        Harness::Codex => None,
+    };
+    if let Some(dir) = told.filter(|d| !d.is_empty()) {
+        return vec![PathBuf::from(dir)];
+    }
+    let Some(cwd) = cwd else {
+        return Vec::new();
+    };
+    if harness != Harness::Codex {
+        return vec![cwd];
+    }
+    let mut out = Vec::new();
+    for dir in cwd.ancestors() {
+        out.push(dir.to_path_buf());
+        if dir.join(".git").exists() {
+            return out;
+        }
+    }
+    // No repository: Codex's project is the working folder alone.
+    out.truncate(1);
+    out
+}
+
 /// The harness's `cwd`; `None` when the input has none. The hook's own folder is not taken for
 /// it: nothing says the harness started the hook in the project, so an unknown working folder
 /// stays unknown and the gate counts every write as outside it (fail closed).
@@ -185,12 +309,15 @@ fn working_folder(event: &Map<String, Value>) -> Result<Option<PathBuf>, String>
 fn answer(harness: Harness, event: &str, verdict: &Answer) -> ExitCode {
     let out = render(harness, event, verdict);
     if let Some(json) = out {
-        println!("{json}");
+        // A harness that stopped reading still gets the exit status, which alone blocks a
+        // denied call: a write that fails changes nothing here.
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{json}").and_then(|()| stdout.flush());
     }
     match verdict {
         Answer::Allow(_) => ExitCode::SUCCESS,
         Answer::Deny(reason) => {
-            eprintln!("{DENY_PREFIX}: {reason}");
+            let _ = writeln!(std::io::stderr(), "{DENY_PREFIX}: {reason}");
             ExitCode::from(2)
         }
     }
@@ -226,27 +353,21 @@ fn render(harness: Harness, event: &str, verdict: &Answer) -> Option<Value> {
 /// The settings snippet that installs the hook for `harness`.
 fn print_config(harness: Harness) -> Result<String> {
     let exe = std::env::current_exe()?;
-    let name = harness
-        .to_possible_value()
-        .map(|v| v.get_name().to_string());
+    let cli = hook_settings::cli(harness);
     let command = format!(
         "{} hook {} --deadline {DEFAULT_DEADLINE_SECONDS}",
-        exe.display(),
-        name.unwrap_or_default()
+        hook_entries::shell_quote(&exe.to_string_lossy()),
+        cli.arg
     );
-    let entry = |matcher: &str, timeout: u64| json!([{"matcher": matcher, "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]);
-    let snippet = match harness {
-        Harness::ClaudeCode => json!({"hooks": {"PreToolUse": entry(
-            "Bash|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob|LS|WebFetch|WebSearch|mcp__.*",
-            HARNESS_TIMEOUT_SECONDS)}}),
-        Harness::Codex => json!({"hooks": {
-            "PreToolUse": entry("Bash", HARNESS_TIMEOUT_SECONDS),
-            "PermissionRequest": entry("Bash", HARNESS_TIMEOUT_SECONDS)}}),
-        Harness::Gemini => json!({"hooks": {"BeforeTool": entry(
-            "run_shell_command|write_file|replace|web_fetch|google_web_search",
-            HARNESS_TIMEOUT_SECONDS * 1000)}}),
-    };
-    Ok(serde_json::to_string_pretty(&snippet)?)
+    let timeout = cli.install_timeout(DEFAULT_DEADLINE_SECONDS);
+    let group = json!([{"matcher": cli.matcher, "hooks": [
+        {"type": "command", "command": command, "timeout": timeout}]}]);
+    let events: Map<String, Value> = cli
+        .events
+        .iter()
+        .map(|e| (e.to_string(), group.clone()))
+        .collect();
+    Ok(serde_json::to_string_pretty(&json!({ "hooks": events }))?)
 }
 
 #[cfg(test)]

@@ -10,8 +10,13 @@ mod audit;
 mod common;
 mod explain;
 mod hook;
+mod hook_check;
+mod hook_entries;
+mod hook_install;
 mod hook_patch;
+mod hook_settings;
 mod hook_tools;
+mod jsonc;
 mod mcp;
 mod replay;
 mod run;
@@ -59,9 +64,10 @@ enum Command {
     Run(run::Args),
     /// Tokens: `pcpctl token verify TOKEN --capability C --params JSON`.
     Token(token::Args),
-    /// An agent harness's permission hook: reads its hook JSON on stdin, asks the compositor,
-    /// answers allow or deny in its format (deny on any error or past --deadline);
-    /// `--print-config` prints the settings that install it.
+    /// An agent harness's permission hook: `pcpctl hook claude-code|codex|gemini` reads its
+    /// hook JSON on stdin, asks the compositor, answers allow or deny in its format (deny on
+    /// any error or past --deadline); `pcpctl hook install` merges it into the CLI's settings,
+    /// `pcpctl hook check` refuses settings that would let the CLI skip or outlast it.
     Hook(hook::Args),
     /// The MCP gateway: put `pcpctl mcp --name NAME -- COMMAND ARGS...` in an MCP client's
     /// settings in place of the server's command; every tool call is asked on the desktop

@@ -38,7 +38,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut client = IntentClient::connect()?;
     let handle = client.submit(&submission)?;
     let decision = client.wait(&handle)?;
-    println!("{}", serde_json::to_string(&decision)?);
+    pcp_cli::outln!("{}", serde_json::to_string(&decision)?);
     Ok(if decision.approved {
         ExitCode::SUCCESS
     } else {

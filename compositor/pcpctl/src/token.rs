@@ -97,14 +97,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
     };
     match checked {
         Ok(claims) => {
-            println!(
+            pcp_cli::outln!(
                 "valid: {} v{} for profile {}, app {}",
-                claims.capability, claims.version, claims.profile, claims.app
+                claims.capability,
+                claims.version,
+                claims.profile,
+                claims.app
             );
             Ok(ExitCode::SUCCESS)
         }
         Err(rejection) => {
-            println!("{}", rejection.code());
+            pcp_cli::outln!("{}", rejection.code());
             eprintln!("token refused: {rejection}");
             Ok(ExitCode::from(1))
         }

@@ -20,7 +20,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     match pcp_config::validate::<ReferenceSections>(args.config.as_deref()) {
         Ok(ok) => {
-            println!("{ok}");
+            pcp_cli::outln!("{ok}");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

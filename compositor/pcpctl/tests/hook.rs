@@ -66,15 +66,23 @@ fn claude_event(command: &str, cwd: &Path) -> String {
 }
 
 /// Starts `pcpctl hook HARNESS ARGS…` with `input` on stdin and `display` as WAYLAND_DISPLAY,
-/// in the display's folder (the test's project folder, as a harness starts hooks in its project).
+/// in the display's folder (the test's project folder, as a harness starts hooks in its project),
+/// which is also its home: the CLIs' settings it reads are the test's own.
 fn hook(display: &Path, harness: &str, extra: &[&str], input: &str) -> Child {
+    let folder = display.parent().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_pcpctl"))
-        .current_dir(display.parent().unwrap())
+        .current_dir(folder)
         .arg("hook")
         .arg(harness)
         .args(extra)
         .env("WAYLAND_DISPLAY", display)
+        .env("HOME", folder)
         .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("GEMINI_CLI_HOME")
+        .env_remove("GEMINI_PROJECT_DIR")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -332,6 +340,45 @@ fn a_user_slower_than_the_deadline_is_denied() {
     assert_denied(&out, "deadline");
     // The compositor's own visual timeout is 30 s: the hook answered long before it.
     assert!(started.elapsed() < Duration::from_secs(25));
+}
+
+#[test]
+fn the_deadline_stays_under_the_cli_s_own_timeout() {
+    let mut s = setup();
+    let cwd = s.dir.path().to_path_buf();
+    let settings = |timeout: u32| {
+        let command = format!(
+            "{} hook claude-code --deadline 50",
+            env!("CARGO_BIN_EXE_pcpctl")
+        );
+        let doc = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": command, "timeout": timeout}]}]}});
+        std::fs::create_dir_all(cwd.join(".claude")).unwrap();
+        std::fs::write(cwd.join(".claude/settings.json"), doc.to_string()).unwrap();
+    };
+    // Claude Code kills this hook after 4 s and runs the command: the hook denies at 2 s,
+    // before that, and says why on stderr.
+    settings(4);
+    let event = claude_event("rm -rf ../elsewhere", &cwd);
+    let started = Instant::now();
+    let child = hook(&s.socket(), "claude-code", &["--deadline", "50"], &event);
+    s.pump_until(|s| s.prompt_is_up());
+    let out = s.finish(child);
+    assert_denied(&out, "deadline of 2 s");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("waiting 2 s, not 50 s") && stderr.contains("settings.json"),
+        "{stderr}"
+    );
+    // A timeout that leaves no time at all is a denial at once, before asking anyone.
+    settings(1);
+    let out = s.finish(hook(&s.socket(), "claude-code", &[], &event));
+    assert_denied(&out, "leaves no time to ask");
 }
 
 #[test]

@@ -440,4 +440,10 @@ pub mod testing {
     pub fn dialog_pixels(pcp: &mut crate::Pcp) -> Option<(u32, u32, Vec<u8>)> {
         pcp.ui_mut().pixels()
     }
+
+    /// The characters the dialog on screen draws as empty boxes (none when every text on it is
+    /// legible), for tools that report what a capture shows.
+    pub fn dialog_missing_glyphs(pcp: &mut crate::Pcp) -> Vec<char> {
+        pcp.ui_mut().drawn_missing_glyphs()
+    }
 }

@@ -38,6 +38,9 @@ pub enum ClientError {
     TooLarge(usize),
     #[error("cannot pass the parameters through a memfd: {0}")]
     Memfd(std::io::Error),
+    /// The intent breaks a rule the compositor would end the connection for; nothing was sent.
+    #[error("the intent is malformed, not sent: {0}")]
+    Invalid(wire::ParamsError),
 }
 
 /// An intent to submit.
@@ -155,7 +158,19 @@ impl IntentClient {
     }
 
     /// Submits an intent: inline when small, through a sealed memfd when larger.
+    /// The intent is checked first against the compositor's own rules ([`wire::check_value`]):
+    /// one that breaks them is [`ClientError::Invalid`], naming where, and costs no connection.
     pub fn submit(&mut self, s: &Submission) -> Result<Handle, ClientError> {
+        wire::check_capability(&s.capability)
+            .and_then(|()| wire::check_target(s.target.as_deref()))
+            .and_then(|()| wire::check_value(&s.params, "params"))
+            .and_then(|()| {
+                s.steps.iter().enumerate().try_for_each(|(i, step)| {
+                    wire::check_capability(&step.capability)?;
+                    wire::check_value(&step.params, &format!("steps[{i}].params"))
+                })
+            })
+            .map_err(ClientError::Invalid)?;
         let params =
             serde_json::to_string(&s.params).map_err(|e| ClientError::Io(e.to_string()))?;
         let steps = if s.steps.is_empty() {

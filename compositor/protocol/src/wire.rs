@@ -5,16 +5,20 @@
 //!
 //! Client JSON is parsed strictly ([`parse_strict`]): a duplicate key (which a lenient parser
 //! resolves by keeping the last one, so what one reader shows another never saw) or a control
-//! character in any key or string (a NUL breaks the spoken question) is refused, naming where.
+//! character (a NUL breaks the spoken question) is refused, naming where. A string value may hold
+//! line feeds and tabs (a multi-line command, a patch: the dialog shows every line); keys and
+//! targets, which name things on one line, may not.
 
-use std::fmt;
+mod strict;
+
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use strict::control_character;
+pub use strict::{check_value, parse_strict, value_control};
 
 /// Inline params and steps together may be at most this many bytes (Smithay 0.7's server drops a
 /// client whose message exceeds its 4 KiB buffer; the rest of the message needs room too).
@@ -67,7 +71,8 @@ pub fn check_capability(name: &str) -> Result<(), ParamsError> {
     }
 }
 
-/// A target hint is shown on the dialog: like every client string, no control characters.
+/// A target hint names one thing on one line of the dialog: no control character at all, not
+/// even the line feed and tab a parameter value may hold.
 pub fn check_target(target: Option<&str>) -> Result<(), ParamsError> {
     match target.and_then(control_character) {
         Some(c) => Err(ParamsError::InvalidTarget(c as u32)),
@@ -168,141 +173,6 @@ fn parse_object(text: &str, what: &str) -> Result<Value, ParamsError> {
         Err(e) => Err(ParamsError::InvalidJson(format!(
             "{what} is not acceptable JSON: {e}"
         ))),
-    }
-}
-
-/// Parses JSON text refusing what a client must never send: a key given twice in one object,
-/// and a control character (Unicode category Cc: U+0000–U+001F, U+007F–U+009F, escaped or not)
-/// in any key or string, at any depth. `root` names the document in messages, which give the
-/// path of the offending member (e.g. `params.a[2].b`) and serde_json's line and column.
-pub fn parse_strict(text: &[u8], root: &str) -> Result<Value, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_slice(text);
-    let value = Strict {
-        path: &JsonPath::Root(root),
-    }
-    .deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
-}
-
-/// The first control character of `text`, if any.
-fn control_character(text: &str) -> Option<char> {
-    text.chars().find(|c| c.is_control())
-}
-
-/// Where a value sits in the document, as a chain of references to its parents: reading a
-/// member costs nothing, and the text (e.g. `params.a[2].b`) is written only for an error.
-enum JsonPath<'p> {
-    Root(&'p str),
-    Index(&'p JsonPath<'p>, usize),
-    Key(&'p JsonPath<'p>, &'p str),
-}
-
-impl fmt::Display for JsonPath<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            JsonPath::Root(root) => f.write_str(root),
-            JsonPath::Index(parent, i) => write!(f, "{parent}[{i}]"),
-            JsonPath::Key(parent, key) => write!(f, "{parent}.{key}"),
-        }
-    }
-}
-
-/// A JSON value at `path`, checked as it is built.
-struct Strict<'p> {
-    path: &'p JsonPath<'p>,
-}
-
-impl<'de> DeserializeSeed<'de> for Strict<'_> {
-    type Value = Value;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
-        de.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Strict<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "a JSON value at {}", self.path)
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        if let Some(c) = control_character(v) {
-            return Err(E::custom(format_args!(
-                "the string at {} holds the control character U+{:04X}",
-                self.path, c as u32
-            )));
-        }
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        if let Some(c) = control_character(&v) {
-            return Err(E::custom(format_args!(
-                "the string at {} holds the control character U+{:04X}",
-                self.path, c as u32
-            )));
-        }
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        loop {
-            let path = JsonPath::Index(self.path, items.len());
-            match seq.next_element_seed(Strict { path: &path })? {
-                Some(item) => items.push(item),
-                None => return Ok(Value::Array(items)),
-            }
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if let Some(c) = control_character(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "a key in {} holds the control character U+{:04X}",
-                    self.path, c as u32
-                )));
-            }
-            if members.contains_key(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "the key `{key}` appears twice in {}",
-                    self.path
-                )));
-            }
-            let path = JsonPath::Key(self.path, &key);
-            let value = map.next_value_seed(Strict { path: &path })?;
-            members.insert(key, value);
-        }
-        Ok(Value::Object(members))
     }
 }
 
@@ -456,7 +326,10 @@ mod tests {
             (r#"{"a":{"b":["ok","\u001b[2J"]}}"#, None, "U+001B"),
             ("{\"a\":\"\u{85}\"}", None, "U+0085"),
             (r#"{"pa\u0007th":"/x"}"#, None, "U+0007"),
-            (r#"{"text":"two\nlines"}"#, None, "U+000A"),
+            (r#"{"text":"two\r\nlines"}"#, None, "U+000D"),
+            (r#"{"li\nne":"x"}"#, None, "U+000A"),
+            (r#"{"ta\tb":"x"}"#, None, "U+0009"),
+            (r#"{"text":"a\u000bb"}"#, None, "U+000B"),
             (
                 "{}",
                 Some(r#"[{"capability":"x","params":{"p":"\u007f"}}]"#),
@@ -469,6 +342,10 @@ mod tests {
         }
         // Characters a dialog must show visibly are not control characters: they pass here.
         assert!(parse_inline(r#"{"p":"a\u200fb\u00a0c"}"#, None).is_ok());
+        assert_eq!(
+            check_target(Some("a\nb")),
+            Err(ParamsError::InvalidTarget(10))
+        );
         let (fd, size) = sealed_memfd(&json!({"deep": [{"k": "\u{0}"}]}), &[]).unwrap();
         let err = read_fd(fd, size).unwrap_err();
         assert!(err.to_string().contains("memfd.params.deep[0].k"), "{err}");

@@ -95,7 +95,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         return Ok(
             match pcp_config::validate::<ReferenceSections>(config.as_deref()) {
                 Ok(ok) => {
-                    println!("{ok}");
+                    pcp_cli::outln!("{ok}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

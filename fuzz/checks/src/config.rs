@@ -70,12 +70,17 @@ fn push(files: &mut [SourceFile], line: &str) {
 
 /// An accepted `[overlay]` shows any client string within its caps.
 fn overlay_caps(overlay: &pcp_overlay::Config) {
-    let sample = "a\u{202e}b\u{200b}c\u{a0}".repeat(64);
-    for (text, cap) in [
-        (overlay.visible_text(&sample), overlay.max_text_chars),
-        (overlay.visible_name(&sample), overlay.max_name_chars),
+    let sample = "a\u{202e}b\u{200b}c\u{a0}\n\n\n\n".repeat(64);
+    let blank = &overlay.text.blank_lines;
+    for (text, cap, lines) in [
+        (overlay.visible_text(&sample), overlay.max_text_chars, true),
+        (overlay.visible_name(&sample), overlay.max_name_chars, false),
     ] {
-        let shown = pcp_overlay::visible::shown(&sample, cap as usize);
+        let shown = if lines {
+            pcp_overlay::visible::shown_lines(&sample, cap as usize, blank)
+        } else {
+            pcp_overlay::visible::shown(&sample, cap as usize)
+        };
         assert!(shown.text.chars().count() <= cap as usize);
         assert!(
             text.starts_with(&shown.text),

@@ -1,11 +1,13 @@
 //! The strict client JSON parser (`pcp_protocol::wire::parse_strict`) that inline params, steps
 //! and memfd documents go through, against a lenient parse that keeps every member: the strict
 //! parser accepts exactly the documents with no key twice in one object and no control character
-//! in any key or string at any depth, and then gives the same value; what it refuses for its own
-//! rules names the document; what it accepts writes back out and parses to the same value.
+//! in any key, nor in any string but a line feed or a tab, at any depth, and then gives the same
+//! value; what it refuses for its own rules names the document; what it accepts writes back out
+//! and parses to the same value. The check a client makes before sending
+//! (`wire::check_value`) refuses exactly what the parser refuses for a control character.
 //! An input is the document's bytes as a client would send them.
 
-use pcp_protocol::wire::parse_strict;
+use pcp_protocol::wire::{check_value, parse_strict};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
@@ -80,20 +82,49 @@ impl<'de> Visitor<'de> for RawVisitor {
 }
 
 impl Raw {
-    /// Whether the strict rules hold everywhere: no key twice in an object, no control
-    /// character in a key or a string.
+    /// Whether the strict rules hold everywhere: no key twice in an object, no control character
+    /// in a key, none but a line feed or a tab in a string.
     fn is_strict(&self) -> bool {
-        let clean = |s: &str| !s.chars().any(char::is_control);
+        self.unique_keys() && self.clean()
+    }
+
+    fn unique_keys(&self) -> bool {
         match self {
-            Raw::Null | Raw::Bool(_) | Raw::Number(_) => true,
-            Raw::String(s) => clean(s),
-            Raw::Array(items) => items.iter().all(Raw::is_strict),
+            Raw::Null | Raw::Bool(_) | Raw::Number(_) | Raw::String(_) => true,
+            Raw::Array(items) => items.iter().all(Raw::unique_keys),
             Raw::Object(members) => {
                 let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
                 keys.sort_unstable();
-                let unique = keys.windows(2).all(|w| w[0] != w[1]);
-                unique && members.iter().all(|(k, v)| clean(k) && v.is_strict())
+                keys.windows(2).all(|w| w[0] != w[1])
+                    && members.iter().all(|(_, v)| v.unique_keys())
             }
+        }
+    }
+
+    fn clean(&self) -> bool {
+        let key = |s: &str| !s.chars().any(char::is_control);
+        let value = |s: &str| !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t');
+        match self {
+            Raw::Null | Raw::Bool(_) | Raw::Number(_) => true,
+            Raw::String(s) => value(s),
+            Raw::Array(items) => items.iter().all(Raw::clean),
+            Raw::Object(members) => members.iter().all(|(k, v)| key(k) && v.clean()),
+        }
+    }
+
+    fn clone_value(&self) -> Value {
+        match self {
+            Raw::Null => Value::Null,
+            Raw::Bool(b) => Value::Bool(*b),
+            Raw::Number(n) => Value::Number(n.clone()),
+            Raw::String(s) => Value::String(s.clone()),
+            Raw::Array(items) => Value::Array(items.iter().map(Raw::clone_value).collect()),
+            Raw::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone_value()))
+                    .collect::<Map<_, _>>(),
+            ),
         }
     }
 
@@ -128,6 +159,19 @@ pub fn check(data: &[u8]) {
         assert!(strict.is_err(), "accepted what is not JSON: {strict:?}");
         return;
     };
+    if raw.unique_keys() {
+        // Without duplicates the value is the same whoever reads it: the client's own check
+        // agrees with the parser on control characters.
+        let clean = raw.clean();
+        let checked = check_value(&raw.clone_value(), ROOT);
+        assert_eq!(checked.is_ok(), clean, "{checked:?}");
+        if let Err(e) = checked {
+            assert!(
+                e.to_string().contains(ROOT),
+                "the refusal does not say where: {e}"
+            );
+        }
+    }
     if !raw.is_strict() {
         let e = strict.expect_err("accepted a duplicate key or a control character");
         let message = e.to_string();

@@ -1,6 +1,7 @@
 //! Intent parameters as a client sends them (`pcp_protocol::wire`): inline JSON text with
 //! optional steps (`submit`), and a document in a memfd (`submit_fd`). No panic; what parses
-//! inline is an object with valid steps, and arrives the same through a sealed memfd; a memfd
+//! inline is an object with valid steps, passes the client's own check (`check_value`), and
+//! arrives the same through a sealed memfd, line feeds and tabs in its strings included; a memfd
 //! that is not sealed, or holds fewer bytes than announced, is refused as a bad fd; announcing
 //! fewer bytes than it holds reads only those.
 //!
@@ -13,8 +14,8 @@ use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 use pcp_protocol::wire::{
-    MAX_FD_BYTES, MAX_INLINE_BYTES, ParamsError, Step, check_capability, parse_inline, read_fd,
-    sealed_bytes, sealed_memfd,
+    MAX_FD_BYTES, MAX_INLINE_BYTES, ParamsError, Step, check_capability, check_value, parse_inline,
+    read_fd, sealed_bytes, sealed_memfd,
 };
 use serde_json::Value;
 
@@ -56,15 +57,30 @@ fn inline(text: &str, steps_text: Option<&str>) {
         return;
     };
     assert!(params.is_object(), "{params}");
+    assert_eq!(check_value(&params, "params"), Ok(()));
     for s in &steps {
         assert_eq!(check_capability(&s.capability), Ok(()));
         assert!(matches!(s.params, Value::Object(_) | Value::Null));
+        assert_eq!(check_value(&s.params, "steps"), Ok(()));
     }
-    // What a client could send inline arrives the same through a sealed memfd.
+    // What a client could send inline arrives the same through a sealed memfd: every key and
+    // every string (a multi-line one too); numbers may differ in a float's last digit.
     let (fd, size) = sealed_memfd(&params, &steps).expect("a sealed memfd");
     let (fd_params, fd_steps) = read_fd(fd, size).expect("the memfd reads back");
-    assert_eq!(keys(&fd_params), keys(&params));
+    assert_eq!(shape(&fd_params), shape(&params));
     assert_eq!(capabilities(&fd_steps), capabilities(&steps));
+}
+
+/// `v` with every number replaced by `null`.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Number(_) => Value::Null,
+        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
+        Value::Object(members) => {
+            Value::Object(members.iter().map(|(k, v)| (k.clone(), shape(v))).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 fn document(bytes: &[u8], announced: &Announced, sealed: bool) {

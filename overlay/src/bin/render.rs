@@ -115,7 +115,7 @@ fn render(args: Args) -> Result<()> {
     pixmap
         .save_png(&args.out)
         .with_context(|| format!("cannot write {}", args.out.display()))?;
-    println!(
+    pcp_cli::outln!(
         "{}: {}x{} px",
         args.out.display(),
         pixmap.width(),

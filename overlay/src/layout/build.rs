@@ -135,6 +135,15 @@ impl Column<'_> {
 }
 
 impl Column<'_> {
+    /// Pushes client text that may span lines, every line after the first numbered (see
+    /// [`body::place_lines`]).
+    fn push_lines(&mut self, text: &str, style: &TextStyle, role: Role) -> i32 {
+        let at = (self.x, self.y, self.w);
+        let h = body::place_lines(self.fonts, &mut self.out, text, at, style, role);
+        self.y += h;
+        h
+    }
+
     fn push(&mut self, text: &str, style: &TextStyle, role: Role) -> i32 {
         let shaped = self.fonts.shape(text, style, self.w as f32);
         let h = shaped.height;

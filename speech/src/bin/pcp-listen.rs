@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     let report = pcp_cli::Report::start("pcp-listen", "warn", cli.debug);
     match run(cli) {
         Ok(line) => {
-            println!("{line}");
+            pcp_cli::outln!("{line}");
             ExitCode::SUCCESS
         }
         Err(e) => report.fail_message(&e),

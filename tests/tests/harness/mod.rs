@@ -339,7 +339,7 @@ impl Fixture {
 
     /// The characters the dialog on screen draws as empty boxes.
     pub fn dialog_missing_glyphs(&mut self) -> Vec<char> {
-        self.pcp_mut().ui_mut().drawn_missing_glyphs()
+        pcp_plugin::testing::dialog_missing_glyphs(self.pcp_mut())
     }
 
     /// Every text the dialog on screen draws now (empty when none is up or drawn yet).

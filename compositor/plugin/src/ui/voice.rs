@@ -122,8 +122,8 @@ impl VoiceStep {
     /// Starts listening when `prompt` waits for a spoken answer and no listener runs for it yet;
     /// stops a listener whose prompt ended or no longer asks for voice. A voice step with no
     /// engine is lost (the prompt falls back to press-and-hold). The question says the action
-    /// as the dialog shows it (`overlay`'s visible, capped text): nothing hidden, nothing
-    /// unbounded handed to the synthesizer. While `screen_reader` says a screen reader runs
+    /// as the dialog shows it (`overlay`'s visible, capped text, line breaks said as
+    /// pauses): nothing hidden, nothing unbounded handed to the synthesizer. While `screen_reader` says a screen reader runs
     /// (and `[speech] speak_challenge_for_screen_readers` allows), a challenge word is read
     /// aloud in the question: the user hears the dialog instead of seeing it, and the word is
     /// never put on the accessibility bus.
@@ -146,7 +146,7 @@ impl VoiceStep {
                 };
                 let question = engine
                     .config()
-                    .question(&overlay.visible_text(&p.description));
+                    .question(&overlay.spoken_text(&p.description));
                 self.asked = Some(p.id);
                 // A class that needs a word and cannot get one loses its voice step (fail
                 // closed): it never listens for a bare "yes".

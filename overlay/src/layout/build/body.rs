@@ -1,11 +1,19 @@
 //! The body: the action, the target, every step and every extra parameter, each in full, shaped
 //! in the body's own coordinates; then the view it is seen through, which scrolls when the body
 //! does not fit beside the fixed parts.
+//!
+//! Client text may span lines (a command, a patch): its first line starts at the column's edge
+//! like any text, and every further line is shaped on its own beside its number in a muted
+//! gutter ([`place_lines`]). The dialog's own lines (labels, the body's headings) start at the
+//! edge unnumbered, so no line a client writes can pass for one of them; every line wraps,
+//! none is clipped.
+
+use cosmic_text::Align;
 
 use super::{Column, Frame, Metrics, Texts, full, style};
 use crate::config::Config;
 use crate::layout::{IRect, Placed, Role};
-use crate::text::Fonts;
+use crate::text::{Fonts, TextStyle};
 
 /// Space right of the body for its scroll bar.
 const SCROLLBAR_GUTTER: f32 = 12.0;
@@ -35,12 +43,12 @@ pub(super) fn lay_out_body(
         w: body_w(m),
         y: 0,
     };
-    body.push(&t.action, &full(fs * 1.2, true), Role::Text);
+    body.push_lines(&t.action, &full(fs * 1.2, true), Role::Text);
     let label = full(fs * 0.8, true);
     if let Some(target) = &t.target {
         body.y += gap;
         body.push(&config.text.target_label, &label, Role::Muted);
-        body.push(target, &full(fs, false), Role::Text);
+        body.push_lines(target, &full(fs, false), Role::Text);
     }
     if body.past(limit) {
         return None;
@@ -55,7 +63,7 @@ pub(super) fn lay_out_body(
         body.y += gap;
         body.push(&config.text.extra_params_label, &label, Role::Muted);
         for entry in &t.extra {
-            body.push(entry, &full(item_size, false), Role::Text);
+            body.push_lines(entry, &full(item_size, false), Role::Text);
             body.y += m.px(2.0);
             if body.past(limit) {
                 return None;
@@ -88,11 +96,8 @@ fn push_steps(
             &style(item_size, true, 1),
             num_w as f32,
         );
-        let text = body
-            .fonts
-            .shape(step, &full(item_size, false), (body_w - num_w) as f32);
-        let h = text.height.max(num.height);
         let sy = body.y;
+        let num_h = num.height;
         body.out.push(Placed {
             x: left,
             y: sy,
@@ -100,19 +105,79 @@ fn push_steps(
             text: num,
             role: Role::Muted,
         });
-        body.out.push(Placed {
-            x: left + num_w,
-            y: sy,
-            w: body_w - num_w,
-            text,
-            role: Role::Text,
-        });
-        body.y += h + m.px(2.0);
+        let text_h = place_lines(
+            body.fonts,
+            &mut body.out,
+            step,
+            (left + num_w, sy, body_w - num_w),
+            &full(item_size, false),
+            Role::Text,
+        );
+        body.y += text_h.max(num_h) + m.px(2.0);
         if body.past(limit) {
             return None;
         }
     }
     Some(())
+}
+
+/// Places `text` from (`x`, `y`) in a column `w` wide: its first line across the column, every
+/// further line shaped on its own beside its number (2, 3, …) in a muted, right-aligned gutter.
+/// An empty line still takes a line's height. Returns the height used.
+pub(super) fn place_lines(
+    fonts: &mut Fonts,
+    out: &mut Vec<Placed>,
+    text: &str,
+    (x, y, w): (i32, i32, i32),
+    style: &TextStyle,
+    role: Role,
+) -> i32 {
+    let mut lines = text.split('\n');
+    let first = fonts.shape(lines.next().unwrap_or_default(), style, w as f32);
+    let line_h = (style.size * style.line_height).round() as i32;
+    let mut h = first.height.max(line_h);
+    out.push(Placed {
+        text: first,
+        x,
+        y,
+        w,
+        role,
+    });
+    let rest: Vec<&str> = lines.collect();
+    if rest.is_empty() {
+        return h;
+    }
+    let number = TextStyle {
+        bold: false,
+        max_lines: 1,
+        middle_ellipsis: false,
+        align: Some(Align::Right),
+        ..*style
+    };
+    let gap = (style.size * 0.6).round() as i32;
+    let widest = fonts.shape(&(rest.len() + 1).to_string(), &number, w as f32);
+    let num_w = (widest.width + gap).min(w / 3).max(gap + 1);
+    for (i, line) in rest.iter().enumerate() {
+        let ly = y + h;
+        let num = fonts.shape(&(i + 2).to_string(), &number, (num_w - gap) as f32);
+        let shaped = fonts.shape(line, style, (w - num_w) as f32);
+        h += shaped.height.max(num.height).max(line_h);
+        out.push(Placed {
+            text: num,
+            x,
+            y: ly,
+            w: num_w - gap,
+            role: Role::Muted,
+        });
+        out.push(Placed {
+            text: shaped,
+            x: x + num_w,
+            y: ly,
+            w: w - num_w,
+            role,
+        });
+    }
+    h
 }
 
 /// Where the body is seen through.
