@@ -4,6 +4,9 @@
 //! Search order: `$PCP_VOSK_LIB_DIR`, then `<cache>/vosk-0.3.45/` where `<cache>` is
 //! `$PCP_CACHE_DIR`, else `$XDG_CACHE_HOME/pcp`, else `$HOME/.cache/pcp`.
 //!
+//! With the feature `moonshine`, libmoonshine (found by pcp-moonshine's build script) gets the
+//! same treatment, handed on as `DEP_VOSK_MOONSHINE_LIBDIR`.
+//!
 //! `cargo:rustc-link-arg` only reaches this package's own targets. Because Cargo.toml declares
 //! `links = "vosk"`, the `cargo:libdir=` line below reaches the build scripts of crates that
 //! depend on this one directly as `DEP_VOSK_LIBDIR`; they add the same rpath to their binaries.
@@ -81,4 +84,23 @@ fn main() {
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
     // For dependents: DEP_VOSK_LIBDIR.
     println!("cargo:libdir={}", dir.display());
+    moonshine();
+}
+
+/// With the feature `moonshine`: libmoonshine's folder (from pcp-moonshine's build script, as
+/// `DEP_MOONSHINE_LIBDIR`) as an rpath of this package's own tests, benches and examples, and
+/// handed on to dependents as `DEP_VOSK_MOONSHINE_LIBDIR`.
+fn moonshine() {
+    println!("cargo:rerun-if-env-changed=DEP_MOONSHINE_LIBDIR");
+    if env::var_os("CARGO_FEATURE_MOONSHINE").is_none() {
+        return;
+    }
+    let Some(dir) = env::var_os("DEP_MOONSHINE_LIBDIR") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+    // The linker reads libmoonshine's own needs (its ONNX Runtime) from the same folder.
+    println!("cargo:rustc-link-arg=-Wl,-rpath-link,{}", dir.display());
+    println!("cargo:moonshine_libdir={}", dir.display());
 }

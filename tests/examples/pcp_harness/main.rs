@@ -89,6 +89,8 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: the first thing the process does; no other thread exists yet.
+    unsafe { pcp_speech::prepare_process() };
     let args = Args::parse();
     let report = pcp_cli::Report::new("pcp-harness", args.debug);
     match run(args) {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::world::{USER, World};
 
-/// Where the test user finds the harness and libvosk (the build's copy is under root's home,
+/// Where the test user finds the harness, libvosk and libmoonshine (the build's copy is under root's home,
 /// which the test user cannot read).
 pub struct Tools {
     harness: PathBuf,
@@ -32,6 +32,20 @@ impl Tools {
             let to = lib.join("libvosk.so");
             std::fs::copy(&so, &to).map_err(|e| format!("cannot copy {}: {e}", so.display()))?;
             chmod(&to, 0o755)?;
+        }
+        // The English recognizer's library and its ONNX Runtime (found by its `$ORIGIN`
+        // rpath, so beside it).
+        if let Some(dir) = option_env!("PCP_MOONSHINE_LIBDIR") {
+            for entry in std::fs::read_dir(dir).map_err(|e| format!("{dir}: {e}"))? {
+                let so = entry.map_err(|e| format!("{dir}: {e}"))?.path();
+                let name = so.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                if name.starts_with("lib") && name.contains(".so") {
+                    let to = lib.join(name);
+                    std::fs::copy(&so, &to)
+                        .map_err(|e| format!("cannot copy {}: {e}", so.display()))?;
+                    chmod(&to, 0o755)?;
+                }
+            }
         }
         Ok(Tools { harness, lib })
     }
