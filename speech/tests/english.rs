@@ -108,7 +108,7 @@ fn an_approval_on_a_challenge_prompt_needs_the_shown_word() {
         model().as_ref(),
         pack(),
         &config(),
-        Some("piano"),
+        Some("pencil"),
         &with_word,
     )
     .unwrap();
