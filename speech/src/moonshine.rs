@@ -165,6 +165,14 @@ pub struct MoonshineRecognizer {
     early: Option<(u64, Vec<String>)>,
     /// The stream holds the current utterance (from [`VIEW_LEADS_MS`]`[0]` before it began).
     streaming: bool,
+    /// Where the last utterance was judged and the stream stopped: no view of the next one
+    /// reaches back before it.
+    floor: u64,
+    /// Where an approval that waits for its challenge word began: its stream goes on, so the
+    /// word said after a pause is transcribed together with it ("Yes, tiger.").
+    pending_from: Option<u64>,
+    /// How long such an approval waits, in samples (`challenge_pause_ms`).
+    pause_samples: u64,
     /// The last [`MAX_HELD`] samples fed, and the overall sample index of the first: the
     /// stream starts from them, and the other views transcribe them.
     held: Vec<f32>,
@@ -227,6 +235,9 @@ impl MoonshineRecognizer {
             views: config.moonshine_views.clamp(1, VIEW_LEADS_MS.len() as u32),
             early: None,
             streaming: false,
+            floor: 0,
+            pending_from: None,
+            pause_samples: ms(config.challenge_pause_ms),
             held: Vec::new(),
             held_origin: 0,
             last_text: String::new(),
@@ -243,7 +254,8 @@ impl MoonshineRecognizer {
         let from = self
             .began
             .unwrap_or(self.samples)
-            .saturating_sub(lead_ms * self.rate / 1000);
+            .saturating_sub(lead_ms * self.rate / 1000)
+            .max(self.floor);
         let skip = from.saturating_sub(self.held_origin) as usize;
         &self.held[skip.min(self.held.len())..]
     }
@@ -305,11 +317,11 @@ impl MoonshineRecognizer {
             self.held.drain(..drop);
             self.held_origin += drop as u64;
         }
-        if self.began.is_none() {
-            return Ok(());
-        }
         if self.streaming {
             return self.stream.add_audio(&block, SAMPLE_RATE).map_err(failed);
+        }
+        if self.began.is_none() {
+            return Ok(());
         }
         self.stream.start().map_err(failed)?;
         self.streaming = true;
@@ -317,7 +329,19 @@ impl MoonshineRecognizer {
         self.stream.add_audio(&from, SAMPLE_RATE).map_err(failed)
     }
 
-    /// Judges the utterance that just ended (`why`); the stream waits for the next one.
+    /// Stops the stream; the next utterance starts one of its own.
+    fn stop_stream(&mut self) -> Result<(), SpeechError> {
+        if self.streaming {
+            self.stream.stop().map_err(failed)?;
+        }
+        self.streaming = false;
+        self.pending_from = None;
+        self.floor = self.samples;
+        Ok(())
+    }
+
+    /// Judges the utterance that just ended (`why`); the stream waits for the next one, or
+    /// goes on when an approval waits for its challenge word.
     fn judge_utterance(&mut self, why: &str) -> Result<Option<Heard>, SpeechError> {
         let views = match self.early.take() {
             Some((at, views)) if at >= self.last_voice => views,
@@ -332,9 +356,14 @@ impl MoonshineRecognizer {
             first
         };
         let text = views.first().cloned().unwrap_or_default();
-        self.stream.stop().map_err(failed)?;
-        self.streaming = false;
         let began = self.began.take().unwrap_or(self.samples);
+        self.pending_from = None;
+        if reading == Reading::ApproveWithoutWord {
+            // The word may follow: the stream goes on with this utterance in it.
+            self.pending_from = Some(began);
+        } else {
+            self.stop_stream()?;
+        }
         let ended = self.last_voice.max(began);
         debug!(why, ?reading, ?views, "utterance judged");
         self.judged.push(format!(
@@ -395,8 +424,15 @@ impl Utterances for MoonshineRecognizer {
         if audio.is_empty() {
             return Ok(None);
         }
+        // Speech after an approval that waits for its word continues that utterance.
+        if let (Some(from), Some(_)) = (self.pending_from, self.began) {
+            self.began = Some(from);
+        }
         self.add(&audio)?;
         if self.began.is_none() {
+            if self.pending_from.is_some() && self.samples - self.last_voice > self.pause_samples {
+                self.stop_stream()?;
+            }
             return Ok(None);
         }
         let quiet_for = self.samples - self.last_voice;

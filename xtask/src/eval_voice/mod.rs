@@ -40,13 +40,13 @@ pub const USAGE: &str =
 /// too coarse for the floor below).
 const CI_EVERY: usize = 5;
 /// The CI subset fails on any false approval, and below this share of answers decided right: a
-/// floor against regressions under what the recognizer reaches today. Korean: 45 % of the
-/// subset's 56 answers, 48 % of the held-out part's, not the 90 % it is meant to reach.
-/// English: see docs/voice-tuning.md.
+/// floor against regressions under what the recognizer reaches today, not the 90 % it is meant
+/// to reach. Korean: 45 % of the subset's 56 answers, 48 % of the held-out part's. English: the
+/// held-out part's 67 % (docs/voice-tuning.md), less about ten points for the subset's size.
 fn ci_min_answer_accuracy(language: Language) -> f64 {
     match language {
         Language::Korean => 40.0,
-        Language::English => 85.0,
+        Language::English => 55.0,
     }
 }
 
