@@ -127,9 +127,9 @@ pub struct Config {
     /// has lasted that long (it stands only if nothing louder than `quiet_dbfs` came after). 0
     /// transcribes at `quiet_final_ms`; otherwise less than `quiet_final_ms`.
     pub transcribe_after_quiet_ms: u64,
-    /// Moonshine: how many views of an utterance an approval needs, all reading it (1..=3).
-    /// The first is the stream; each further one transcribes the utterance again from a
-    /// quarter of a second earlier. A word the model only half hears reads differently from
+    /// Moonshine: how many views of an utterance an approval needs, all writing the same words
+    /// (1..=3). The first is the stream; the others transcribe the utterance again from 0.25 s
+    /// and 0.5 s before it began. A word the model only half hears reads differently from
     /// another start; a clear answer reads the same. A refusal needs the first view only.
     pub moonshine_views: u32,
     /// Audio block size read from a WAV file (`listen --wav`, tests), in milliseconds; the
@@ -231,7 +231,7 @@ impl Default for Config {
                 .map(|o| (*o).to_string())
                 .collect(),
             transcribe_after_quiet_ms: 100,
-            moonshine_views: 2,
+            moonshine_views: 3,
             block_ms: 20,
             queue_blocks: 256,
             capture_buffer_ms: 400,

@@ -16,14 +16,16 @@
 //! Moonshine's streaming architectures: a transcription encodes the stream's audio whole; what
 //! the stream buys is that nothing is left to copy or cut when the speaker falls quiet.)
 //!
-//! **Views.** An approval needs `moonshine_views` readings that agree: the stream's, and the same
-//! utterance transcribed in one call from 0.25 s (and 0.5 s) before it began. A word the model only half hears reads differently from
+//! **Views.** An approval needs `moonshine_views` readings that agree, word for word: the
+//! stream's, and the same utterance transcribed in one call from 0.25 s and 0.5 s before it
+//! began. A word the model only half hears reads differently from
 //! another start ("yeast": "Yes." from one, "East," from another); a clear answer reads the same.
 //! A refusal needs the first reading only (a wrong one only denies).
 //!
 //! **Reading.** The model writes sentences ("Yes.", "No, no.", "Yes, rocket."): case and
 //! punctuation are dropped before the pack reads the words (see [`spoken_words`]).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -280,6 +282,15 @@ impl MoonshineRecognizer {
         Ok(views)
     }
 
+    /// The distinct words of `text` the pack reads (its ignored words left out).
+    fn words_of(&self, text: &str) -> BTreeSet<String> {
+        spoken_words(text)
+            .split(' ')
+            .filter(|w| !w.is_empty() && !self.pack.is_ignored(w))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// What `text` says on this prompt.
     fn read(&self, text: &str) -> Reading {
         self.pack
@@ -348,9 +359,13 @@ impl MoonshineRecognizer {
             _ => self.views_now()?,
         };
         let readings: Vec<Reading> = views.iter().map(|v| self.read(v)).collect();
-        // The first view decides; anything that can approve needs the others to agree.
+        // The first view decides; anything that can approve needs the others to agree, on the
+        // words as well as on what they mean: "Yeah." from one start and "Yes." from another is
+        // a word the model is guessing at ("nap" was written both ways).
         let first = readings.first().copied().unwrap_or(Reading::Nothing);
-        let reading = if can_approve(first) && readings.iter().any(|r| *r != first) {
+        let words: Vec<BTreeSet<String>> = views.iter().map(|v| self.words_of(v)).collect();
+        let agree = readings.iter().all(|r| *r == first) && words.iter().all(|w| *w == words[0]);
+        let reading = if can_approve(first) && !agree {
             Reading::Nothing
         } else {
             first

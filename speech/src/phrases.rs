@@ -343,6 +343,11 @@ impl PhrasePack {
         &self.challenge_words
     }
 
+    /// Whether `word` (lowercase) is one the pack leaves out before reading (`ignored_words`).
+    pub fn is_ignored(&self, word: &str) -> bool {
+        self.ignored.iter().any(|w| w == word)
+    }
+
     /// Whether `word` is one of the pack's challenge words.
     pub fn is_challenge_word(&self, word: &str) -> bool {
         self.challenge_words.iter().any(|w| w == word)
