@@ -95,13 +95,13 @@ pub fn play(args: &Args, host: &mut Host) -> Result<Vec<String>> {
     );
     run(
         &mut s,
-        "destructive: spoken yes + tap",
+        "destructive: spoken approval + tap",
         "user_approved",
         &mut voice,
     );
     run(
         &mut s,
-        "admin: pkexec through polkit, yes + password typed + tap",
+        "admin: pkexec through polkit, spoken approval + password typed + tap",
         "user_approved",
         &mut admin,
     );

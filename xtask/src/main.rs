@@ -41,9 +41,9 @@ const USAGE: &str =
           virtio-gpu and a QXL card and play the scripted session there (touch, voice through
           snd-aloop, force feedback, a GPU unplugged and another plugged in, VT switching, a
           mode change); PNGs of every head and the logs go to target/session-test/ (--nice N
-          runs QEMU at a lower priority; --language en|ko the voice steps' language, English with
-          the package's model by default; --decoder-phases N sets the Korean recognizer's
-          phases in the guest, 1 by default)
+          runs QEMU at a lower priority; --language ko|en the voice steps' language, Korean by
+          default, English with the installed package's model; --decoder-phases N sets the
+          Korean recognizer's phases in the guest, 1 by default)
   eval-voice
           [--language ko|en] [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE]
           generate a language's voice evaluation set (Korean by default: espeak-ng; English:
