@@ -5,15 +5,40 @@ use super::*;
 #[test]
 fn english_pack_maps_the_spec_phrases() {
     let p = PhrasePack::load(None, "en").unwrap();
-    for s in ["yes", "yeah", "approve", "confirm", "do it", "Yes"] {
+    for s in ["yes", "yeah", "Yes", "yes yes", "you yes", "approved"] {
         assert_eq!(p.classify(s), Some(SpokenAnswer::Approve), "{s}");
     }
-    for s in ["no", "nope", "deny", "stop"] {
+    for s in ["no", "nope", "stop", "don't", "know"] {
         assert_eq!(p.classify(s), Some(SpokenAnswer::Deny), "{s}");
     }
-    for s in ["cancel", "never mind"] {
+    for s in ["cancel", "never mind", "kensel", "counsel"] {
         assert_eq!(p.classify(s), Some(SpokenAnswer::Cancel), "{s}");
     }
+    // What Moonshine misreads, and the answers the pack does not take, decide nothing.
+    for s in ["approve", "confirm", "do it", "deny", "you", "yes i'm handed", "yes man"] {
+        assert_eq!(p.classify(s), None, "{s}");
+    }
+}
+
+#[test]
+fn heard_as_spellings_and_ignored_words_are_checked() {
+    let base = "language='x'\napprove=['y']\ndeny=['n']\ncancel=['c']\ndecoys=['d']\n";
+    let twice = format!("{base}[heard_as]\ncancel=['d']\n");
+    let e = PhrasePack::parse(&twice, "x.toml").unwrap_err().to_string();
+    assert!(e.contains("more than once"), "{e}");
+    let phrase = format!("ignored_words=['y']\n{base}");
+    let e = PhrasePack::parse(&phrase, "x.toml").unwrap_err().to_string();
+    assert!(e.contains("also a phrase"), "{e}");
+    let two = format!("ignored_words=['a b']\n{base}");
+    let e = PhrasePack::parse(&two, "x.toml").unwrap_err().to_string();
+    assert!(e.contains("not one word"), "{e}");
+    let fine = format!("ignored_words=['um']\n{base}[heard_as]\ndeny=['nah']\n");
+    let p = PhrasePack::parse(&fine, "x.toml").unwrap();
+    assert_eq!(p.classify("um nah"), Some(SpokenAnswer::Deny));
+    assert!(p.is_ignored("um"));
+    // Spellings are read, never put into a Vosk grammar.
+    assert!(!p.grammar().iter().any(|g| g == "nah"));
+    assert!(!p.words().contains(&"nah"));
 }
 
 #[test]
