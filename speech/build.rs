@@ -1,19 +1,30 @@
-//! Finds libvosk (from the PyPI `vosk` 0.3.45 wheel, unpacked by `cargo xtask setup`) and links it
-//! with an rpath, so tests and binaries run without `LD_LIBRARY_PATH`.
+//! Finds libvosk (from the PyPI `vosk` 0.3.45 wheel, unpacked by `cargo xtask setup`), copies it
+//! beside the build and links it with an rpath, so tests and binaries run without
+//! `LD_LIBRARY_PATH`, whoever runs them.
 //!
 //! Search order: `$PCP_VOSK_LIB_DIR`, then `<cache>/vosk-0.3.45/` where `<cache>` is
 //! `$PCP_CACHE_DIR`, else `$XDG_CACHE_HOME/pcp`, else `$HOME/.cache/pcp`.
 //!
-//! With the feature `moonshine`, libmoonshine (found by pcp-moonshine's build script) gets the
-//! same treatment, handed on as `DEP_VOSK_MOONSHINE_LIBDIR`.
+//! The library is copied into the build's own profile folder, `<target>/<profile>/pcp-lib/`, and
+//! the binaries find it there through an `$ORIGIN`-relative rpath (see `stage.rs`, shared with
+//! pcp-moonshine's build script, which puts libmoonshine and its ONNX Runtime in the same folder
+//! when the feature `moonshine` is on). `cargo xtask package` replaces the rpath with the
+//! package's own folder.
 //!
 //! `cargo:rustc-link-arg` only reaches this package's own targets. Because Cargo.toml declares
-//! `links = "vosk"`, the `cargo:libdir=` line below reaches the build scripts of crates that
-//! depend on this one directly as `DEP_VOSK_LIBDIR`; they add the same rpath to their binaries.
+//! `links = "vosk"`, the `cargo:rpath=` and `cargo:libdir=` lines below reach the build scripts
+//! of crates that depend on this one directly as `DEP_VOSK_RPATH` and `DEP_VOSK_LIBDIR` (the one
+//! folder of every recognizer's libraries); they add the same rpath to their binaries, and the
+//! folder as `-rpath-link` so the linker finds what the libraries need (libmoonshine's ONNX
+//! Runtime).
 
 use std::env;
 use std::path::PathBuf;
 use std::process::exit;
+
+#[path = "stage.rs"]
+mod stage;
+use stage::RPATH;
 
 /// The libvosk release the project pins (the PyPI wheel `vosk==0.3.45`).
 const VOSK_DIR_NAME: &str = "vosk-0.3.45";
@@ -40,6 +51,7 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=stage.rs");
     println!("cargo:rerun-if-changed=csrc/alsa_log.c");
     // Without the recognizer (feature `vosk` off) nothing native is built or linked.
     if env::var_os("CARGO_FEATURE_VOSK").is_none() {
@@ -78,29 +90,23 @@ fn main() {
 
     // Tell Cargo to rebuild if the library appears, moves or is replaced.
     println!("cargo:rerun-if-changed={}", dir.join(LIB_FILE).display());
-    println!("cargo:rustc-link-search=native={}", dir.display());
-    println!("cargo:rustc-link-lib=dylib=vosk");
-    // This package's own tests, benches and examples.
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
-    // For dependents: DEP_VOSK_LIBDIR.
-    println!("cargo:libdir={}", dir.display());
-    moonshine();
-}
-
-/// With the feature `moonshine`: libmoonshine's folder (from pcp-moonshine's build script, as
-/// `DEP_MOONSHINE_LIBDIR`) as an rpath of this package's own tests, benches and examples, and
-/// handed on to dependents as `DEP_VOSK_MOONSHINE_LIBDIR`.
-fn moonshine() {
-    println!("cargo:rerun-if-env-changed=DEP_MOONSHINE_LIBDIR");
-    if env::var_os("CARGO_FEATURE_MOONSHINE").is_none() {
-        return;
-    }
-    let Some(dir) = env::var_os("DEP_MOONSHINE_LIBDIR") else {
-        return;
+    let staged = stage::staged_folder()
+        .and_then(|folder| stage::stage(&dir.join(LIB_FILE), &folder, 0o755).map(|()| folder));
+    let staged = match staged {
+        Ok(staged) => staged,
+        Err(e) => {
+            eprintln!("error: pcp-speech cannot copy {LIB_FILE} beside the build: {e}");
+            exit(1);
+        }
     };
-    let dir = PathBuf::from(dir);
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
-    // The linker reads libmoonshine's own needs (its ONNX Runtime) from the same folder.
-    println!("cargo:rustc-link-arg=-Wl,-rpath-link,{}", dir.display());
-    println!("cargo:moonshine_libdir={}", dir.display());
+    // Linked against the copy the binaries will load.
+    println!("cargo:rustc-link-search=native={}", staged.display());
+    println!("cargo:rustc-link-lib=dylib=vosk");
+    // This package's own tests, benches and examples; the linker finds libmoonshine's ONNX
+    // Runtime in the same folder (pcp-moonshine staged it there before this script ran).
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{RPATH}");
+    println!("cargo:rustc-link-arg=-Wl,-rpath-link,{}", staged.display());
+    // For dependents: DEP_VOSK_RPATH, and DEP_VOSK_LIBDIR (the folder of the copies).
+    println!("cargo:rpath={RPATH}");
+    println!("cargo:libdir={}", staged.display());
 }

@@ -42,8 +42,15 @@ pub enum ConfigLoadError {
         path: String,
         source: crate::config::SpecError,
     },
+    /// Its words carry the store's own (not as a source too: a report would say them twice).
     #[error("cannot open the state store: {0}")]
-    Store(#[from] pcp_gate::StoreError),
+    Store(pcp_gate::StoreError),
+}
+
+impl From<pcp_gate::StoreError> for ConfigLoadError {
+    fn from(e: pcp_gate::StoreError) -> Self {
+        ConfigLoadError::Store(e)
+    }
 }
 
 /// Reads and checks the whole config file (or the built-in defaults when `path` is `None` and

@@ -45,6 +45,8 @@ impl Section for pcp_overlay::Config {
         ("input_margin", AnyChangeLowers),
         ("focus_shortcut", AnyChangeLowers),
         ("max_buffer_pixels", AnyChangeLowers),
+        // Only which package an error names.
+        ("font_packages", Unrelated),
         ("margin", Unrelated),
         ("min_target", Unrelated),
         ("large_output_width", Unrelated),
@@ -88,6 +90,8 @@ impl Section for pcp_speech::Config {
         ("challenge", MembersRaise),
         // Read aloud, the word can be repeated by whatever hears the question.
         ("speak_challenge", TrueLowers),
+        // The same, only while a screen reader runs.
+        ("speak_challenge_for_screen_readers", TrueLowers),
         // A wider margin over every rival reading is a surer approval.
         ("approve_margin", LargerRaises),
         // What decides a spoken answer, and what the dialog says about the challenge.

@@ -1,13 +1,17 @@
 //! Compositor-side classification: a manifest may say that its capability's class comes from
 //! the intent's own parameters, judged here and never by the client — `classify = "shell"` rates
 //! the `command` parameter with pcp-shell-risk (run in the `cwd` parameter), `classify = "path"`
-//! rates a file write to `path` against `cwd`. The level picks the class: Safe, High and Critical
+//! rates a file write to `path` against `cwd`, `classify = "read"` an agent tool's read of
+//! `path` (one path or a list; `reads` says whether it reads a `file`, a whole `tree` or only
+//! `names`), `classify = "delete"` the deletion of `path` as `rm` of it would be rated. Every
+//! kind rates with the config's secret lists. The level picks the class: Safe, High and Critical
 //! from the manifest's `classes` table (defaults below), Moderate — "not known to be safe or
 //! dangerous" — is the class the manifest declares itself.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use pcp_shell_risk::{Assessment, Context, Risk, Wording};
+use pcp_shell_risk::{Assessment, Context, ReadKind, Risk, Secrets, Wording};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -22,6 +26,11 @@ pub enum ClassifyKind {
     Shell,
     /// `path` is a file written from the folder `cwd`.
     Path,
+    /// `path` (a string or a list of them) is read by an agent's tool from the folder `cwd`;
+    /// `reads` is `file`, `tree` or `names` (absent: `tree`, the strictest).
+    Read,
+    /// `path` is a file deleted by an agent's tool from the folder `cwd`.
+    Delete,
 }
 
 impl ClassifyKind {
@@ -29,6 +38,8 @@ impl ClassifyKind {
         match self {
             ClassifyKind::Shell => "shell",
             ClassifyKind::Path => "path",
+            ClassifyKind::Read => "read",
+            ClassifyKind::Delete => "delete",
         }
     }
 
@@ -36,7 +47,7 @@ impl ClassifyKind {
     pub fn subject(self) -> &'static str {
         match self {
             ClassifyKind::Shell => "command",
-            ClassifyKind::Path => "path",
+            ClassifyKind::Path | ClassifyKind::Read | ClassifyKind::Delete => "path",
         }
     }
 }
@@ -100,12 +111,18 @@ const fn class(side_effects: SideEffects, auth_level: AuthLevel) -> ClassManifes
 
 impl Classifier {
     /// The classifier a manifest declares: `moderate` is the manifest's own class; the others
-    /// come from `classes`, else the defaults for the kind (shell: safe = read, high =
-    /// destructive, critical = system; path: high = privileged write, critical = system).
+    /// come from `classes`, else the defaults for the kind (shell and read: safe = read, high =
+    /// destructive, critical = system; path: high = privileged write, critical = system;
+    /// delete: high = destructive, critical = system).
     pub fn new(kind: ClassifyKind, moderate: ClassManifest, table: ClassesManifest) -> Classifier {
         let (safe, high, critical) = match kind {
-            ClassifyKind::Shell => (
+            ClassifyKind::Shell | ClassifyKind::Read => (
                 class(SideEffects::Read, AuthLevel::User),
+                class(SideEffects::Destructive, AuthLevel::User),
+                class(SideEffects::System, AuthLevel::Privileged),
+            ),
+            ClassifyKind::Delete => (
+                moderate,
                 class(SideEffects::Destructive, AuthLevel::User),
                 class(SideEffects::System, AuthLevel::Privileged),
             ),
@@ -130,8 +147,9 @@ impl Classifier {
         }
     }
 
-    /// Rates `params`; the error names the missing or malformed parameter.
-    pub fn classify(&self, params: &Value) -> Result<Classified, String> {
+    /// Rates `params` with the secret lists `secrets`; the error names the missing or malformed
+    /// parameter.
+    pub fn classify(&self, params: &Value, secrets: &Arc<Secrets>) -> Result<Classified, String> {
         let text = |key: &str| -> Result<&str, String> {
             match params.get(key) {
                 Some(Value::String(s)) => Ok(s),
@@ -142,18 +160,19 @@ impl Classifier {
                 )),
             }
         };
-        let subject = text(self.kind.subject())?;
         // A file write may come without a working folder (a desktop app's save): then only
         // dotfiles, start-up files, system folders and devices raise it. `cwd: null` says the
         // client has a working folder but does not know it (an agent's hook input without
-        // one): fail closed, the path counts as outside it.
+        // one): fail closed, the path counts as outside it. A read or delete without one counts
+        // as outside it too.
         let unknown_folder = matches!(params.get("cwd"), Some(Value::Null));
         let cwd = match (self.kind, params.get("cwd")) {
-            (ClassifyKind::Path, None | Some(Value::Null)) => "",
+            (ClassifyKind::Shell, _) => text("cwd")?,
+            (_, None | Some(Value::Null)) => "",
             _ => text("cwd")?,
         };
         if self.kind == ClassifyKind::Shell && !cwd.starts_with('/')
-            || self.kind == ClassifyKind::Path && !cwd.is_empty() && !cwd.starts_with('/')
+            || self.kind != ClassifyKind::Shell && !cwd.is_empty() && !cwd.starts_with('/')
         {
             return Err(format!(
                 "parameter `cwd` must be an absolute folder, not `{cwd}`"
@@ -162,13 +181,25 @@ impl Classifier {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute());
-        let ctx = Context::new(Path::new(cwd), home);
+        let ctx = Context::new(Path::new(cwd), home).with_secrets(secrets.clone());
         let assessment = match self.kind {
-            ClassifyKind::Shell => pcp_shell_risk::classify(subject, &ctx),
+            // `dir`: where the command starts when that is not the working folder (a tool
+            // call's own working directory); the working folder stays what it is rated against.
+            ClassifyKind::Shell => match params.get("dir") {
+                None | Some(Value::Null) => pcp_shell_risk::classify(text("command")?, &ctx),
+                Some(Value::String(d)) if d.starts_with('/') => {
+                    pcp_shell_risk::classify_from(text("command")?, &ctx, Path::new(d))
+                }
+                Some(_) => {
+                    return Err("parameter `dir` must be an absolute folder".into());
+                }
+            },
             ClassifyKind::Path if unknown_folder => {
-                pcp_shell_risk::classify_path_outside(subject, &ctx)
+                pcp_shell_risk::classify_path_outside(text("path")?, &ctx)
             }
-            ClassifyKind::Path => pcp_shell_risk::classify_path(subject, &ctx),
+            ClassifyKind::Path => pcp_shell_risk::classify_path(text("path")?, &ctx),
+            ClassifyKind::Delete => pcp_shell_risk::classify_delete(text("path")?, &ctx),
+            ClassifyKind::Read => read(params, &ctx)?,
         };
         let (side_effects, auth_level) = self.classes[level_index(assessment.risk)];
         Ok(Classified {
@@ -178,6 +209,41 @@ impl Classifier {
             assessment,
         })
     }
+}
+
+/// A read of `path` (one path or a list of them) as `reads` says: the highest rating of them.
+fn read(params: &Value, ctx: &Context) -> Result<Assessment, String> {
+    let kind = match params.get("reads") {
+        None | Some(Value::Null) => ReadKind::Tree,
+        Some(Value::String(s)) => ReadKind::parse(s).ok_or_else(|| {
+            format!("parameter `reads` must be `file`, `tree` or `names`, not `{s}`")
+        })?,
+        Some(_) => return Err("parameter `reads` must be a string".into()),
+    };
+    let paths: Vec<&str> = match params.get("path") {
+        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::Array(items)) if !items.is_empty() => items
+            .iter()
+            .map(|i| i.as_str().ok_or("parameter `path` must hold strings only"))
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err("parameter `path` must be a string or a list of strings".into()),
+        None => {
+            return Err(
+                "parameter `path` is required: the gate classifies it (read classifier)".into(),
+            );
+        }
+    };
+    let mut all = Assessment {
+        risk: Risk::Safe,
+        reasons: Vec::new(),
+    };
+    for p in paths {
+        let a = pcp_shell_risk::classify_read(p, kind, ctx);
+        all.risk = all.risk.max(a.risk);
+        all.reasons.extend(a.reasons);
+    }
+    all.reasons.sort_by_key(|r| std::cmp::Reverse(r.risk));
+    Ok(all)
 }
 
 fn level_index(risk: Risk) -> usize {
@@ -253,7 +319,9 @@ mod tests {
     fn levels_map_onto_the_gate_s_classes() {
         let c = shell();
         let at = |cmd: &str| {
-            let got = c.classify(&json!({"command": cmd, "cwd": "/w"})).unwrap();
+            let got = c
+                .classify(&json!({"command": cmd, "cwd": "/w"}), &Secrets::builtin())
+                .unwrap();
             threshold::threshold(got.side_effects, got.auth_level, SafetyLevel::Moderate)
         };
         assert_eq!(at("ls"), Threshold::None);
@@ -263,15 +331,40 @@ mod tests {
     }
 
     #[test]
+    fn a_command_started_elsewhere_is_rated_against_the_working_folder() {
+        let c = shell();
+        let risk = |params: Value| c.classify(&params, &Secrets::builtin()).unwrap().risk;
+        assert_eq!(
+            risk(json!({"command": "rm -rf tmp/x", "cwd": "/w", "dir": "/"})),
+            Risk::High
+        );
+        assert_eq!(
+            risk(json!({"command": "rm -rf x", "cwd": "/w", "dir": "/w/sub"})),
+            Risk::Moderate
+        );
+        assert!(
+            c.classify(
+                &json!({"command": "ls", "cwd": "/w", "dir": "sub"}),
+                &Secrets::builtin()
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
     fn missing_or_relative_params_are_named() {
         let c = shell();
-        let e = c.classify(&json!({"cwd": "/w"})).unwrap_err();
+        let e = c
+            .classify(&json!({"cwd": "/w"}), &Secrets::builtin())
+            .unwrap_err();
         assert!(e.contains("`command`"), "{e}");
         let e = c
-            .classify(&json!({"command": "ls", "cwd": "w"}))
+            .classify(&json!({"command": "ls", "cwd": "w"}), &Secrets::builtin())
             .unwrap_err();
         assert!(e.contains("absolute"), "{e}");
-        let e = c.classify(&json!({"command": 3, "cwd": "/w"})).unwrap_err();
+        let e = c
+            .classify(&json!({"command": 3, "cwd": "/w"}), &Secrets::builtin())
+            .unwrap_err();
         assert!(e.contains("string"), "{e}");
     }
 
@@ -282,7 +375,7 @@ mod tests {
             class(SideEffects::Write, AuthLevel::User),
             ClassesManifest::default(),
         );
-        let risk = |params: Value| c.classify(&params).unwrap().risk;
+        let risk = |params: Value| c.classify(&params, &Secrets::builtin()).unwrap().risk;
         assert_eq!(
             risk(json!({"path": "/w/a.txt", "cwd": "/w"})),
             Risk::Moderate
@@ -306,5 +399,103 @@ mod tests {
         assert!(!lowerings(Some(&old), Some(&weaker)).is_empty());
         assert!(lowerings(Some(&old), Some(&old)).is_empty());
         assert!(lowerings(None, Some(&old)).is_empty());
+    }
+
+    fn kind(kind: ClassifyKind) -> Classifier {
+        Classifier::new(
+            kind,
+            class(SideEffects::Network, AuthLevel::Privileged),
+            ClassesManifest::default(),
+        )
+    }
+
+    #[test]
+    fn reads_are_rated_by_path_and_secrets() {
+        let c = kind(ClassifyKind::Read);
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let at = |params: Value| {
+            let got = c.classify(&params, &Secrets::builtin()).unwrap();
+            (
+                got.risk,
+                threshold::threshold(got.side_effects, got.auth_level, SafetyLevel::Moderate),
+            )
+        };
+        assert_eq!(
+            at(json!({"path": "/w/src/a.rs", "reads": "file", "cwd": "/w"})),
+            (Risk::Safe, Threshold::None)
+        );
+        assert_eq!(
+            at(json!({"path": "/etc/hosts", "reads": "file", "cwd": "/w"})),
+            (Risk::Moderate, Threshold::Visual)
+        );
+        assert_eq!(
+            at(json!({"path": "/w/a.rs", "reads": "file", "cwd": null})),
+            (Risk::Moderate, Threshold::Visual)
+        );
+        assert_eq!(
+            at(json!({"path": format!("{home}/.ssh/id_rsa"), "reads": "file", "cwd": "/w"})),
+            (Risk::High, Threshold::VoiceVisual)
+        );
+        assert_eq!(
+            at(json!({"path": "/w/.env", "reads": "file", "cwd": "/w"})).0,
+            Risk::High
+        );
+        assert_eq!(at(json!({"path": home.clone(), "cwd": "/w"})).0, Risk::High);
+        assert_eq!(
+            at(json!({"path": home, "reads": "names", "cwd": "/w"})).0,
+            Risk::Moderate
+        );
+        assert_eq!(
+            at(json!({"path": ["/w/a", "/tmp/b"], "reads": "file", "cwd": "/w"})).0,
+            Risk::Moderate
+        );
+        let bad = |params: Value| c.classify(&params, &Secrets::builtin()).unwrap_err();
+        assert!(bad(json!({"path": "/w/a", "reads": "all", "cwd": "/w"})).contains("`reads`"));
+        assert!(bad(json!({"path": 3, "cwd": "/w"})).contains("`path`"));
+        assert!(bad(json!({"path": [], "cwd": "/w"})).contains("`path`"));
+    }
+
+    #[test]
+    fn a_configured_secret_list_is_the_one_rated_with() {
+        let c = kind(ClassifyKind::Read);
+        let mine = Arc::new(Secrets::new(&["/w/vault"], &[], &[], false).unwrap());
+        let rate = |path: &str, s: &Arc<Secrets>| {
+            c.classify(&json!({"path": path, "reads": "file", "cwd": "/w"}), s)
+                .unwrap()
+                .risk
+        };
+        assert_eq!(rate("/w/vault/a", &mine), Risk::High);
+        assert_eq!(rate("/w/.env", &mine), Risk::Safe);
+        assert_eq!(rate("/w/.env", &Secrets::builtin()), Risk::High);
+    }
+
+    #[test]
+    fn deletes_are_rated_as_rm_of_the_same_path() {
+        let c = Classifier::new(
+            ClassifyKind::Delete,
+            class(SideEffects::Write, AuthLevel::User),
+            ClassesManifest::default(),
+        );
+        let at = |params: Value| {
+            let got = c.classify(&params, &Secrets::builtin()).unwrap();
+            threshold::threshold(got.side_effects, got.auth_level, SafetyLevel::Moderate)
+        };
+        assert_eq!(
+            at(json!({"path": "/w/old.txt", "cwd": "/w"})),
+            Threshold::None
+        );
+        assert_eq!(at(json!({"path": "old.txt", "cwd": "/w"})), Threshold::None);
+        assert_eq!(
+            at(json!({"path": "/tmp/x", "cwd": "/w"})),
+            Threshold::VoiceVisual
+        );
+        assert_eq!(
+            at(json!({"path": "/w/old.txt", "cwd": null})),
+            Threshold::VoiceVisual
+        );
+        assert_eq!(
+            at(json!({"path": "/", "cwd": "/w"})),
+            Threshold::VoiceVisual
+        );
     }
 }

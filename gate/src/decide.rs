@@ -251,7 +251,7 @@ impl Evaluator<'_> {
             return Ok((cap.side_effects, cap.auth_level, None));
         };
         let c = classifier
-            .classify(params)
+            .classify(params, &self.config.secrets)
             .map_err(|e| Refusal::InvalidParams(format!("{}{e}", at())))?;
         if !strictly_refused(self.config.file.safety.level, &c) {
             return Ok((c.side_effects, c.auth_level, Some(c)));

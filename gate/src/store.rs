@@ -73,9 +73,10 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path`, in WAL mode. The folder is made 0700 and
-    /// a new database 0600; an existing one someone else owns or may read is refused, naming it
-    /// and its mode or owner.
+    /// Opens (creating if needed) the store at `path`, in WAL mode. A folder it makes is 0700
+    /// and a new database 0600; a shared folder or someone else's is refused and never changed
+    /// (see [`TrustRules::secret_folder`]), and so is an existing database someone else owns or
+    /// may read, naming it and its mode or owner.
     pub fn open(path: &Path, group: GroupCommit) -> Result<Store, StoreError> {
         Store::open_with(path, group, &TrustRules::default())
     }

@@ -21,7 +21,7 @@ use crate::error::StoreError;
 use crate::intent::Step;
 use crate::registry::Registry;
 use crate::store::{NonceSpend, Store};
-use crate::trust::TrustRules;
+use crate::trust::{Narrow, TrustRules};
 
 const PREFIX: &str = "pcp1";
 const KEY_LEN: usize = 32;
@@ -209,14 +209,17 @@ impl TokenKey {
             path: path.to_path_buf(),
             message,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-            && !dir.exists()
-        {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| file_err(format!("cannot create the folder: {e}")))?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if dir.exists() {
+                // Checked, never changed: the state store narrows the default folder.
+                trust.secret_folder(dir, Narrow::Never)?;
+            } else {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(|e| file_err(format!("cannot create the folder: {e}")))?;
+            }
         }
         match std::fs::OpenOptions::new()
             .write(true)

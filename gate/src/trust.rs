@@ -2,6 +2,8 @@
 //! state file is used only when it, and every folder above it, is owned by the user running the
 //! gate or by root and cannot be written by anyone else. A folder that others may write but
 //! that has the sticky bit (`/tmp`) is accepted: nobody else can rename or replace what is in it.
+//! A folder the gate keeps secrets in is stricter: its user's own and shared with nobody, and
+//! narrowed only when pcp made it or it is the default state folder, never taken over.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -10,6 +12,15 @@ use std::path::{Path, PathBuf};
 pub fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
+}
+
+/// Whether [`TrustRules::secret_folder`] may narrow a folder others can look into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Narrow {
+    /// pcp made the folder, or it is the default folder in the user's own state home.
+    Allowed,
+    /// Someone named it: it is checked, never changed.
+    Never,
 }
 
 /// Why a file or folder is not trusted.
@@ -80,11 +91,14 @@ impl TrustRules {
         Ok(())
     }
 
-    /// Makes a file or folder of the user's that holds or sits beside secrets (the state
-    /// folder, SQLite's `-wal` and `-shm` files) private: `mode` (0700, 0600) when it is wider.
-    /// Refused when someone else owns it.
+    /// Makes a file of the user's that sits beside secrets (SQLite's `-wal` and `-shm` files)
+    /// private: `mode` (0600) when it is wider. Refused when someone else owns it. Never for a
+    /// folder: [`TrustRules::secret_folder`] decides those.
     pub fn make_private(&self, path: &Path, mode: u32) -> Result<(), Untrusted> {
         let meta = metadata(path)?;
+        if meta.is_dir() {
+            return Err(untrusted(path, "it is a folder, not a file".into()));
+        }
         self.check_own(path, &meta)?;
         let current = meta.permissions().mode() & 0o777;
         if current & 0o077 != 0 {
@@ -99,6 +113,73 @@ impl TrustRules {
                 path.display()
             );
         }
+        Ok(())
+    }
+
+    /// Checks a folder the gate keeps secrets in (the state folder, the token key's): it must
+    /// be the user's own and nobody else may write in it. A shared folder (`/tmp`: sticky, or
+    /// writable by its group or others) or someone else's is refused, naming it, and never
+    /// changed: pcp must not take over a folder others use. One others may only read or enter
+    /// is narrowed to 0700 when `narrow` says pcp may (it made the folder, or it is the default
+    /// folder in the user's own state home); else it is left as it is (the files in it are
+    /// 0600 and checked on their own).
+    pub fn secret_folder(&self, dir: &Path, narrow: Narrow) -> Result<(), Untrusted> {
+        let meta = metadata(dir)?;
+        if !meta.is_dir() {
+            return Err(untrusted(dir, "it is not a folder".into()));
+        }
+        let owner = meta.uid();
+        if owner != self.uid {
+            let who = |uid: u32| match user_name(uid) {
+                Some(name) => format!("{name} (uid {uid})"),
+                None => format!("uid {uid}"),
+            };
+            let run_as = user_name(owner).unwrap_or_else(|| format!("uid {owner}"));
+            return Err(untrusted(
+                dir,
+                format!(
+                    "it is owned by {}, not by the user running pcp, {}: pcp keeps its state \
+                     only in folders of the user it runs as. Run this as {run_as}, or name a \
+                     folder of your own",
+                    who(owner),
+                    who(self.uid),
+                ),
+            ));
+        }
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o1000 != 0 || mode & 0o022 != 0 {
+            let how = if mode & 0o022 != 0 {
+                format!("{} may write in it", who_may(mode, 0o022))
+            } else {
+                "it has the sticky bit, as folders others share do".to_string()
+            };
+            return Err(untrusted(
+                dir,
+                format!(
+                    "it is a shared folder (mode {mode:04o}: {how}); pcp keeps its state and \
+                     key only in a folder of their own and never changes a shared one: name a \
+                     file in a folder only you can write (mkdir -m 700 DIR)"
+                ),
+            ));
+        }
+        if mode & 0o077 == 0 {
+            return Ok(());
+        }
+        if narrow == Narrow::Never {
+            tracing::info!(
+                "{}: mode {mode:04o} lets others look in; left as it is (pcp narrows only a \
+                 folder it made or the default one), the files in it are private",
+                dir.display()
+            );
+            return Ok(());
+        }
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| {
+            untrusted(
+                dir,
+                format!("mode {mode:04o} lets others in and cannot be changed: {e}"),
+            )
+        })?;
+        tracing::info!("{}: mode {mode:04o} narrowed to 0700", dir.display());
         Ok(())
     }
 
@@ -174,6 +255,37 @@ fn who_may(mode: u32, mask: u32) -> &'static str {
         (true, true) => "its group and others",
         (true, false) => "its group",
         _ => "others",
+    }
+}
+
+/// The login name of `uid` from the passwd database (NSS), or `None`.
+pub fn user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0u8; 4096];
+    loop {
+        // SAFETY: all-zero is a valid `passwd` (null pointers, zero ids); it is only read after
+        // getpwuid_r filled it.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call and `buf.len()` is the buffer's size.
+        let rc = unsafe {
+            libc::getpwuid_r(
+                uid,
+                &mut pwd,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut result,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 2, 0);
+            continue;
+        }
+        if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        // SAFETY: on success pw_name points to a NUL-terminated string inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+        return name.to_str().ok().map(str::to_owned);
     }
 }
 
@@ -283,7 +395,7 @@ mod tests {
     }
 
     #[test]
-    fn a_secret_readable_by_others_is_refused_and_a_state_folder_is_narrowed() {
+    fn a_secret_readable_by_others_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let key = dir.path().join("token.key");
         std::fs::write(&key, "k").unwrap();
@@ -301,19 +413,44 @@ mod tests {
                 .reason
                 .contains("owned by uid")
         );
+    }
 
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn a_secret_folder_is_narrowed_only_when_pcp_may_and_a_shared_one_is_never_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = TrustRules::default();
         let state = dir.path().join("pcp");
         std::fs::create_dir(&state).unwrap();
         chmod(&state, 0o755);
-        rules.make_private(&state, 0o700).unwrap();
+        rules.secret_folder(&state, Narrow::Never).unwrap();
         assert_eq!(
-            std::fs::metadata(&state).unwrap().permissions().mode() & 0o777,
-            0o700
+            mode_of(&state),
+            0o755,
+            "a folder someone named is left as it is"
         );
-        assert!(
-            TrustRules { uid: 4242 }
-                .make_private(&state, 0o700)
-                .is_err()
-        );
+        rules.secret_folder(&state, Narrow::Allowed).unwrap();
+        assert_eq!(mode_of(&state), 0o700);
+
+        for shared in [0o1777, 0o777, 0o775, 0o1770, 0o1700] {
+            chmod(&state, shared);
+            let err = rules.secret_folder(&state, Narrow::Allowed).unwrap_err();
+            assert_eq!(err.path, state);
+            assert!(err.reason.contains("shared folder"), "{shared:o}: {err}");
+            assert!(err.reason.contains(&format!("mode {shared:04o}")), "{err}");
+            assert_eq!(mode_of(&state), shared, "never changed");
+        }
+        chmod(&state, 0o700);
+        let err = TrustRules { uid: 4242 }
+            .secret_folder(&state, Narrow::Allowed)
+            .unwrap_err();
+        assert!(err.reason.contains("Run this as"), "{err}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(rules.secret_folder(&file, Narrow::Allowed).is_err());
+        assert!(rules.make_private(&state, 0o600).is_err(), "files only");
     }
 }

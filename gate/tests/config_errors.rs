@@ -277,6 +277,26 @@ fn a_reworded_phrase_with_an_unknown_key_or_placeholder_is_refused_at_its_line()
     );
 }
 
+#[test]
+fn a_bad_secret_pattern_is_refused_at_its_line() {
+    let (line, col, msg) = error_of("[shell_risk]\nsecrets = [\"~/ok\", \"a/b\"]\n");
+    assert_eq!((line, col), (2, 1));
+    assert!(
+        msg.contains("[shell_risk] secrets[1] `a/b`: a pattern with a `/` must start with"),
+        "{msg}"
+    );
+    let (line, _, msg) =
+        error_of("[shell_risk]\nsecret_env = [\"OK\"]\nnot_secrets = [\"~/[x\"]\n");
+    assert_eq!(line, 3);
+    assert!(
+        msg.contains("not_secrets[0]") && msg.contains("never closed"),
+        "{msg}"
+    );
+    let (line, _, msg) = error_of("[shell_risk]\nsecret_env = [\"*\"]\n");
+    assert_eq!(line, 2);
+    assert!(msg.contains("secret_env[0]"), "{msg}");
+}
+
 /// The `[shell_risk.reasons]` block of the shipped config: `(key, English)` of each commented
 /// line, in order.
 fn documented_phrases(text: &str) -> Vec<(String, String)> {

@@ -1,5 +1,6 @@
-//! The state folder and files are private (0700, 0600) and a key or database someone else owns
-//! or may read is refused by name; friction history is kept per verified app, and a database
+//! The state folder and files are private (0700, 0600), a state folder pcp did not make is never
+//! changed (a shared one is refused), and a key or database someone else owns or may read is
+//! refused by name; friction history is kept per verified app, and a database
 //! from before that loses its (shared) history but keeps its audit log.
 
 mod support;
@@ -55,14 +56,15 @@ fn a_new_state_folder_is_0700_and_its_files_0600() {
 }
 
 #[test]
-fn an_open_state_folder_is_narrowed_and_a_readable_wal_is_fixed() {
+fn a_named_state_folder_is_left_as_it_is_and_a_readable_wal_is_fixed() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     std::fs::create_dir(&state).unwrap();
     chmod(&state, 0o755);
     let path = state.join("state.sqlite3");
     drop(Store::open(&path, group()).unwrap());
-    assert_eq!(mode(&state), 0o700);
+    // Not pcp's to change: it did not make it, and it is not the default folder.
+    assert_eq!(mode(&state), 0o755);
     // A WAL left readable (by an older version) is made private at the next open.
     let wal = state.join("state.sqlite3-wal");
     std::fs::write(&wal, "").unwrap();
@@ -70,6 +72,39 @@ fn an_open_state_folder_is_narrowed_and_a_readable_wal_is_fixed() {
     let store = Store::open(&path, group()).unwrap();
     assert_eq!(mode(&wal), 0o600);
     drop(store);
+}
+
+#[test]
+fn a_state_path_or_key_in_a_shared_folder_is_refused_and_the_folder_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("scratch");
+    std::fs::create_dir(&shared).unwrap();
+    for bits in [0o1777, 0o777, 0o770] {
+        chmod(&shared, bits);
+        let path = shared.join("state.sqlite3");
+        let err = match Store::open(&path, group()) {
+            Ok(_) => panic!("opened in a {bits:o} folder"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.starts_with(&format!("{}: it is a shared folder", shared.display())),
+            "{err}"
+        );
+        let err = match pcp_gate::token::TokenKey::load_or_create(&shared.join("token.key")) {
+            Ok(_) => panic!("a key made in a {bits:o} folder"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("it is a shared folder"), "{err}");
+        assert_eq!(
+            std::fs::metadata(&shared).unwrap().permissions().mode() & 0o7777,
+            bits
+        );
+        assert_eq!(
+            std::fs::read_dir(&shared).unwrap().count(),
+            0,
+            "nothing made"
+        );
+    }
 }
 
 #[test]

@@ -177,14 +177,18 @@ impl<'a> Session<'a> {
         let system = System::install(args, host)?;
         let user = system.user.clone();
         let runtime = user.runtime_dir();
+        // Made here, so its mode is ours to set; one that exists already is not changed.
+        if !runtime.exists() {
+            std::fs::create_dir_all(&runtime)?;
+            std::fs::set_permissions(
+                &runtime,
+                std::os::unix::fs::PermissionsExt::from_mode(0o700),
+            )?;
+        }
         for dir in [&runtime, &PathBuf::from(STATE_DIR)] {
             std::fs::create_dir_all(dir)?;
             user.own(dir)?;
         }
-        std::fs::set_permissions(
-            &runtime,
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )?;
         let (bus, bus_address) =
             install::start_session_bus(&user, &args.out.join("session-bus.log"))?;
         let home = user.home.clone();

@@ -67,6 +67,9 @@ pub struct Config {
     pub system_fonts: bool,
     /// Extra font files loaded after the bundled font and before the system's.
     pub extra_fonts: Vec<String>,
+    /// The font package that draws each phrase pack's language (by language code), named when
+    /// the dialog's fonts cannot draw the pack's words.
+    pub font_packages: std::collections::BTreeMap<String, String>,
     /// Risk classes whose dialog is modal: no client gets pointer, touch or keys while it is up,
     /// and it has the keyboard at once. Every other dialog leaves the desktop usable.
     pub modal_for: Vec<Risk>,
@@ -104,6 +107,14 @@ impl Default for Config {
             themes: Themes::default(),
             system_fonts: true,
             extra_fonts: Vec::new(),
+            font_packages: [
+                ("ko", "fonts-nanum"),
+                ("ja", "fonts-noto-cjk"),
+                ("zh", "fonts-noto-cjk"),
+            ]
+            .into_iter()
+            .map(|(l, p)| (l.to_string(), p.to_string()))
+            .collect(),
             modal_for: Vec::new(),
             input_margin: 24,
             focus_shortcut: "Super+Return".into(),

@@ -443,6 +443,41 @@ impl ConfirmDialog {
         v.cache.get(v.current?)
     }
 
+    /// Every text the dialog on screen draws now ([`crate::draw::drawn_texts`]): what a
+    /// person reads on it, for tools that report it. Empty while it is hidden or not yet
+    /// rendered.
+    pub fn drawn_texts(&self) -> Vec<String> {
+        let (Some(v), Some(c)) = (self.visible.as_ref(), self.current()) else {
+            return Vec::new();
+        };
+        let scene = Scene {
+            config: &self.config,
+            palette: self.palette(),
+            content: &v.content,
+            live: &v.live,
+        };
+        crate::draw::drawn_texts(&c.layout, &scene)
+    }
+
+    /// The characters of `text` this dialog's fonts cannot draw (each would be an empty box).
+    pub fn missing_glyphs(&mut self, text: &str) -> Vec<char> {
+        self.fonts.missing_glyphs(text)
+    }
+
+    /// The characters of [`ConfirmDialog::drawn_texts`] drawn as empty boxes: none when every
+    /// text on screen is legible.
+    pub fn drawn_missing_glyphs(&mut self) -> Vec<char> {
+        let mut missing: Vec<char> = Vec::new();
+        for text in self.drawn_texts() {
+            for c in self.fonts.missing_glyphs(&text) {
+                if !missing.contains(&c) {
+                    missing.push(c);
+                }
+            }
+        }
+        missing
+    }
+
     /// The layout on screen, for tests and tools that check where things went.
     pub fn layout(&self) -> Option<&Layout> {
         self.current().map(|c| &c.layout)

@@ -56,10 +56,10 @@ pub fn read_all(layout: &Layout, live: &LiveState) -> bool {
     live.read_all || !layout.scrolls() || layout.at_end(live.scroll)
 }
 
-/// Whether `control` takes input now: after the guard, and for the approving controls only
-/// once the body has been read to its end.
+/// Whether `control` takes input now: Deny always (a refusal never waits); the approving
+/// controls after the guard, and only once the body has been read to its end.
 pub fn enabled(layout: &Layout, live: &LiveState, control: Control) -> bool {
-    live.armed && (control == Control::Deny || (read_all(layout, live) && !live.approve_locked))
+    control == Control::Deny || (live.armed && read_all(layout, live) && !live.approve_locked)
 }
 
 /// A hold's progress as drawn: in quarters with reduced motion, so it does not animate.
@@ -88,6 +88,50 @@ pub fn draw_full(fonts: &mut Fonts, layout: &Layout, scene: &Scene<'_>, pixmap: 
     for control in [Control::Deny, Control::Approve, Control::Session] {
         draw_region(fonts, layout, scene, Region::Button(control), pixmap);
     }
+}
+
+/// Every text [`draw_full`] draws for this state, in reading order: the fixed texts (header,
+/// risk, challenge), the body's, the live rows, the countdown, the queue badge and the buttons'
+/// labels. Empty ones are left out; a masked entry is its dots, as drawn. Each is the text as
+/// shaped, before wrapping or ellipsis, without the left-to-right marks the dialog puts between
+/// a client's words (they draw nothing, and every one of them is the dialog's own).
+pub fn drawn_texts(layout: &Layout, scene: &Scene<'_>) -> Vec<String> {
+    let mut texts: Vec<String> = layout
+        .texts
+        .iter()
+        .filter(|t| t.role != Role::Monogram || scene.content.icon.is_none())
+        .chain(&layout.body_texts)
+        .map(|t| t.text.text())
+        .collect();
+    texts.extend(
+        layout
+            .rows
+            .iter()
+            .map(|&(row, _)| row_label(row, scene).0.into_owned()),
+    );
+    texts.push(
+        scene
+            .config
+            .text
+            .seconds_left
+            .replace("{n}", &scene.seconds_left().to_string()),
+    );
+    if scene.queued() > 0 {
+        texts.push(crate::layout::queued_label(scene.config, scene.queued()));
+    }
+    let labels = [Some(&layout.deny_label), Some(&layout.approve_label)];
+    texts.extend(
+        labels
+            .into_iter()
+            .chain([layout.session_label.as_ref()])
+            .flatten()
+            .map(|l| l.text()),
+    );
+    texts.retain(|t| !t.trim().is_empty());
+    for t in &mut texts {
+        t.retain(|c| c != '\u{200e}');
+    }
+    texts
 }
 
 /// The card: the risk colour frames it, a thin border and a thick stripe on the leading edge,

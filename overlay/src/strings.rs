@@ -45,6 +45,11 @@ pub struct Strings {
     /// Voice modality while the microphone listens; `{approve}`, `{deny}` and `{cancel}` are
     /// the phrase pack's answer words (see [`Strings::with_answer_words`]).
     pub listening: String,
+    /// What a screen reader reads on the voice line of a prompt whose challenge word the spoken
+    /// question read aloud (a screen reader runs): say the approval and the word heard.
+    pub listening_word_heard: String,
+    /// The same after something was said that decided nothing.
+    pub missed_word_heard: String,
     /// Voice modality after a spoken approval when the visual control is still needed.
     pub voice_heard: String,
     /// Voice modality after something was said that decided nothing; listening goes on.
@@ -56,6 +61,9 @@ pub struct Strings {
     pub voice_no_model: String,
     /// Shown where a prompt needed voice and there is no microphone.
     pub voice_no_microphone: String,
+    /// Shown where a prompt needed voice and the dialog's fonts cannot draw the phrase pack's
+    /// words: `{language}` is the pack's language, `{package}` what to install.
+    pub voice_no_font: String,
     /// Haptic modality before the first tap.
     pub double_tap: String,
     /// Haptic modality after the first tap.
@@ -77,6 +85,10 @@ pub struct Strings {
     pub announce_denied: String,
     /// Announced when the prompt timed out (and was denied).
     pub announce_timed_out: String,
+    /// Announced when assistive software asked the dialog to act (press a button, take the
+    /// focus, set a value), which it refuses: how to answer instead. `{shortcut}` is
+    /// `[overlay] focus_shortcut`.
+    pub announce_refused: String,
 }
 
 impl Default for Strings {
@@ -103,11 +115,20 @@ impl Default for Strings {
             risk_destructive: "Destructive: cannot be undone".into(),
             risk_system: "Changes the system".into(),
             listening: "Listening… say “{approve}” or “{deny}”".into(),
+            listening_word_heard: "Listening… to approve, say “{approve}” and the word you heard; \
+                                   to deny, say “{deny}”"
+                .into(),
+            missed_word_heard: "Didn't catch that: to approve, say “{approve}” and the word you \
+                                heard; to deny, say “{deny}”"
+                .into(),
             voice_heard: "Heard “{approve}”: now choose Approve".into(),
             voice_missed: "Didn't catch that: say “{approve}” or “{deny}”".into(),
             voice_unavailable: "Voice unavailable".into(),
             voice_no_model: "Voice unavailable: no speech model for “{language}”".into(),
             voice_no_microphone: "Voice unavailable: no microphone".into(),
+            voice_no_font: "Voice unavailable: no font for the “{language}” answer words (install \
+                            {package})"
+                .into(),
             double_tap: "Double-tap to confirm".into(),
             tap_again: "Tap once more".into(),
             hold_hint: "Hold Approve to confirm".into(),
@@ -118,18 +139,22 @@ impl Default for Strings {
             announce_approved: "Approved: {action}".into(),
             announce_denied: "Denied: {action}".into(),
             announce_timed_out: "Timed out, denied: {action}".into(),
+            announce_refused: "The dialog does not take answers from assistive software. Press \
+                               {shortcut} to give it the keyboard, then Tab to Approve and \
+                               Enter, or Escape to deny; or answer by voice."
+                .into(),
         }
     }
 }
 
 /// The texts that name the words a spoken answer is made of.
-const ANSWER_WORD_TEXTS: usize = 4;
+const ANSWER_WORD_TEXTS: usize = 6;
 
 /// The placeholders of the texts that name the answer words.
 const ANSWER_WORDS: &[&str] = &["approve", "deny", "cancel"];
 
 /// How many texts [`Strings`] has.
-const TEXTS: usize = 36;
+const TEXTS: usize = 40;
 
 impl Strings {
     /// These strings with `{approve}`, `{deny}` and `{cancel}` replaced by the active phrase
@@ -139,6 +164,8 @@ impl Strings {
         let fields: [&mut String; ANSWER_WORD_TEXTS] = [
             &mut filled.challenge,
             &mut filled.listening,
+            &mut filled.listening_word_heard,
+            &mut filled.missed_word_heard,
             &mut filled.voice_heard,
             &mut filled.voice_missed,
         ];
@@ -183,11 +210,22 @@ impl Strings {
             ("risk_destructive", &self.risk_destructive, NONE),
             ("risk_system", &self.risk_system, NONE),
             ("listening", &self.listening, ANSWER_WORDS),
+            (
+                "listening_word_heard",
+                &self.listening_word_heard,
+                ANSWER_WORDS,
+            ),
+            ("missed_word_heard", &self.missed_word_heard, ANSWER_WORDS),
             ("voice_heard", &self.voice_heard, ANSWER_WORDS),
             ("voice_missed", &self.voice_missed, ANSWER_WORDS),
             ("voice_unavailable", &self.voice_unavailable, NONE),
             ("voice_no_model", &self.voice_no_model, &["language"]),
             ("voice_no_microphone", &self.voice_no_microphone, NONE),
+            (
+                "voice_no_font",
+                &self.voice_no_font,
+                &["language", "package"],
+            ),
             ("double_tap", &self.double_tap, NONE),
             ("tap_again", &self.tap_again, NONE),
             ("hold_hint", &self.hold_hint, NONE),
@@ -198,6 +236,7 @@ impl Strings {
             ("announce_approved", &self.announce_approved, ACTION),
             ("announce_denied", &self.announce_denied, ACTION),
             ("announce_timed_out", &self.announce_timed_out, ACTION),
+            ("announce_refused", &self.announce_refused, &["shortcut"]),
         ]
     }
 

@@ -11,6 +11,8 @@ use cosmic_text::{
 };
 use tiny_skia::Pixmap;
 
+mod coverage;
+
 use crate::OverlayError;
 use crate::config::{Config, Rgba};
 use crate::layout::IRect;

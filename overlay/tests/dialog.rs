@@ -140,11 +140,11 @@ fn a_click_needs_press_and_release_on_the_same_control() {
 fn moving_the_dialog_rearms_the_guard() {
     let mut d = ready(Risk::Privileged, 1.0);
     d.moved(1000);
-    let (x, y) = centre(&d, Control::Deny);
+    let (x, y) = centre(&d, Control::Approve);
     assert_eq!(d.pointer_down(x, y, 1700), None);
     assert_eq!(d.pointer_up(x, y, 1710), None);
     assert_eq!(d.pointer_down(x, y, 2300), None);
-    assert_eq!(d.pointer_up(x, y, 2310), Some(Choice::Deny));
+    assert_eq!(d.pointer_up(x, y, 2310), Some(Choice::Approve));
 }
 
 #[test]
@@ -188,17 +188,31 @@ fn shift_tab_from_nothing_goes_to_approve_and_enter_on_deny_denies() {
 }
 
 #[test]
-fn escape_denies_but_only_after_the_guard() {
+fn a_refusal_never_waits_for_the_guard_and_approve_does() {
+    // Escape, at once.
     let mut d = dialog(Config::default());
     d.show(content(Risk::Routine), 0).unwrap();
     d.set_keyboard_focus(true);
     d.render(1.0, (800, 480)).unwrap();
-    assert_eq!(d.key(Key::Escape, KeyState::Pressed, 10), None);
-    // The early key pushed the guard to 10 + 500 < 750: it is ready at 750.
     assert_eq!(
-        d.key(Key::Escape, KeyState::Pressed, 750),
+        d.key(Key::Escape, KeyState::Pressed, 10),
         Some(Choice::Deny)
     );
+    // A click on Deny, at once; the same click on Approve is ignored, and Deny is drawn
+    // enabled while Approve is not.
+    let mut d = dialog(Config::default());
+    d.show(content(Risk::Privileged), 0).unwrap();
+    d.render(1.0, (1920, 1080)).unwrap();
+    let layout = d.layout().unwrap();
+    let live = d.live().unwrap();
+    assert!(pcp_overlay::draw::enabled(layout, live, Control::Deny));
+    assert!(!pcp_overlay::draw::enabled(layout, live, Control::Approve));
+    let (ax, ay) = centre(&d, Control::Approve);
+    assert_eq!(d.pointer_down(ax, ay, 20), None);
+    assert_eq!(d.pointer_up(ax, ay, 30), None);
+    let (x, y) = centre(&d, Control::Deny);
+    assert_eq!(d.pointer_down(x, y, 40), None);
+    assert_eq!(d.pointer_up(x, y, 50), Some(Choice::Deny));
 }
 
 #[test]

@@ -3,9 +3,10 @@
 //! read on standard input, and awk programs.
 
 use crate::Risk;
+use crate::inline::Lang;
 use crate::phrases as say;
 use crate::rules::{Inner, Stdin, Verdict};
-use crate::words::Word;
+use crate::words::{Expander, Word};
 
 /// Privilege tools: everything they run runs as root.
 const ROOT: &[&str] = &[
@@ -61,6 +62,14 @@ fn wrapper_value_opts(name: &str) -> &'static [&'static str] {
 
 /// `sudo`, `env`, `nice`, `xargs` and the like: the command they run, judged in turn.
 pub(crate) fn wrapper(name: &str, args: &[Word]) -> Option<Verdict> {
+    if MULTI_CALL.contains(&name) {
+        return Some(multi_call(name, args));
+    }
+    if name == "systemd-run" && crate::persist::timer(args) {
+        let mut v = Verdict::default();
+        v.add(Risk::High, say::SCHEDULES_COMMAND.with("program", name));
+        return Some(v);
+    }
     let is_wrapper = ROOT.contains(&name) || WRAPPERS.contains(&name);
     if !is_wrapper {
         return None;
@@ -103,6 +112,11 @@ pub(crate) fn wrapper(name: &str, args: &[Word]) -> Option<Verdict> {
     }
     let rest: Vec<Word> = args.get(i..).unwrap_or(&[]).to_vec();
     if rest.is_empty() {
+        if name == "env" {
+            // With nothing to run, `env` prints every variable, secrets included.
+            v.add(Risk::High, &say::PRINTS_ALL_VARIABLES);
+            return Some(v);
+        }
         let what = match name {
             "env" => &say::PRINTS_ENVIRONMENT,
             "sudo" | "su" | "doas" | "pkexec" | "run0" => &say::OPENS_ROOT_SHELL,
@@ -171,6 +185,29 @@ fn skip_options(name: &str, args: &[Word], v: &mut Verdict) -> Option<usize> {
     Some(i)
 }
 
+/// `busybox APPLET ARGS…`: the applet with its arguments, judged as that command; `busybox`
+/// alone or with `--list`/`--help` only prints.
+fn multi_call(name: &str, args: &[Word]) -> Verdict {
+    let mut v = Verdict::default();
+    match args.first() {
+        None => v.add(Risk::Safe, say::LISTS_APPLETS.with("program", name)),
+        Some(Word::Lit(s)) if s.starts_with('-') => {
+            v.add(Risk::Safe, say::LISTS_APPLETS.with("program", name))
+        }
+        Some(Word::Lit(applet)) => {
+            v.add(
+                Risk::Safe,
+                say::RUNS_APPLET
+                    .with("program", name)
+                    .with("applet", applet),
+            );
+            v.inner.push(Inner::Words(args.to_vec()));
+        }
+        Some(_) => v.add(Risk::High, &say::RUNS_DYNAMIC_COMMAND_NAME),
+    }
+    v
+}
+
 fn push_code(v: &mut Verdict, word: Option<&Word>, how: &str) {
     match word {
         Some(Word::Lit(code)) => v.inner.push(Inner::Code(code.clone())),
@@ -188,9 +225,10 @@ fn push_code(v: &mut Verdict, word: Option<&Word>, how: &str) {
     }
 }
 
-const SHELLS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash", "busybox",
-];
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash"];
+
+/// Multi-call binaries: the first argument names the applet, which is what runs.
+const MULTI_CALL: &[&str] = &["busybox", "toybox"];
 const LANGUAGES: &[&str] = &[
     "python",
     "python2",
@@ -213,18 +251,31 @@ const LANGUAGES: &[&str] = &[
 
 /// Shells and language interpreters: the code they are handed, or what arrives on standard
 /// input.
-pub(crate) fn interpreter(name: &str, args: &[Word], stdin: &Stdin) -> Option<Verdict> {
+pub(crate) fn interpreter(
+    name: &str,
+    args: &[Word],
+    stdin: &Stdin,
+    exp: &Expander<'_>,
+) -> Option<Verdict> {
     let shell = SHELLS.contains(&name);
-    if !shell && !LANGUAGES.contains(&name) {
+    let lang = Lang::of(name);
+    if !shell && !LANGUAGES.contains(&name) && lang.is_none() {
         return None;
     }
     if name.ends_with("awk") {
         return Some(awk(args));
     }
     let mut v = Verdict::default();
-    if args.len() == 1 && matches!(args[0].lit(), Some("--version" | "-V" | "--help")) {
+    let version = matches!(
+        args.first().and_then(Word::lit),
+        Some("--version" | "-V" | "--help")
+    ) || (lang.is_some() && args.first().and_then(Word::lit) == Some("-v"));
+    if args.len() == 1 && version {
         v.add(Risk::Safe, &say::PRINTS_ITS_VERSION);
         return Some(v);
+    }
+    if let Some(lang) = lang {
+        return Some(crate::interp::language(lang, name, args, stdin, exp));
     }
     let inline = if shell { ["-c", "-c"] } else { ["-c", "-e"] };
     let mut i = 0;

@@ -14,6 +14,7 @@ const GIT_COMMAND_KEYS: &[&str] = &[
     "core.editor",
     "core.sshcommand",
     "core.hookspath",
+    "init.templatedir",
     "core.fsmonitor",
     "core.gitproxy",
     "diff.external",

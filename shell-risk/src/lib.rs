@@ -5,15 +5,29 @@
 //! Safe is a short allow-list of read-only commands with read-only flags; what the parser cannot
 //! read is High. Paths are resolved against the working folder and the home folder, so "outside
 //! the working folder" is decided on resolved paths, never on how the command spells them.
+//! Secrets ([`secrets`]) read, printed or sent by any command are High; inline code for Python,
+//! JavaScript, Perl, Ruby and PHP is read and rated by what it does; a Codex patch
+//! ([`patch`]) is rated by the files it writes. [`classify_read`] and [`classify_delete`] rate
+//! an agent tool's own reads and deletions by path.
 
 mod commands;
+mod exposure;
+mod files;
 mod git;
+mod glob;
+mod inline;
+mod interp;
 mod message;
+pub mod patch;
 mod paths;
+mod persist;
 pub mod phrases;
 mod readonly;
+mod reads;
 mod rules;
+pub mod secrets;
 mod sed;
+mod stages;
 mod system;
 mod tools;
 mod walk;
@@ -23,9 +37,12 @@ use std::fmt;
 
 use serde::Serialize;
 
+pub use glob::{GlobError, PathGlob};
 pub use message::{Arg, Message, Wording, WordingError, phrase_by_key};
 pub use paths::{Context, Place};
 pub use phrases::Phrase;
+pub use reads::{ReadKind, classify_delete, classify_read};
+pub use secrets::{Secrets, SecretsError};
 
 /// A command's risk, lowest first (caro's levels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -133,6 +150,13 @@ pub fn classify(command: &str, ctx: &Context) -> Assessment {
     walk::classify(command, ctx, 0)
 }
 
+/// Classifies `command` as started in the folder `start` (absolute; a tool call's own working
+/// directory), while "inside the working folder" is still decided against `ctx.cwd`: a command
+/// started elsewhere is no more trusted than one that changes there with `cd`.
+pub fn classify_from(command: &str, ctx: &Context, start: &std::path::Path) -> Assessment {
+    walk::classify_from(command, ctx, start)
+}
+
 /// Classifies a file write to `path` (an edit tool's target) as seen from `ctx`: Moderate inside
 /// the working folder, High outside it or for a dotfile or configuration file, Critical for a
 /// system folder or a shell start-up file. With no working folder (an empty `ctx.cwd`) only the
@@ -146,7 +170,10 @@ pub fn classify_path(path: &str, ctx: &Context) -> Assessment {
 /// hook input without `cwd`). Fail closed: the path counts as outside the working folder, so it
 /// is High at least; what [`classify_path`] makes Critical stays Critical. `ctx.cwd` is ignored.
 pub fn classify_path_outside(path: &str, ctx: &Context) -> Assessment {
-    let unanchored = Context::new("", ctx.home.clone());
+    let unanchored = Context {
+        cwd: Default::default(),
+        ..ctx.clone()
+    };
     let mut a = rules::classify_write_path(path, &unanchored);
     if a.risk < Risk::High {
         a.risk = Risk::High;
@@ -164,3 +191,5 @@ pub fn classify_path_outside(path: &str, ctx: &Context) -> Assessment {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rules;

@@ -3,10 +3,14 @@
 //! start-up file, a block device. Resolution is lexical (`.` and `..` folded, nothing read from
 //! disk), so classifying never touches the file system.
 
-use crate::phrases::{self, Phrase};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-/// Where the command runs: the working folder the agent was started in and the user's home.
+use crate::phrases::{self, Phrase};
+use crate::secrets::Secrets;
+
+/// Where the command runs: the working folder the agent was started in and the user's home, and
+/// what counts as a secret there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
     /// The working folder, absolute. "Outside the working folder" is decided against it. Empty
@@ -15,14 +19,24 @@ pub struct Context {
     pub cwd: PathBuf,
     /// The home folder, absolute, for `~` and `$HOME`; `None` when unknown.
     pub home: Option<PathBuf>,
+    /// Secret files and variables: reading one, printing one or sending one anywhere is High.
+    pub secrets: Arc<Secrets>,
 }
 
 impl Context {
+    /// A context with the built-in secret lists.
     pub fn new(cwd: impl Into<PathBuf>, home: Option<PathBuf>) -> Context {
         Context {
             cwd: cwd.into(),
             home,
+            secrets: Secrets::builtin(),
         }
+    }
+
+    /// This context with other secret lists (a config's).
+    pub fn with_secrets(mut self, secrets: Arc<Secrets>) -> Context {
+        self.secrets = secrets;
+        self
     }
 }
 
@@ -56,6 +70,18 @@ const STARTUP_FILES: &[&str] = &[
     ".pam_environment",
     ".config/autostart",
     ".config/systemd/user",
+];
+
+/// Folders in the home folder whose programs run later on their own (D-Bus activation,
+/// desktop entries that replace a launcher or claim a link type, the session's environment) or
+/// in place of a command (the user's own folders on `PATH`).
+const PERSISTENCE_DIRS: &[&str] = &[
+    "bin",
+    ".local/bin",
+    ".local/share/applications",
+    ".local/share/dbus-1",
+    ".config/environment.d",
+    ".config/git/hooks",
 ];
 
 /// Device files that are disks or partitions (writing them destroys a file system).
@@ -145,6 +171,9 @@ pub enum Place {
     Inside,
     /// A shell start-up file or another file that runs code at login.
     Startup,
+    /// A folder whose programs run later on their own or in place of a command (`~/.local/bin`,
+    /// `~/.local/share/applications`), or another repository's git hooks.
+    Persistence,
     /// A dotfile or dot-folder in the home folder, outside the working folder.
     Dotfile,
     /// Anywhere else outside the working folder.
@@ -161,6 +190,7 @@ impl Place {
             Place::WorkingFolder => &phrases::PLACE_WORKING_FOLDER,
             Place::Inside => &phrases::PLACE_INSIDE,
             Place::Startup => &phrases::PLACE_STARTUP,
+            Place::Persistence => &phrases::PLACE_PERSISTENCE,
             Place::Dotfile => &phrases::PLACE_DOTFILE,
             Place::Outside => &phrases::PLACE_OUTSIDE,
         }
@@ -185,11 +215,17 @@ pub fn place(path: &Path, ctx: &Context) -> Place {
     if has_cwd && path.starts_with(&ctx.cwd) {
         return Place::Inside;
     }
+    if git_hook(path) {
+        return Place::Persistence;
+    }
     if let Some(home) = &ctx.home
         && let Ok(rel) = path.strip_prefix(home)
     {
         if STARTUP_FILES.iter().any(|f| rel.starts_with(f)) {
             return Place::Startup;
+        }
+        if PERSISTENCE_DIRS.iter().any(|f| rel.starts_with(f)) {
+            return Place::Persistence;
         }
         if rel
             .components()
@@ -218,6 +254,19 @@ pub fn place(path: &Path, ctx: &Context) -> Place {
         }
         _ => Place::Outside,
     }
+}
+
+/// Whether `path` is in a repository's hooks folder (`…/.git/hooks/…`).
+fn git_hook(path: &Path) -> bool {
+    let mut after_git = false;
+    for c in path.components() {
+        let name = c.as_os_str();
+        if after_git && name == "hooks" {
+            return true;
+        }
+        after_git = name == ".git";
+    }
+    false
 }
 
 /// Whether a write to `path` goes to a disk or partition device.
@@ -266,6 +315,11 @@ mod tests {
         assert_eq!(p("/etc/hosts"), Place::System);
         assert_eq!(p("/tmp/x"), Place::Outside);
         assert_eq!(p("/var/tmp/x"), Place::Outside);
+        assert_eq!(p("../.local/bin/ls"), Place::Persistence);
+        assert_eq!(p("../bin/git"), Place::Persistence);
+        assert_eq!(p("../other/.git/hooks/pre-commit"), Place::Persistence);
+        assert_eq!(p("/srv/repo/.git/hooks/post-merge"), Place::Persistence);
+        assert_eq!(p(".git/hooks/pre-commit"), Place::Inside);
     }
 
     #[test]

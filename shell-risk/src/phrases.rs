@@ -242,6 +242,95 @@ phrases! {
     INSTALLS_SYSTEM_PACKAGES / installs_system_packages = "installs or upgrades system packages";
     INSTALLS_PACKAGES / installs_packages = "installs packages ({program})";
 
+    // Secrets (exposure.rs): `{path}` is the file or folder, `{pattern}` the entry of the secret
+    // list it matches.
+    READS_SECRET / reads_secret = "reads the secret {path}";
+    COPIES_SECRET / copies_secret = "copies the secret {path} ({program})";
+    SENDS_SECRET / sends_secret = "sends the secret {path} to another machine ({program})";
+    MAY_READ_SECRET / may_read_secret = "may read a secret: {path} can match {pattern}";
+    READS_FOLDER_WITH_SECRETS / reads_folder_with_secrets =
+        "reads all of {path}, which holds secrets ({pattern})";
+    SENDS_FOLDER_WITH_SECRETS / sends_folder_with_secrets =
+        "sends all of {path}, which holds secrets ({pattern}), to another machine ({program})";
+    SERVES_FOLDER_WITH_SECRETS / serves_folder_with_secrets =
+        "serves {path}, which holds secrets ({pattern}), over the network";
+    SERVES_UNKNOWN_FOLDER / serves_unknown_folder =
+        "serves a folder known only when it runs over the network";
+    PRINTS_SECRET_VARIABLE / prints_secret_variable = "prints the secret variable {variable}";
+    PRINTS_ALL_VARIABLES / prints_all_variables = "prints every variable, secrets included";
+    PRINTS_PROCESS_ENVIRONMENTS / prints_process_environments =
+        "prints processes' environments, secrets included";
+    EXPORTS_SECRET_KEYS / exports_secret_keys = "exports secret keys ({program} {option})";
+    PRINTS_STORED_SECRET / prints_stored_secret = "prints a stored secret or token ({command})";
+
+    // An agent's own read and delete tools (reads.rs).
+    READS_INSIDE / reads_inside = "reads {path}, inside the working folder";
+    READS_OUTSIDE / reads_outside = "reads {path}, outside the working folder";
+    READS_UNKNOWN_FOLDER / reads_unknown_folder =
+        "reads {path} while the working folder is unknown: counted as outside it";
+    DELETE_UNKNOWN_FOLDER / delete_unknown_folder =
+        "deletes a file while the working folder is unknown: counted as outside it";
+
+    // Persistence (persist.rs, paths.rs): what runs later on its own.
+    CHANGES_CRON_JOBS / changes_cron_jobs =
+        "changes the user's scheduled jobs (crontab): they run later, unattended";
+    SCHEDULES_COMMAND / schedules_command =
+        "schedules a command to run later, unattended ({program})";
+    MAKES_SERVICE_PERSIST / makes_service_persist =
+        "makes a service start on its own ({command})";
+    ENABLES_LINGER / enables_linger =
+        "lets the user's services run without a login (loginctl enable-linger)";
+    WRITES_PERSISTENCE / writes_persistence =
+        "{verb} a file that runs later on its own or in place of a command ({path})";
+    PLACE_PERSISTENCE / place_persistence =
+        "a place whose programs run later on their own or in place of a command";
+
+    // Multi-call binaries, archives, truncation (commands.rs, system.rs).
+    RUNS_APPLET / runs_applet = "runs the {program} applet {applet}";
+    LISTS_APPLETS / lists_applets = "lists its applets ({program})";
+    EMPTIES / empties = "empties";
+    ARCHIVES_AND_DELETES / archives_and_deletes =
+        "deletes what it archives (tar --remove-files)";
+
+    // Inline code (inline/): `{language}` is Python, JavaScript, Perl, Ruby or PHP; `{why}` one
+    // of the `why_…` phrases.
+    CODE_DELETES_DYNAMIC / code_deletes_dynamic =
+        "runs {language} code that deletes files named only when it runs";
+    CODE_WRITES_DYNAMIC / code_writes_dynamic =
+        "runs {language} code that writes files named only when it runs";
+    CODE_STARTS_PROCESS / code_starts_process = "runs {language} code that starts a process";
+    CODE_RUNS_DYNAMIC_COMMAND / code_runs_dynamic_command =
+        "runs {language} code that starts a command known only when it runs";
+    CODE_USES_NETWORK / code_uses_network =
+        "runs {language} code that uses the network ({what})";
+    CODE_CALLS_UNKNOWN / code_calls_unknown =
+        "runs {language} code that calls {name}, which is not known to be harmless";
+    CODE_READS_SECRET_VARIABLE / code_reads_secret_variable =
+        "runs code that reads the secret variable {variable}";
+    CODE_READS_ALL_VARIABLES / code_reads_all_variables =
+        "runs code that reads every environment variable, secrets included";
+    CODE_UNREADABLE / code_unreadable = "runs {language} code the gate cannot read: {why}";
+    WHY_UNPARSABLE / why_unparsable = "it does not parse{name}";
+    WHY_DYNAMIC_CODE / why_dynamic_code = "it evaluates code known only when it runs ({name})";
+    WHY_DYNAMIC_IMPORT / why_dynamic_import =
+        "it loads a module named only when it runs ({name})";
+    WHY_REFLECTION / why_reflection =
+        "it reaches functions by computed names or through the interpreter's internals ({name})";
+    WHY_NATIVE / why_native = "it calls native code ({name})";
+    WHY_DESERIALIZES / why_deserializes = "it loads objects that can run code ({name})";
+    WHY_NESTS / why_nests = "it nests code too deeply{name}";
+    WHY_NOT_READ / why_not_read = "it uses {name}, which the gate does not read";
+    WHY_PASSES_FUNCTION / why_passes_function = "it hands {name} on instead of calling it";
+    RUNS_CODE_FROM_DYNAMIC_TEXT / runs_code_from_dynamic_text =
+        "runs {program} code known only when it runs";
+
+    // Codex patches (patch.rs).
+    APPLIES_PATCH / applies_patch = "applies a patch to {files} file(s)";
+    PATCH_UNKNOWN / patch_unknown = "applies a patch known only when it runs";
+    PATCH_CHANGES_NOTHING / patch_changes_nothing = "applies a patch that names no file";
+    PATCH_UNPARSABLE / patch_unparsable =
+        "applies a patch that cannot be read (at line {line} of the patch)";
+
     // sed (sed.rs).
     SED_IN_PLACE / sed_in_place = "edits files in place (sed -i)";
     SED_SCRIPT_FILE / sed_script_file = "runs a sed script from a file";

@@ -284,12 +284,6 @@ const SAFE: &[SafeEntry] = &[
         max_operands: 0,
     },
     SafeEntry {
-        name: "crontab",
-        short: "eir",
-        long: &[],
-        max_operands: 0,
-    },
-    SafeEntry {
         name: "sysctl",
         short: "wp",
         long: &["write", "load", "system"],

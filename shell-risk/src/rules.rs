@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
-use crate::commands;
 use crate::message::Message;
 use crate::paths::{self, Place};
 use crate::phrases as say;
 use crate::words::{Expander, Word};
 use crate::{Assessment, Context, Reason, Risk};
+use crate::{commands, files};
 
 /// What the command gets on standard input from its own redirections.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl Verdict {
         self.findings.push((risk, why.into()));
     }
 
-    fn safe(why: &'static say::Phrase) -> Verdict {
+    pub(crate) fn safe(why: &'static say::Phrase) -> Verdict {
         let mut v = Verdict::default();
         v.add(Risk::Safe, why);
         v
@@ -102,9 +102,16 @@ pub(crate) fn assess(words: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdi
     if let Some(v) = commands::wrapper(name, args) {
         return v;
     }
-    if let Some(v) = commands::interpreter(name, args, stdin) {
-        return v;
-    }
+    let mut v = match commands::interpreter(name, args, stdin, exp) {
+        Some(v) => v,
+        None => by_name(name, args, stdin, exp),
+    };
+    crate::exposure::add(&mut v, name, args, exp);
+    v
+}
+
+/// The rules of the command `name` that is neither a wrapper nor an interpreter.
+fn by_name(name: &str, args: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdict {
     match name {
         "rm" | "unlink" | "shred" | "srm" => deletion(name, args, exp),
         "rmdir" => {
@@ -117,14 +124,15 @@ pub(crate) fn assess(words: &[Word], stdin: &Stdin, exp: &Expander<'_>) -> Verdi
             cd: Some(None),
             ..Verdict::safe(&say::CHANGES_SHELL_FOLDER)
         },
-        "dd" => dd(args, exp),
-        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => permissions(name, args, exp),
-        "cp" | "mv" | "install" | "ln" => copy_like(name, args, exp),
-        "tee" => tee(args, exp),
+        "dd" => files::dd(args, exp),
+        "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" => files::permissions(name, args, exp),
+        "cp" | "mv" | "install" | "ln" => files::copy_like(name, args, exp),
+        "tee" => files::tee(args, exp),
         "find" => crate::readonly::find(args, exp),
-        "kill" => kill(args),
+        "kill" => files::kill(args),
         "eval" => eval(args),
         "source" | "." => source(args),
+        "apply_patch" | "applypatch" => crate::patch::rate_command(args, stdin, exp),
         _ => crate::system::by_name(name, args, exp),
     }
 }
@@ -202,7 +210,6 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
         name == "rm" && (has_flag(&flags, 'r', &["recursive"]) || has_flag(&flags, 'R', &[]));
     let forced = has_flag(&flags, 'f', &["force"]);
     let shred = matches!(name, "shred" | "srm");
-    let mut v = Verdict::default();
     let how = match (recursive, forced) {
         (true, true) => &say::DELETES_RECURSIVELY_WITHOUT_ASKING,
         (true, false) => &say::DELETES_RECURSIVELY,
@@ -210,10 +217,24 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
         (false, false) => &say::DELETES,
     };
     let how = if shred { &say::SHREDS } else { how };
+    destroys(&targets, how, recursive, shred, exp)
+}
+
+/// The findings for destroying `targets` (deleting, shredding, emptying): Moderate inside the
+/// working folder, High outside it, Critical for `/`, the home folder and whole system folders.
+/// `shred` makes even a file inside the working folder High.
+pub(crate) fn destroys(
+    targets: &[&Word],
+    how: &'static say::Phrase,
+    recursive: bool,
+    shred: bool,
+    exp: &Expander<'_>,
+) -> Verdict {
+    let mut v = Verdict::default();
     if targets.is_empty() {
         v.add(Risk::Moderate, &say::DELETES_NOTHING_NAMED);
     }
-    for t in targets {
+    for &t in targets {
         let Some(text) = t.lit() else {
             // Which files go is decided when it runs: nobody can review it now.
             v.add(
@@ -252,7 +273,7 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
         let risk = match place {
             Place::Root | Place::Home => Risk::Critical,
             Place::System if recursive || glob => Risk::Critical,
-            Place::System | Place::Startup => Risk::High,
+            Place::System | Place::Startup | Place::Persistence => Risk::High,
             Place::WorkingFolder if glob => Risk::Moderate,
             Place::WorkingFolder | Place::Dotfile | Place::Outside => Risk::High,
             Place::Inside if shred => Risk::High,
@@ -265,7 +286,7 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
             }
             Place::Outside if glob => say::DELETES_EVERYTHING_OUTSIDE.with("path", path.display()),
             Place::Outside => say::DELETES_OUTSIDE.with("path", path.display()),
-            Place::Dotfile | Place::Startup => say::DELETES_PLACE_OUTSIDE
+            Place::Dotfile | Place::Startup | Place::Persistence => say::DELETES_PLACE_OUTSIDE
                 .with_phrase("what", what)
                 .with("path", path.display()),
             _ => say::DELETES_PLACE
@@ -274,175 +295,6 @@ fn deletion(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
         }
         .with_phrase("how", how);
         v.add(risk, why);
-    }
-    v
-}
-
-fn dd(args: &[Word], exp: &Expander<'_>) -> Verdict {
-    let mut v = Verdict::default();
-    v.add(Risk::Moderate, &say::COPIES_RAW_DATA);
-    for a in args {
-        match a {
-            Word::Lit(s) => {
-                if let Some(dest) = s.strip_prefix("of=") {
-                    let w = Word::Lit(dest.to_string());
-                    if let Some((risk, why)) = write_finding(&w, false, exp) {
-                        v.add(risk, why);
-                    }
-                }
-            }
-            other if other.text().starts_with("of=") => {
-                v.add(Risk::High, &say::WRITES_RAW_DATA_DYNAMIC);
-            }
-            _ => {}
-        }
-    }
-    v
-}
-
-fn permissions(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
-    let (ops, flags) = operands(args);
-    let recursive = has_flag(&flags, 'R', &["recursive"]);
-    let mut v = Verdict::default();
-    // chmod, chown and chgrp name the mode or owner first; chattr and setfacl take it as
-    // option-like words, which `operands` already set aside only when they start with `-`.
-    let skip = usize::from(matches!(name, "chmod" | "chown" | "chgrp" | "chattr"));
-    if name == "chmod"
-        && let Some(Word::Lit(mode)) = ops.first()
-        && (mode.contains('s') || (mode.len() == 4 && mode.starts_with(['2', '4', '6'])))
-    {
-        v.add(Risk::High, &say::SETS_SETUID);
-    }
-    let verb = if name == "chmod" || name == "chattr" || name == "setfacl" {
-        &say::CHANGES_PERMISSIONS_OF
-    } else {
-        &say::CHANGES_OWNER_OF
-    };
-    let targets = ops.iter().skip(skip);
-    let mut any = false;
-    for t in targets {
-        any = true;
-        let Some(path) = t.lit().and_then(|s| exp.resolve(&paths::glob_base(s).0)) else {
-            let risk = if recursive {
-                Risk::High
-            } else {
-                Risk::Moderate
-            };
-            v.add(risk, say::CHANGES_DYNAMIC_PATHS.with_phrase("verb", verb));
-            continue;
-        };
-        let place = paths::place(&path, exp.ctx);
-        let risk = match place {
-            Place::Root | Place::Home | Place::System if recursive => Risk::Critical,
-            Place::Root | Place::Home | Place::System | Place::Startup => Risk::High,
-            Place::Outside | Place::Dotfile | Place::WorkingFolder if recursive => Risk::High,
-            _ => Risk::Moderate,
-        };
-        let phrase = if recursive {
-            &say::CHANGES_PLACE_RECURSIVELY
-        } else {
-            &say::CHANGES_PLACE
-        };
-        v.add(
-            risk,
-            phrase
-                .with_phrase("verb", verb)
-                .with_phrase("place", place.describe())
-                .with("path", path.display()),
-        );
-    }
-    if !any {
-        v.add(Risk::Moderate, say::CHANGES_FILES.with_phrase("verb", verb));
-    }
-    v
-}
-
-fn copy_like(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
-    let (ops, flags) = operands(args);
-    let mut v = Verdict::default();
-    v.add(Risk::Moderate, say::WRITES_FILES.with("program", name));
-    let target_dir = args
-        .iter()
-        .position(|a| a.lit() == Some("-t"))
-        .and_then(|i| args.get(i + 1))
-        .or_else(|| {
-            flags
-                .iter()
-                .find_map(|f| f.strip_prefix("--target-directory="))
-                .map(|_| &args[0])
-        });
-    let dest = target_dir.or_else(|| {
-        if ops.len() >= 2 {
-            ops.last().copied()
-        } else {
-            None
-        }
-    });
-    if let Some(d) = dest
-        && let Some((risk, why)) = write_finding(d, false, exp)
-    {
-        v.add(risk, why);
-    }
-    if name == "mv" {
-        let sources = ops.len().saturating_sub(usize::from(target_dir.is_none()));
-        for s in ops.iter().take(sources) {
-            if let Some(path) = s.lit().and_then(|t| exp.resolve(t)) {
-                let place = paths::place(&path, exp.ctx);
-                let risk = match place {
-                    Place::Root | Place::Home | Place::System => Risk::Critical,
-                    Place::Startup | Place::Dotfile | Place::WorkingFolder => Risk::High,
-                    _ => continue,
-                };
-                v.add(
-                    risk,
-                    say::MOVES_AWAY
-                        .with_phrase("place", place.describe())
-                        .with("path", path.display()),
-                );
-            }
-        }
-    }
-    v
-}
-
-fn tee(args: &[Word], exp: &Expander<'_>) -> Verdict {
-    let (ops, flags) = operands(args);
-    let append = has_flag(&flags, 'a', &["append"]);
-    let mut v = Verdict::safe(&say::COPIES_INPUT);
-    for o in ops {
-        if let Some((risk, why)) = write_finding(o, append, exp) {
-            v.add(risk, why);
-        }
-    }
-    v
-}
-
-fn kill(args: &[Word]) -> Verdict {
-    let mut v = Verdict::default();
-    let mut seen_signal = false;
-    let mut targets = 0;
-    for a in args {
-        match a.lit() {
-            Some("-l" | "-L") => return Verdict::safe(&say::LISTS_SIGNALS),
-            Some(s) if !seen_signal && s.starts_with('-') && s != "-1" => seen_signal = true,
-            Some("-s" | "-n") => {}
-            Some("-1") if seen_signal => {
-                v.add(Risk::Critical, &say::SIGNALS_EVERY_REACHABLE_PROCESS);
-                targets += 1;
-            }
-            Some("1") | Some("-1") => {
-                v.add(Risk::Critical, &say::SIGNALS_INIT);
-                targets += 1;
-            }
-            Some(_) => targets += 1,
-            None => {
-                v.add(Risk::High, &say::SIGNALS_DYNAMIC_PROCESSES);
-                targets += 1;
-            }
-        }
-    }
-    if targets > 0 {
-        v.add(Risk::Moderate, &say::SENDS_SIGNAL);
     }
     v
 }
@@ -499,6 +351,12 @@ pub(crate) fn write_finding(
         Place::Startup => (
             Risk::High,
             say::WRITES_STARTUP_FILE
+                .with_phrase("verb", verb)
+                .with("path", shown),
+        ),
+        Place::Persistence => (
+            Risk::High,
+            say::WRITES_PERSISTENCE
                 .with_phrase("verb", verb)
                 .with("path", shown),
         ),

@@ -29,15 +29,14 @@ pub(crate) fn by_name(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict 
         | "go" | "docker" | "podman" | "kubectl" => {
             return crate::tools::packages(name, args);
         }
-        "truncate" => {
-            let mut v = moderate(&say::TRUNCATES_FILES);
-            let (ops, _) = operands(args);
-            for o in ops {
-                if let Some(f) = write_finding(o, false, exp) {
-                    v.add(f.0, f.1);
-                }
+        "truncate" => return truncate(args, exp),
+        "tar" => return tar(args),
+        "crontab" => return crate::persist::crontab(args),
+        "at" | "batch" | "atq" | "atrm" => return crate::persist::at(name, args),
+        "loginctl" => {
+            if let Some(v) = crate::persist::loginctl(args) {
+                return v;
             }
-            return v;
         }
         "rsync" => {
             let (ops, fl) = operands(args);
@@ -94,6 +93,92 @@ pub(crate) fn by_name(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict 
         );
     }
     moderate(say::NOT_ON_READ_ONLY_LIST.with("program", name))
+}
+
+/// `truncate -s SIZE FILE…`: the size (and `-r`'s reference file) is no path; each file is
+/// emptied or cut, which destroys it like a deletion: judged by where it is.
+fn truncate(args: &[Word], exp: &Expander<'_>) -> Verdict {
+    let mut files: Vec<&Word> = Vec::new();
+    let mut i = 0;
+    let mut done = false;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        match a.lit() {
+            Some("--") if !done => done = true,
+            Some("-s" | "--size" | "-r" | "--reference") if !done => i += 1,
+            Some(s) if !done && s.starts_with('-') && s.len() > 1 => {}
+            _ => files.push(a),
+        }
+    }
+    let mut v = moderate(&say::TRUNCATES_FILES);
+    let found = crate::rules::destroys(&files, &say::EMPTIES, false, false, exp);
+    v.findings.extend(found.findings);
+    v
+}
+
+/// `tar`: Moderate (it writes an archive or what it extracts), and with `--remove-files` a
+/// deletion of every file it archives.
+fn tar(args: &[Word]) -> Verdict {
+    let mut v = moderate(say::NOT_ON_READ_ONLY_LIST.with("program", "tar"));
+    let lits: Vec<&str> = args.iter().filter_map(Word::lit).collect();
+    if !lits.contains(&"--remove-files") {
+        return v;
+    }
+    v.add(Risk::Moderate, &say::ARCHIVES_AND_DELETES);
+    // Short options that take the next word as their value, alone or at the end of a cluster
+    // (`-czf out.tgz`, or the first word without a dash: `czf out.tgz`).
+    let takes_value = |c: char| "fCTXbgFKLNV".contains(c);
+    let mut inputs: Vec<Word> = vec![Word::Lit("rm".into()), Word::Lit("-r".into())];
+    let mut folder: Option<String> = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        let Some(s) = a.lit() else {
+            inputs.push(a.clone());
+            continue;
+        };
+        let old_style = i == 1 && !s.starts_with('-');
+        if let Some(long) = s.strip_prefix("--") {
+            let (key, value) = long
+                .split_once('=')
+                .map_or((long, None), |(k, v)| (k, Some(v)));
+            let value_next = matches!(key, "file" | "directory" | "files-from" | "exclude-from");
+            let value = match value {
+                Some(v) => Some(v.to_string()),
+                None if value_next => {
+                    i += 1;
+                    args.get(i - 1).map(|w| w.text().to_string())
+                }
+                None => None,
+            };
+            if key == "directory" {
+                folder = value;
+            } else if key == "files-from" {
+                inputs.push(Word::Dyn(format!(
+                    "--files-from {}",
+                    value.unwrap_or_default()
+                )));
+            }
+        } else if old_style || (s.starts_with('-') && s.len() > 1) {
+            let cluster = s.trim_start_matches('-');
+            for c in cluster.chars().filter(|c| takes_value(*c)) {
+                let value = args.get(i).map(|w| w.text().to_string());
+                i += 1;
+                match c {
+                    'C' => folder = value,
+                    'T' => inputs.push(Word::Dyn(format!("-T {}", value.unwrap_or_default()))),
+                    _ => {}
+                }
+            }
+        } else {
+            inputs.push(Word::Lit(match &folder {
+                Some(dir) if !s.starts_with('/') => format!("{dir}/{s}"),
+                _ => s.to_string(),
+            }));
+        }
+    }
+    v.inner.push(crate::rules::Inner::Words(inputs));
+    v
 }
 
 fn download(name: &str, args: &[Word], exp: &Expander<'_>) -> Verdict {
@@ -174,7 +259,6 @@ fn machine(name: &str, args: &[Word]) -> Option<Verdict> {
         "modprobe" | "insmod" | "rmmod" | "sysctl" => with(Risk::Critical, &say::CHANGES_KERNEL),
         "umount" | "swapoff" | "swapon" | "losetup" => with(Risk::High, &say::MOUNTS_OR_UNMOUNTS),
         "mount" if !args.is_empty() => with(Risk::High, &say::MOUNTS),
-        "crontab" if has_flag(&flags, 'r', &[]) => with(Risk::High, &say::REMOVES_CRON_JOBS),
         _ => return None,
     };
     Some(verdict)

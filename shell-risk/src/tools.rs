@@ -55,6 +55,10 @@ pub(crate) fn services(name: &str, args: &[Word]) -> Verdict {
             Risk::Safe,
             say::ONLY_READS_COMMAND.with("command", format!("{name} {verb}")),
         ),
+        v if crate::persist::PERSISTING_VERBS.contains(&v) => with(
+            Risk::High,
+            say::MAKES_SERVICE_PERSIST.with("command", format!("{name} {verb}")),
+        ),
         "stop" | "disable" | "mask" | "kill" if guard => {
             with(Risk::Critical, &say::STOPS_GUARD_SERVICE)
         }

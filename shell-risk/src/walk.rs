@@ -60,6 +60,15 @@ pub(crate) fn classify(command: &str, ctx: &Context, depth: usize) -> Assessment
     w.finish()
 }
 
+/// [`classify`] with the shell started in `start` rather than in the working folder.
+pub(crate) fn classify_from(command: &str, ctx: &Context, start: &std::path::Path) -> Assessment {
+    let source = terminated(command);
+    let folder = crate::paths::resolve(&ctx.cwd, &start.to_string_lossy());
+    let mut w = Walker::new(&source, ctx, Some(folder), 0);
+    w.run();
+    w.finish()
+}
+
 /// Where a pipeline stage's output or input goes, for `curl … | sh`.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct StageInfo {
@@ -76,6 +85,11 @@ struct Walker<'s> {
     /// How many download commands were seen so far (a word whose substitutions raise it was
     /// made by a download).
     downloads: usize,
+    /// What the previous stage of a pipeline prints, when it is known now (`echo CODE |
+    /// python3`): the next command's standard input.
+    piped: Option<String>,
+    /// What the last simple command prints, when it is known now.
+    output: Option<String>,
 }
 
 impl<'s> Walker<'s> {
@@ -87,6 +101,8 @@ impl<'s> Walker<'s> {
             depth,
             reasons: Vec::new(),
             downloads: 0,
+            piped: None,
+            output: None,
         }
     }
 
@@ -173,11 +189,12 @@ impl<'s> Walker<'s> {
             }
             "variable_assignment" => self.assignment(node, level),
             "declaration_command" | "unset_command" => {
-                self.push(
-                    Risk::Moderate,
-                    text(node, self.src),
-                    &say::CHANGES_SHELL_VARIABLES,
-                );
+                let (risk, why) = if crate::stages::prints_every_variable(node, self.src) {
+                    (Risk::High, &say::PRINTS_ALL_VARIABLES)
+                } else {
+                    (Risk::Moderate, &say::CHANGES_SHELL_VARIABLES)
+                };
+                self.push(risk, text(node, self.src), why);
                 self.walk_children(node, level);
             }
             "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
@@ -209,6 +226,18 @@ impl<'s> Walker<'s> {
             .collect();
         match body {
             Some(b) if b.kind() == "command" => self.command(b, &redirects, level + 1),
+            // `cd dir && apply_patch <<'EOF'`: the redirections belong to the last command.
+            Some(b) if b.kind() == "list" && last_command(b).is_some() => {
+                let mut c = b.walk();
+                let parts: Vec<Node<'_>> = b.named_children(&mut c).collect();
+                let Some((last, rest)) = parts.split_last() else {
+                    return StageInfo::default();
+                };
+                for part in rest {
+                    self.walk(*part, level + 1);
+                }
+                self.command(*last, &redirects, level + 1)
+            }
             Some(b) => {
                 self.walk(b, level + 1);
                 for r in redirects {
@@ -232,7 +261,10 @@ impl<'s> Walker<'s> {
             .filter(|c| c.kind() != "comment")
             .collect();
         let mut downloaded = false;
+        let mut previous_output: Option<String> = None;
         for stage in stages {
+            self.piped = previous_output.take();
+            self.output = None;
             let info = match stage.kind() {
                 "command" => self.command(stage, &[], level + 1),
                 "redirected_statement" => self.redirected(stage, level + 1),
@@ -245,6 +277,8 @@ impl<'s> Walker<'s> {
                     }
                 }
             };
+            previous_output = self.output.take();
+            self.piped = None;
             if info.runs_stdin {
                 let whole = text(node, self.src);
                 if downloaded {
@@ -278,6 +312,7 @@ impl<'s> Walker<'s> {
     }
 
     fn command(&mut self, node: Node<'_>, outer: &[Node<'_>], level: usize) -> StageInfo {
+        let piped = self.piped.take();
         let mut words = Vec::new();
         let mut redirects: Vec<Node<'_>> = outer.to_vec();
         let mut cursor = node.walk();
@@ -302,11 +337,16 @@ impl<'s> Walker<'s> {
                 stdin = s;
             }
         }
+        if let (Stdin::Inherit, Some(text)) = (&stdin, piped) {
+            stdin = Stdin::Text(text);
+        }
         if words.is_empty() {
             return StageInfo::default();
         }
         let display = text(node, self.src);
-        self.simple(&words, &stdin, display, self.depth)
+        let info = self.simple(&words, &stdin, display, self.depth);
+        self.output = crate::stages::known_output(&words, &stdin);
+        info
     }
 
     /// Judges one simple command's words and follows what it runs inside it.
@@ -422,7 +462,10 @@ impl<'s> Walker<'s> {
         let word = self.argument(dest, level);
         let display = text(node, self.src);
         match op {
-            "<" => Some(Stdin::File),
+            "<" => {
+                self.secret_input(&word, display);
+                Some(Stdin::File)
+            }
             ">" | ">|" | "&>" | "<>" => {
                 self.write_target(&word, false, display);
                 None
@@ -439,6 +482,19 @@ impl<'s> Walker<'s> {
                 None
             }
             _ => None,
+        }
+    }
+
+    /// `< FILE` where the file is a secret: the command reads it.
+    fn secret_input(&mut self, word: &Word, display: &str) {
+        let exp = self.expander();
+        let Some(path) = word.lit().and_then(|w| exp.resolve(w)) else {
+            return;
+        };
+        let home = self.ctx.home.as_deref();
+        if self.ctx.secrets.secret_at(&path, home).is_some() {
+            let why = say::READS_SECRET.with("path", path.display());
+            self.push(Risk::High, display, why);
         }
     }
 
@@ -486,6 +542,16 @@ fn visit<'t>(node: Node<'t>, f: &mut dyn FnMut(Node<'t>)) {
         let mut cursor = n.walk();
         stack.extend(n.children(&mut cursor));
     }
+}
+
+/// The last part of a list when it is a simple command.
+fn last_command(list: Node<'_>) -> Option<Node<'_>> {
+    let mut c = list.walk();
+    let last = list
+        .named_children(&mut c)
+        .filter(|n| n.kind() != "comment")
+        .last()?;
+    (last.kind() == "command").then_some(last)
 }
 
 fn first_error(root: Node<'_>) -> Option<Node<'_>> {

@@ -1,6 +1,8 @@
 //! The labelled corpus (`corpus.tsv`): commands as agents and people type them, labelled by a
-//! reviewer. No command labelled High or Critical may be classified lower than its label, and at
-//! least 90 % of the Safe ones must be Safe. Prints the confusion table (`--nocapture`).
+//! reviewer. No command labelled High or Critical may be classified lower than its label, at
+//! least 95 % of the Safe ones must be Safe, and at least 20 benign inline-code commands (tagged
+//! `+inline`, labelled Safe or Moderate) are there, each rated at most Moderate. Prints the
+//! confusion table (`--nocapture`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,6 +16,8 @@ const HOME: &str = "/home/dev";
 struct Case {
     line: usize,
     label: Risk,
+    /// Inline code for another interpreter (`+inline`).
+    inline: bool,
     cwd: String,
     command: String,
 }
@@ -29,16 +33,49 @@ fn cases() -> Vec<Case> {
         else {
             panic!("corpus.tsv:{}: expected LABEL<TAB>CWD<TAB>COMMAND", i + 1);
         };
-        let Some(label) = Risk::parse(label) else {
-            panic!("corpus.tsv:{}: `{label}` is not a risk level", i + 1);
+        let mut tags = label.split('+');
+        let level = tags.next().unwrap_or("");
+        let Some(label_risk) = Risk::parse(level) else {
+            panic!("corpus.tsv:{}: `{level}` is not a risk level", i + 1);
         };
+        let mut inline = false;
+        for tag in tags {
+            match tag {
+                "inline" => inline = true,
+                other => panic!("corpus.tsv:{}: unknown tag `{other}`", i + 1),
+            }
+        }
         let cwd = if cwd == "-" { DEFAULT_CWD } else { cwd };
         out.push(Case {
             line: i + 1,
-            label,
+            label: label_risk,
+            inline,
             cwd: cwd.to_string(),
-            command: command.replace("\\n", "\n"),
+            command: unescape(command),
         });
+    }
+    out
+}
+
+/// `\\n` is a newline, `\\t` a tab, `\\\\` a backslash; any other backslash stays.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
     }
     out
 }
@@ -47,13 +84,14 @@ fn cases() -> Vec<Case> {
 fn corpus_meets_the_bar() {
     let cases = cases();
     assert!(
-        cases.len() >= 300,
+        cases.len() >= 590,
         "the corpus holds {} commands",
         cases.len()
     );
     let levels = [Risk::Safe, Risk::Moderate, Risk::High, Risk::Critical];
     let mut table: BTreeMap<(Risk, Risk), usize> = BTreeMap::new();
     let mut under = Vec::new();
+    let mut benign_inline = 0;
     for c in &cases {
         let ctx = Context::new(PathBuf::from(&c.cwd), Some(PathBuf::from(HOME)));
         let got = classify(&c.command, &ctx);
@@ -67,6 +105,18 @@ fn corpus_meets_the_bar() {
                 got.risk,
                 got.summary()
             ));
+        }
+        if c.inline && c.label <= Risk::Moderate {
+            benign_inline += 1;
+            if got.risk > Risk::Moderate {
+                under.push(format!(
+                    "corpus.tsv:{}: benign inline code `{}` rated {} ({})",
+                    c.line,
+                    c.command,
+                    got.risk,
+                    got.summary()
+                ));
+            }
         }
         if c.label != got.risk {
             println!(
@@ -107,6 +157,11 @@ fn corpus_meets_the_bar() {
         "High/Critical classified lower than their label: {}",
         under.len()
     );
+    println!("Benign inline code rated at most Moderate: {benign_inline} commands");
     assert!(under.is_empty(), "under-classified:\n{}", under.join("\n"));
-    assert!(share >= 90.0, "only {share:.1} % of Safe commands are Safe");
+    assert!(share >= 95.0, "only {share:.1} % of Safe commands are Safe");
+    assert!(
+        benign_inline >= 20,
+        "only {benign_inline} benign inline-code commands"
+    );
 }

@@ -176,6 +176,9 @@ pub struct Config {
     /// Read the challenge word aloud in the question (for users who cannot see the dialog; it
     /// lets anything that hears the question answer it too).
     pub speak_challenge: bool,
+    /// Read the challenge word aloud while a screen reader runs, whatever `speak_challenge`
+    /// says (it is never put on the accessibility bus).
+    pub speak_challenge_for_screen_readers: bool,
     /// Added to the question of a challenge prompt when `speak_challenge` is false: tells the
     /// user to say the word shown on the dialog. Takes the answer words like the question;
     /// empty means the pack's.
@@ -247,6 +250,7 @@ impl Default for Config {
             load_at_start: false,
             challenge: vec!["destructive".into(), "system".into()],
             speak_challenge: false,
+            speak_challenge_for_screen_readers: true,
             challenge_hint: String::new(),
             challenge_spoken: String::new(),
             alternatives: 8,
@@ -365,22 +369,6 @@ impl Config {
         self.question_template.replace("{action}", action)
     }
 
-    /// Whether prompts of the risk class named `class` (the gate's lowercase name) show a
-    /// challenge word.
-    pub fn challenges(&self, class: &str) -> bool {
-        self.challenge.iter().any(|c| c == class)
-    }
-
-    /// What a challenge prompt adds to its question: the hint, or with `speak_challenge` the
-    /// spoken form naming `word`.
-    pub fn challenge_question(&self, word: &str) -> String {
-        if self.speak_challenge {
-            self.challenge_spoken.replace("{word}", word)
-        } else {
-            self.challenge_hint.clone()
-        }
-    }
-
     /// `model` as an optional path (empty means discover).
     pub fn model_dir(&self) -> Option<&Path> {
         (!self.model.as_os_str().is_empty()).then_some(self.model.as_path())
@@ -437,24 +425,6 @@ mod tests {
             let err = Config::from_toml(text, "t").unwrap_err().to_string();
             assert!(err.contains(key), "{text}: {err}");
         }
-    }
-
-    #[test]
-    fn the_challenge_word_is_spoken_only_when_configured() {
-        let c = Config::default();
-        assert!(c.challenges("destructive") && c.challenges("system"));
-        assert!(!c.challenges("routine") && !c.challenges("privileged"));
-        let hinted = Config {
-            challenge_hint: "say yes and the word".into(),
-            challenge_spoken: "say yes, {word}".into(),
-            ..Config::default()
-        };
-        assert!(!hinted.challenge_question("기차").contains("기차"));
-        let spoken = Config {
-            speak_challenge: true,
-            ..hinted
-        };
-        assert_eq!(spoken.challenge_question("기차"), "say yes, 기차");
     }
 
     #[test]

@@ -209,6 +209,17 @@ impl SpeechEngine {
     /// question gets `[speech] challenge_hint`, or `challenge_spoken` (which reads the word
     /// aloud) when `speak_challenge` is true.
     pub fn ask_with_challenge(&self, question: &str, challenge: Option<&str>) -> Listener {
+        self.ask_challenge(question, challenge, self.config.speak_challenge)
+    }
+
+    /// Like [`ask_with_challenge`](Self::ask_with_challenge) with `challenge` read aloud in the
+    /// question (`challenge_spoken`) whatever `speak_challenge` says: for a user who hears the
+    /// dialog instead of seeing it (a screen reader runs).
+    pub fn ask_reading_challenge(&self, question: &str, challenge: &str) -> Listener {
+        self.ask_challenge(question, Some(challenge), true)
+    }
+
+    fn ask_challenge(&self, question: &str, challenge: Option<&str>, aloud: bool) -> Listener {
         let asked = Instant::now();
         let (tx, rx) = channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -243,7 +254,10 @@ impl SpeechEngine {
         let keeper = Arc::clone(&self.keeper);
         let config = self.config.clone();
         let question = match challenge {
-            Some(word) => format!("{question} {}", self.config.challenge_question(word)),
+            Some(word) => format!(
+                "{question} {}",
+                self.config.challenge_question_read(word, aloud)
+            ),
             None => question.to_string(),
         };
         let challenge = challenge.map(str::to_string);
@@ -334,12 +348,22 @@ impl Voice for SpeechEngine {
         SpeechEngine::prepare(self)
     }
 
+    fn challenge_words(&self) -> &[String] {
+        self.pack.as_ref().map_or(&[], |p| p.challenge_words())
+    }
+
     fn challenge_for(&self, risk_class: &str) -> Result<Option<String>, Unavailable> {
         SpeechEngine::challenge_for(self, risk_class)
     }
 
     fn ask_with_challenge(&self, question: &str, challenge: Option<&str>) -> Box<dyn Listening> {
         Box::new(SpeechEngine::ask_with_challenge(self, question, challenge))
+    }
+
+    fn ask_reading_challenge(&self, question: &str, challenge: &str) -> Box<dyn Listening> {
+        Box::new(SpeechEngine::ask_reading_challenge(
+            self, question, challenge,
+        ))
     }
 }
 

@@ -152,13 +152,19 @@ pub const MOONSHINE_FILES: [&str; 3] = [
 /// Where the package installs its Moonshine models, relative to the folder of the running
 /// program (`/usr/bin` → `/usr/share/pcp/models`), then absolute.
 const PACKAGE_MODELS: &str = "../share/pcp/models";
+/// Where a build copies the setup's Moonshine model, relative to the folder of the running
+/// program: beside the recognizers' libraries (`<target>/<profile>/pcp-lib/models`, found from
+/// the profile folder's binaries and from `deps/` and `examples/`, as the rpath finds the
+/// libraries). A user who cannot enter the setup user's cache finds it there.
+const BUILD_MODELS: [&str; 2] = ["pcp-lib/models", "../pcp-lib/models"];
 pub const SYSTEM_MOONSHINE_MODELS: &str = "/usr/share/pcp/models";
 
 /// Finds the model for `lang`: the configured directory (which must exist: no silent fallback;
 /// a Moonshine one when it holds `encoder_model.ort`), else a Vosk model installed for the
 /// language (`~/.cache/vosk/`, the project cache, [`SYSTEM_MODELS`]: a user's or an
-/// administrator's choice wins), else a Moonshine model for it (the project cache, the
-/// package's folder beside the program, [`SYSTEM_MOONSHINE_MODELS`]).
+/// administrator's choice wins), else a Moonshine model for it (the project cache, the build's
+/// copy beside the program, the package's folder beside the program,
+/// [`SYSTEM_MOONSHINE_MODELS`]).
 pub fn find(configured: Option<&Path>, lang: &str) -> Result<FoundModel, SpeechError> {
     if let Some(dir) = configured {
         if !dir.is_dir() {
@@ -190,6 +196,7 @@ pub fn find(configured: Option<&Path>, lang: &str) -> Result<FoundModel, SpeechE
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf))
     {
+        moonshine_roots.extend(BUILD_MODELS.iter().map(|m| bin.join(m)));
         moonshine_roots.push(bin.join(PACKAGE_MODELS));
     }
     moonshine_roots.push(PathBuf::from(SYSTEM_MOONSHINE_MODELS));

@@ -1,5 +1,6 @@
 //! What a phrase pack names and says: its answer words (the first phrase of each answer list),
-//! filled into the dialog's and the question's templates, and its spoken sentences.
+//! filled into the dialog's and the question's templates, and its spoken sentences; and what a
+//! challenge prompt adds to its question (the hint, or the word read aloud).
 
 /// The words the dialog and the spoken question name as the answers: the first phrase of each
 /// of the pack's lists, so every word named is one the recognizer listens for.
@@ -96,12 +97,58 @@ impl PackSentences {
     }
 }
 
+impl crate::config::Config {
+    /// Whether prompts of the risk class named `class` (the gate's lowercase name) show a
+    /// challenge word.
+    pub fn challenges(&self, class: &str) -> bool {
+        self.challenge.iter().any(|c| c == class)
+    }
+
+    /// What a challenge prompt adds to its question: the hint, or with `speak_challenge` the
+    /// spoken form naming `word`.
+    pub fn challenge_question(&self, word: &str) -> String {
+        self.challenge_question_read(word, self.speak_challenge)
+    }
+
+    /// What a challenge prompt adds to its question: with `aloud` (a screen reader runs, or
+    /// `speak_challenge`), the spoken form naming `word`; else the hint.
+    pub fn challenge_question_read(&self, word: &str, aloud: bool) -> String {
+        if aloud {
+            self.challenge_spoken.replace("{word}", word)
+        } else {
+            self.challenge_hint.clone()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::Config;
     use crate::phrases::PhrasePack;
 
     const PACK: &str = "language='x'\napprove=['y']\ndeny=['n']\ncancel=['c']\ndecoys=[]\n";
+
+    #[test]
+    fn the_challenge_word_is_spoken_only_when_configured_or_a_screen_reader_runs() {
+        let c = Config::default();
+        assert!(c.challenges("destructive") && c.challenges("system"));
+        assert!(!c.challenges("routine") && !c.challenges("privileged"));
+        assert!(c.speak_challenge_for_screen_readers);
+        let hinted = Config {
+            challenge_hint: "say yes and the word".into(),
+            challenge_spoken: "say yes, {word}".into(),
+            ..Config::default()
+        };
+        assert!(!hinted.challenge_question("기차").contains("기차"));
+        // Read aloud when asked (a screen reader runs), whatever `speak_challenge` says.
+        let aloud = hinted.challenge_question_read("기차", true);
+        assert_eq!(aloud, "say yes, 기차");
+        let spoken = Config {
+            speak_challenge: true,
+            ..hinted
+        };
+        assert_eq!(spoken.challenge_question("기차"), "say yes, 기차");
+    }
 
     #[test]
     fn a_pack_sentence_with_a_mistyped_placeholder_is_refused_naming_it() {

@@ -44,6 +44,9 @@ pub enum Unavailable {
     NoInputDevice(String),
     /// The input device exists but cannot be opened (busy, unplugged, no usable format).
     DeviceBusy(String),
+    /// The dialog's fonts cannot draw `words`, answer or challenge words of the phrase pack:
+    /// voice would ask for words nobody can read. `package` draws them.
+    Undrawable { words: String, package: String },
 }
 
 impl fmt::Display for Unavailable {
@@ -54,6 +57,11 @@ impl fmt::Display for Unavailable {
             Unavailable::NoModel(r) => write!(f, "no usable speech model: {r}"),
             Unavailable::NoInputDevice(r) => write!(f, "no microphone: {r}"),
             Unavailable::DeviceBusy(r) => write!(f, "microphone unavailable: {r}"),
+            Unavailable::Undrawable { words, package } => write!(
+                f,
+                "the dialog's fonts cannot draw the phrase pack's words ({words}): install \
+                 {package}"
+            ),
         }
     }
 }
@@ -76,11 +84,20 @@ pub trait Voice: Send + Sync {
     /// Starts loading what listening needs, in the background.
     fn prepare(&self);
 
+    /// Every challenge word of the phrase pack (empty without a pack), for the dialog to check
+    /// it can draw them.
+    fn challenge_words(&self) -> &[String];
+
     /// The challenge word for a prompt of `risk_class` (`None`: its class needs none).
     fn challenge_for(&self, risk_class: &str) -> Result<Option<String>, Unavailable>;
 
     /// Speaks `question` and listens for the answer (with `challenge` said, when given).
     fn ask_with_challenge(&self, question: &str, challenge: Option<&str>) -> Box<dyn Listening>;
+
+    /// Like [`Voice::ask_with_challenge`] with the word `challenge` read aloud in the question
+    /// (`challenge_spoken`), whatever `speak_challenge` says: for a user who cannot see the
+    /// dialog (a screen reader runs).
+    fn ask_reading_challenge(&self, question: &str, challenge: &str) -> Box<dyn Listening>;
 }
 
 /// One prompt's listener: polled without blocking until it ends.

@@ -153,20 +153,14 @@ impl Demo {
             &pcp_haptics::Config::default(),
             FfKind::Rumble,
         ));
-        // A font with Hangul (`cargo xtask setup` installs fonts-nanum): the voice lines name
-        // the Korean pack's answer words.
+        // The harness gives a compositor with voice a font with Hangul (`cargo xtask setup`
+        // installs fonts-nanum): the voice lines name the Korean pack's answer words.
         let mut fx = Fixture::start(
             OUTPUTS,
             Some(engine),
             Some(Box::new(haptics.clone())),
             Some(&out.join("state.sqlite3")),
-            |text| {
-                text.replacen(
-                    "[overlay]\n",
-                    "[overlay]\nextra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]\n",
-                    1,
-                )
-            },
+            |text| text,
         );
         // The real clock: every time in the table is wall time.
         fx.use_real_clock();

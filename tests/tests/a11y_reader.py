@@ -6,10 +6,11 @@ It talks to the test on stdin/stdout, one line each way per phase:
   prints READY        once the compositor's application is on the accessibility bus and the
                       announcements are listened to; waits for SUBMITTED;
   prints FOUND        once the dialog is read (role alert, its name, the requester, both
-                      buttons); waits for TABBED (the seat gave the dialog the keyboard and
-                      pressed Tab);
-  prints ACTED        once it saw the focus on Deny, asked for focus and a press on Approve,
-                      and saw the focus stay on Deny; waits for DECIDED;
+                      buttons, Deny enabled at once and Approve not before the click guard);
+                      waits for TABBED (the seat gave the dialog the keyboard and pressed Tab);
+  prints ACTED TEXT   once it saw the focus on Deny, asked for focus and a press on Approve,
+                      saw the focus stay on Deny and heard TEXT announced, saying how to
+                      answer instead; waits for DECIDED;
   prints EMPTIED TEXT once the dialog left the tree and TEXT was announced; waits for QUEUED
                       (two more prompts, NEXT_ACTION shown and LAST_ACTION behind it);
   prints BADGE        once it read NEXT_ACTION's dialog and its queue badge; waits for DENIED
@@ -135,6 +136,11 @@ approve = button(d, approve_label)
 deny = button(d, deny_label)
 if approve is None or deny is None:
     fail(f"both buttons are not there: {texts!r}")
+# Before the click guard arms: a refusal never waits for it, an approval does.
+if not deny.getState().contains(pyatspi.STATE_ENABLED):
+    fail("Deny is not enabled as soon as the dialog is shown")
+if approve.getState().contains(pyatspi.STATE_ENABLED):
+    fail("Approve is enabled before the click guard armed")
 shown = wait_for("the shown announcement", lambda: [a for a in announcements if action in a])
 say("FOUND " + shown[0])
 if sys.stdin.readline().strip() != "TABBED":
@@ -145,6 +151,7 @@ wait_for("the focus on Deny", lambda: focused(button(dialog(), deny_label)))
 approve = button(dialog(), approve_label)
 if focused(approve):
     fail("Approve has the focus after one Tab")
+heard_before = len(announcements)
 approve.queryComponent().grabFocus()
 approve.queryAction().doAction(0)
 pump(1.0)
@@ -153,7 +160,11 @@ if d is None:
     fail("the dialog went away after doAction on Approve")
 if not focused(button(d, deny_label)) or focused(button(d, approve_label)):
     fail("the focus moved after grabFocus on Approve")
-say("ACTED")
+refused = wait_for(
+    "the announcement of how to answer instead",
+    lambda: [a for a in announcements[heard_before:] if "assistive software" in a],
+)
+say("ACTED " + refused[-1])
 if sys.stdin.readline().strip() != "DECIDED":
     fail("the test did not decide")
 

@@ -278,7 +278,8 @@ fn a_plugged_output_nearer_the_focal_point_takes_the_dialog() {
         "output 0 no longer shows it"
     );
     assert_eq!(shown_prompt(&mut fx), before);
-    fx.click(Control::Deny);
+    // The move re-armed the guard: Approve waits for it (Deny never does).
+    fx.click(Control::Approve);
     assert!(fx.dialog_open(), "the guard started again");
     fx.advance_clock(1000);
     fx.click(Control::Deny);

@@ -203,6 +203,21 @@ fn the_scripted_user_approves_and_denies_and_every_line_and_record_says_so() {
         (&prompt["capability"], &prompt["threshold"]),
         (&json!("network.share"), &json!("visual"))
     );
+    // What the user was shown: the requester, the parameters, the buttons.
+    let text: Vec<&str> = prompt["text"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for shown in [
+        "/home/alice/report.pdf",
+        "bob@example.org",
+        "Deny",
+        "Approve",
+    ] {
+        assert!(text.iter().any(|t| t.contains(shown)), "{shown}: {text:?}");
+    }
     let line = h.next("decision");
     assert_eq!(line["capability"], "network.share");
     assert_eq!(line["resolution"], "user_approved");
@@ -505,6 +520,83 @@ fn run_to_end(args: &[&std::ffi::OsStr], env: &[(&str, &Path)]) -> (Option<i32>,
     )
 }
 
+/// The capture line of the first dialog a harness run shows: its texts and the characters it
+/// drew as empty boxes.
+fn first_capture(h: &mut Running) -> (Vec<String>, Vec<String>) {
+    let capture = h.next("capture");
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    (
+        strings(&capture["text"]),
+        strings(&capture["missing_glyphs"]),
+    )
+}
+
+/// The harness draws with the session's fonts: a Korean (and Chinese) file name is legible in a
+/// capture, where the test fixtures' bundled font alone would draw empty boxes; with voice the
+/// Korean pack's "네" is legible too.
+#[test]
+fn a_harness_capture_of_a_korean_prompt_is_legible() {
+    let dir = tempfile::tempdir().unwrap();
+    let pngs = dir.path().join("pngs");
+    let mut h = Running::start(dir.path(), "", &["--capture", pngs.to_str().unwrap()]);
+    let _rx = h.submit(
+        "network.share",
+        json!({"path": "/home/alice/보고서-報告.pdf", "recipient": "bob"}),
+    );
+    let (text, boxes) = first_capture(&mut h);
+    assert!(text.iter().any(|t| t.contains("보고서-報告")), "{text:?}");
+    assert_eq!(boxes, Vec::<String>::new(), "drawn as empty boxes");
+    h.stop(true);
+
+    let dir = tempfile::tempdir().unwrap();
+    let pngs = dir.path().join("pngs");
+    let mut h = Running::start(
+        dir.path(),
+        "",
+        &["--voice", "--capture", pngs.to_str().unwrap()],
+    );
+    let _rx = h.submit("file.delete", json!({"path": "/home/alice/보고서.txt"}));
+    let (text, boxes) = first_capture(&mut h);
+    assert!(text.iter().any(|t| t.contains("“네”")), "{text:?}");
+    assert_eq!(boxes, Vec::<String>::new(), "drawn as empty boxes");
+    h.stop(true);
+}
+
+#[test]
+fn the_compositors_own_log_lines_go_to_stderr_under_rust_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().join("extra.toml");
+    std::fs::write(&extra, "[polkit]\nenabled = true\n").unwrap();
+    let no_bus = dir.path().join("no-system-bus");
+    let run = |filter: &str| {
+        let out = Command::new(binary())
+            .arg("--config")
+            .arg(&extra)
+            .args(["--", "true"])
+            .env("RUST_LOG", filter)
+            .env(
+                "DBUS_SYSTEM_BUS_ADDRESS",
+                format!("unix:path={}", no_bus.display()),
+            )
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let info = run("info");
+    assert!(info.contains("polkit agent not started"), "{info}");
+    assert!(info.contains(" INFO "), "{info}");
+    let quiet = run("error");
+    assert!(!quiet.contains("polkit agent not started"), "{quiet}");
+}
+
 #[test]
 fn a_bad_output_spec_is_one_clear_error_with_status_2() {
     for (spec, why) in [
@@ -534,12 +626,15 @@ fn a_bad_output_spec_is_one_clear_error_with_status_2() {
 #[test]
 fn a_state_path_the_gate_cannot_open_is_one_clear_error_with_status_2() {
     let dir = tempfile::tempdir().unwrap();
-    // A folder where the state file should be: the gate cannot open it as a database.
-    let (code, stderr) = run_to_end(&["--state".as_ref(), dir.path().as_os_str()], &[]);
+    // A folder where the state file should be: the gate cannot open it as a database. (Inside
+    // a private folder: `/tmp` itself, a shared folder, is refused before that.)
+    let not_a_file = dir.path().join("db");
+    std::fs::create_dir(&not_a_file).unwrap();
+    let (code, stderr) = run_to_end(&["--state".as_ref(), not_a_file.as_os_str()], &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.starts_with("pcp-harness: the compositor did not start:")
-            && stderr.contains(&dir.path().display().to_string()),
+            && stderr.contains(&not_a_file.display().to_string()),
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");

@@ -20,10 +20,6 @@ use harness::{Fixture, audio, intent};
 
 const ONE: &[&str] = &["1920x1080@0,0"];
 
-/// A font with Hangul for the Korean pack's words (`cargo xtask setup` installs fonts-nanum);
-/// the harness otherwise draws with the bundled DejaVu Sans only.
-const HANGUL_FONT: &str = "extra_fonts = [\"/usr/share/fonts/truetype/nanum/NanumGothic.ttf\"]";
-
 /// `text` spoken by espeak-ng, padded with true silence, in the device's encoding.
 fn speech(dir: &Path, name: &str, text: &str) -> PathBuf {
     audio::speech(dir, name, text, &encoding()).unwrap()
@@ -192,7 +188,7 @@ fn challenge_prompt(dir: &Path, said: Said) -> (Fixture, harness::AsyncIntent, S
     };
     assert!(cfg.challenges("destructive"));
     let engine = SpeechEngine::start(cfg);
-    let mut fx = Fixture::with_devices_and_overlay(ONE, HANGUL_FONT, Some(engine), None);
+    let mut fx = Fixture::with_devices(ONE, "", Some(engine), None);
     let c = fx.submit(delete());
     let (threshold, _) = fx.pending(&c);
     assert_eq!(threshold, "voice+visual");
@@ -320,7 +316,7 @@ fn an_answer_not_caught_is_said_and_a_repeat_in_the_window_is_heard() {
     );
     capture_from(&both);
     let engine = SpeechEngine::with_model(config(), model()).expect("engine");
-    let mut fx = Fixture::with_devices_and_overlay(ONE, HANGUL_FONT, Some(engine), None);
+    let mut fx = Fixture::with_devices(ONE, "", Some(engine), None);
     let c = fx.submit(delete());
     let (_, modalities) = fx.pending(&c);
     assert_eq!(modalities, ["voice", "visual"]);
@@ -398,7 +394,7 @@ fn the_language_follows_the_locale_and_a_missing_model_is_said() {
         }
     }
     assert_eq!(english.config().language, "en");
-    let mut fx = Fixture::with_devices_and_overlay(ONE, HANGUL_FONT, Some(english), None);
+    let mut fx = Fixture::with_devices(ONE, "", Some(english), None);
     assert!(
         matches!(
             fx.voice_availability(),
@@ -453,4 +449,46 @@ fn the_language_follows_the_locale_and_a_missing_model_is_said() {
         voice_line(&mut fx).as_deref(),
         Some("Listening… say “네” or “아니요”")
     );
+}
+
+/// The dialog never asks for a word it cannot draw: with the bundled font alone (no Hangul) the
+/// Korean pack's words cannot be drawn, so voice is off, saying which font package to install,
+/// and a destructive prompt falls back to the overlay with press-and-hold.
+#[test]
+fn a_pack_whose_words_the_fonts_cannot_draw_turns_voice_off_naming_the_font_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let _g = alsa(dir.path(), &placeholder(dir.path()));
+    capture_from(&silence(dir.path()));
+    let engine = SpeechEngine::with_model(config(), model()).expect("engine");
+    let hangul = format!("extra_fonts = [{:?}]\n", harness::HANGUL_FONT);
+    let mut fx = Fixture::start(ONE, Some(engine), None, None, |text| {
+        assert!(text.contains(&hangul), "{text}");
+        text.replacen(&hangul, "", 1)
+    });
+    match fx.voice_availability() {
+        Err(pcp_speech::Unavailable::Undrawable { words, package }) => {
+            assert!(words.starts_with("네, 아니요, 취소"), "{words}");
+            assert_eq!(package, "fonts-nanum");
+        }
+        other => panic!("voice is {other:?}"),
+    }
+    let c = fx.submit(delete());
+    let (threshold, modalities) = fx.pending(&c);
+    assert_eq!(
+        (threshold.as_str(), modalities),
+        ("voice+visual", vec!["visual".to_string()])
+    );
+    assert!(fx.gate().active().unwrap().plan.press_and_hold);
+    assert_eq!(fx.dialog_challenge(), None, "no word is asked for");
+    let reading = fx.accessible_reading().unwrap().dialog.unwrap();
+    assert_eq!(
+        reading.voice.as_deref(),
+        Some("Voice unavailable: no font for the “ko” answer words (install fonts-nanum)")
+    );
+    // Nothing on the dialog is an empty box.
+    fx.render();
+    assert_eq!(fx.dialog_missing_glyphs(), Vec::<char>::new());
+    fx.advance_clock(1000);
+    fx.hold(Control::Approve, 1000);
+    assert!(fx.decision(&c).approved);
 }

@@ -32,6 +32,8 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("params", 8192),
     ("strict_json", 8192),
     ("shell_risk", 4096),
+    ("codex_patch", 4096),
+    ("inline_code", 4096),
 ];
 
 /// The cargo-fuzz project (its own workspace, built with nightly), relative to the root.

@@ -2,10 +2,12 @@
 //! tree. The binaries come from cargo's own build and are staged, stripped and given the rpath
 //! of the package's private library folder (`$ORIGIN/../lib/pcp-confirm`, where libvosk,
 //! libmoonshine and libmoonshine's ONNX Runtime go) with patchelf, so one build serves both the
-//! tests (whose rpath is the setup cache) and the package. The English voice model (Moonshine
-//! tiny-en) goes to `/usr/share/pcp/models/moonshine-tiny-en/`, where the compositor finds it:
-//! an English session has voice with no download. Dependencies come from `dpkg-shlibdeps` over
-//! every ELF file in the package, the private libraries included. `--check` then runs lintian (any error fails) and checks `dpkg -c` for the paths
+//! tests (whose rpath finds the libraries' copies in the profile folder, `pcp-lib/`: see
+//! speech/stage.rs) and the package. The English voice model (Moonshine tiny-en) goes to
+//! `/usr/share/pcp/models/moonshine-tiny-en/`, where the compositor finds it: an English session
+//! has voice with no download. Dependencies come from `dpkg-shlibdeps` over every ELF file in the
+//! package, the private libraries included. `--check` then runs lintian (any error fails) and
+//! checks `dpkg -c` for the paths
 //! the package must hold.
 
 use std::collections::BTreeSet;
@@ -309,6 +311,8 @@ fn write_control(stage: &Path, version: &str) -> Result<()> {
     let depends = depends(stage)?;
     let installed_kib = installed_size(stage)?;
     let maintainer = std::env::var("PCP_DEB_MAINTAINER").unwrap_or_else(|_| MAINTAINER.into());
+    // fonts-nanum draws the Korean phrase pack's words (the English pack's are in the bundled
+    // DejaVu Sans): without a font that has them the dialog turns voice off for that pack.
     let control = format!(
         "Package: {PACKAGE}
 Version: {version}
@@ -316,8 +320,7 @@ Architecture: {arch}
 Maintainer: {maintainer}
 Installed-Size: {installed_kib}
 Depends: {depends}, libegl1
-Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libgl1-mesa-dri
-Suggests: fonts-nanum
+Recommends: dbus-bin, bubblewrap, adwaita-icon-theme, libgl1-mesa-dri, fonts-nanum
 Section: x11
 Priority: optional
 Description: Wayland compositor that gates actions behind user confirmation

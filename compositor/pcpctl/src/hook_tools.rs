@@ -8,6 +8,8 @@ use std::path::Path;
 use pcp_protocol::Submission;
 use serde_json::{Map, Value, json};
 
+use crate::hook_patch;
+
 /// Claude Code's, Codex's and Gemini CLI's shell tools.
 const SHELL_TOOLS: &[&str] = &[
     "Bash",
@@ -25,18 +27,89 @@ const WRITE_TOOLS: &[(&str, &str)] = &[
     ("write_file", "file_path"),
     ("replace", "file_path"),
 ];
-/// Read-only tools and the input fields that say what they read.
-const READ_TOOLS: &[(&str, &[&str])] = &[
-    ("Read", &["file_path"]),
-    ("Grep", &["pattern", "path"]),
-    ("Glob", &["pattern", "path"]),
-    ("LS", &["path"]),
-    ("read_file", &["file_path", "absolute_path"]),
-    ("read_many_files", &["paths"]),
-    ("list_directory", &["dir_path", "path"]),
-    ("glob", &["pattern", "dir_path"]),
-    ("search_file_content", &["pattern", "dir_path"]),
-    ("grep", &["pattern", "dir_path"]),
+/// Read-only tools: the input fields that say what they read (shown), where the path is, and
+/// how they read it — one file's contents, everything under a folder, or names only.
+struct ReadTool {
+    name: &'static str,
+    shown: &'static [&'static str],
+    /// The fields holding the path (the first present wins); none present: the working folder.
+    path: &'static [&'static str],
+    /// A glob pattern relative to the path (`Glob`'s `pattern`).
+    pattern: Option<&'static str>,
+    reads: &'static str,
+}
+
+const READ_TOOLS: &[ReadTool] = &[
+    ReadTool {
+        name: "Read",
+        shown: &["file_path"],
+        path: &["file_path"],
+        pattern: None,
+        reads: "file",
+    },
+    ReadTool {
+        name: "Grep",
+        shown: &["pattern", "path"],
+        path: &["path"],
+        pattern: None,
+        reads: "tree",
+    },
+    ReadTool {
+        name: "Glob",
+        shown: &["pattern", "path"],
+        path: &["path"],
+        pattern: Some("pattern"),
+        reads: "names",
+    },
+    ReadTool {
+        name: "LS",
+        shown: &["path"],
+        path: &["path"],
+        pattern: None,
+        reads: "names",
+    },
+    ReadTool {
+        name: "read_file",
+        shown: &["file_path", "absolute_path"],
+        path: &["absolute_path", "file_path"],
+        pattern: None,
+        reads: "file",
+    },
+    ReadTool {
+        name: "read_many_files",
+        shown: &["paths"],
+        path: &["paths"],
+        pattern: None,
+        reads: "file",
+    },
+    ReadTool {
+        name: "list_directory",
+        shown: &["dir_path", "path"],
+        path: &["dir_path", "path"],
+        pattern: None,
+        reads: "names",
+    },
+    ReadTool {
+        name: "glob",
+        shown: &["pattern", "dir_path"],
+        path: &["dir_path", "path"],
+        pattern: Some("pattern"),
+        reads: "names",
+    },
+    ReadTool {
+        name: "search_file_content",
+        shown: &["pattern", "dir_path"],
+        path: &["dir_path", "path"],
+        pattern: None,
+        reads: "tree",
+    },
+    ReadTool {
+        name: "grep",
+        shown: &["pattern", "dir_path"],
+        path: &["dir_path", "path"],
+        pattern: None,
+        reads: "tree",
+    },
 ];
 
 /// The intents one tool call becomes (several for a patch that touches several files), or an
@@ -69,10 +142,13 @@ pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Subm
             .or_else(|| input.get("directory"))
             .and_then(Value::as_str)
             .map(Path::new);
-        let dir = match (cwd, workdir) {
-            (Some(c), Some(d)) => c.join(d),
-            (None, Some(d)) if d.is_absolute() => d.to_path_buf(),
-            (Some(c), None) => c.to_path_buf(),
+        // The working folder stays the harness's; a folder of the call's own (Codex's
+        // `workdir`) is only where the command starts (`dir`), so `workdir: "/"` does not make
+        // the whole disk "inside the working folder".
+        let (folder, start) = match (cwd, workdir) {
+            (Some(c), Some(d)) => (c.to_path_buf(), Some(c.join(d))),
+            (None, Some(d)) if d.is_absolute() => (d.to_path_buf(), None),
+            (Some(c), None) => (c.to_path_buf(), None),
             _ => {
                 return Err(format!(
                     "the {tool} call has no working folder (no cwd in the hook input): a shell \
@@ -80,11 +156,17 @@ pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Subm
                 ));
             }
         };
-        let dir = dir.to_string_lossy().into_owned();
-        return Ok(vec![submit(
-            "shell.exec",
-            json!({"command": command, "cwd": dir}),
-        )]);
+        let start = start.filter(|s| *s != folder);
+        // A shell call that only applies a Codex patch is the files the patch touches.
+        let base = start.as_deref().unwrap_or(&folder);
+        if let Some(files) = hook_patch::from_command(&command, cwd, base) {
+            return Ok(files);
+        }
+        let mut params = json!({"command": command, "cwd": folder.to_string_lossy()});
+        if let Some(s) = start {
+            params["dir"] = Value::from(s.to_string_lossy());
+        }
+        return Ok(vec![submit("shell.exec", params)]);
     }
     if let Some((_, field)) = WRITE_TOOLS.iter().find(|(t, _)| *t == tool) {
         let path = string(input, field).ok_or_else(|| format!("the {tool} call has no {field}"))?;
@@ -98,22 +180,20 @@ pub fn intents(tool: &str, input: &Value, cwd: Option<&Path>) -> Result<Vec<Subm
             .or_else(|| string(input, "patch"))
             .or_else(|| string(input, "command"))
             .ok_or("the apply_patch call has no patch")?;
-        let paths = patch_paths(&patch);
-        if paths.is_empty() {
-            return Err("the patch names no file".into());
+        // With no working folder known the paths stay as written, and the gate counts them as
+        // outside it.
+        let start = cwd.unwrap_or(Path::new(""));
+        if let Some(files) = hook_patch::from_text(&patch, cwd, start) {
+            return Ok(files);
         }
-        return Ok(paths
-            .into_iter()
-            .map(|p| submit("file.write", json!({"path": p, "cwd": cwd_text})))
-            .collect());
+        // Not readable as a patch: a command the gate rates High, with the text it was given.
+        let dir = cwd.ok_or("the apply_patch call has no working folder")?;
+        let command = format!("apply_patch {}", quote(&patch));
+        let params = json!({"command": command, "cwd": dir.to_string_lossy()});
+        return Ok(vec![submit("shell.exec", params)]);
     }
-    if let Some((_, fields)) = READ_TOOLS.iter().find(|(t, _)| *t == tool) {
-        let target: Vec<String> = fields
-            .iter()
-            .filter_map(|f| input.get(*f).map(display))
-            .collect();
-        let params = json!({"tool": tool, "target": target.join(" "), "cwd": cwd_text});
-        return Ok(vec![submit("agent.read", params)]);
+    if let Some(read) = READ_TOOLS.iter().find(|t| t.name == tool) {
+        return Ok(vec![submit("agent.read", read_params(read, input, cwd))]);
     }
     if matches!(tool, "WebFetch" | "web_fetch") {
         let url = string(input, "url")
@@ -200,26 +280,41 @@ fn display(v: &Value) -> String {
     }
 }
 
-/// The files a Codex `apply_patch` touches (`*** Add File:`, `*** Update File:`, `*** Delete
-/// File:`, `*** Move to:`), in order, each once.
-fn patch_paths(patch: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for line in patch.lines() {
-        let path = [
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-        ]
+/// A read tool's parameters: what it shows (`target`), the path or paths the gate rates, how
+/// it reads them, and the working folder (left out when unknown: the gate then counts every
+/// path as outside it).
+fn read_params(read: &ReadTool, input: &Value, cwd: Option<&Path>) -> Value {
+    let target: Vec<String> = read
+        .shown
         .iter()
-        .find_map(|p| line.strip_prefix(p));
-        if let Some(p) = path.map(str::trim).filter(|p| !p.is_empty())
-            && !out.iter().any(|o| o == p)
-        {
-            out.push(p.to_string());
+        .filter_map(|f| input.get(*f).map(display))
+        .collect();
+    let folder = read.path.iter().find_map(|f| input.get(*f));
+    let pattern = read.pattern.and_then(|p| string(input, p));
+    let path: Value = match (folder, pattern) {
+        (Some(Value::Array(items)), _) => Value::Array(items.clone()),
+        (folder, Some(pattern)) if !pattern.starts_with('/') && !pattern.starts_with('~') => {
+            let base = folder
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| cwd.map(|c| c.to_string_lossy().into_owned()));
+            Value::from(match base {
+                Some(b) => format!("{}/{pattern}", b.trim_end_matches('/')),
+                None => pattern,
+            })
         }
+        (_, Some(pattern)) => Value::from(pattern),
+        (Some(v), None) => v.clone(),
+        (None, None) => {
+            Value::from(cwd.map_or_else(|| ".".to_string(), |c| c.to_string_lossy().into_owned()))
+        }
+    };
+    let mut params =
+        json!({"tool": read.name, "target": target.join(" "), "path": path, "reads": read.reads});
+    if let Some(c) = cwd {
+        params["cwd"] = Value::from(c.to_string_lossy());
     }
-    out
+    params
 }
 
 /// The tool call's fields: `tool_name` and `tool_input` (an object; absent is `{}`).
@@ -261,7 +356,7 @@ mod tests {
             ),
             (
                 "shell.exec".into(),
-                json!({"command": "rm -rf x", "cwd": "/p/sub"})
+                json!({"command": "rm -rf x", "cwd": "/p", "dir": "/p/sub"})
             )
         );
         assert_eq!(
@@ -269,7 +364,14 @@ mod tests {
             "rm -rf 'a b'"
         );
         assert_eq!(one("Edit", json!({"file_path": "/p/a.rs"})).0, "file.write");
-        assert_eq!(one("Read", json!({"file_path": "/p/a.rs"})).0, "agent.read");
+        assert_eq!(
+            one("Read", json!({"file_path": "/p/a.rs"})),
+            (
+                "agent.read".into(),
+                json!({"tool": "Read", "target": "/p/a.rs", "path": "/p/a.rs", "reads": "file",
+                       "cwd": "/p"})
+            )
+        );
         assert_eq!(
             one("WebFetch", json!({"url": "https://x"})).0,
             "network.fetch"
@@ -284,29 +386,79 @@ mod tests {
     #[test]
     fn a_patch_asks_once_per_file() {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: b.rs\n\
-                     +z\n*** End Patch\n";
-        let v = intents(
+                     +z\n*** Delete File: c.rs\n*** End Patch\n";
+        let caps = |v: Vec<Submission>| -> Vec<(String, Value)> {
+            v.into_iter()
+                .map(|s| (s.capability, s.params["path"].clone()))
+                .collect()
+        };
+        let want = vec![
+            ("file.write".to_string(), json!("/p/src/a.rs")),
+            ("file.write".to_string(), json!("/p/b.rs")),
+            ("agent.file.delete".to_string(), json!("/p/c.rs")),
+        ];
+        let tool = intents(
             "apply_patch",
             &json!({"input": patch}),
             Some(Path::new("/p")),
-        )
-        .unwrap();
-        let paths: Vec<&Value> = v.iter().map(|s| &s.params["path"]).collect();
-        assert_eq!(paths, [&json!("src/a.rs"), &json!("b.rs")]);
+        );
+        assert_eq!(caps(tool.unwrap()), want);
+        // Codex 0.171 sends the same patch as a shell call with a here-document.
+        let command = format!("apply_patch <<'EOF'\n{patch}EOF\n");
+        for (name, input) in [
+            ("Bash", json!({"command": command})),
+            ("exec_command", json!({"cmd": command})),
+            ("shell", json!({"command": ["bash", "-lc", command]})),
+        ] {
+            let v = intents(name, &input, Some(Path::new("/p"))).unwrap();
+            assert_eq!(caps(v), want, "{name}");
+        }
+        // A patch that cannot be read stays a command (the gate rates it High).
+        let v = intents(
+            "apply_patch",
+            &json!({"input": "nothing"}),
+            Some(Path::new("/p")),
+        );
+        assert_eq!(v.unwrap()[0].capability, "shell.exec");
+        let v = intents(
+            "Bash",
+            &json!({"command": "apply_patch <<'EOF'\nnothing\nEOF"}),
+            Some(Path::new("/p")),
+        );
+        assert_eq!(v.unwrap()[0].capability, "shell.exec");
+    }
+
+    #[test]
+    fn read_tools_send_their_paths_and_how_they_read() {
+        let read = |tool: &str, input: Value| one(tool, input).1;
+        let g = read("Grep", json!({"pattern": "x"}));
+        assert_eq!(
+            (g["path"].clone(), g["reads"].clone()),
+            (json!("/p"), json!("tree"))
+        );
+        let g = read("Grep", json!({"pattern": "x", "path": "/q"}));
+        assert_eq!(g["path"], "/q");
+        let g = read("Glob", json!({"pattern": "**/*.rs"}));
+        assert_eq!(
+            (g["path"].clone(), g["reads"].clone()),
+            (json!("/p/**/*.rs"), json!("names"))
+        );
+        let g = read("Glob", json!({"pattern": "/home/u/.ssh/*"}));
+        assert_eq!(g["path"], "/home/u/.ssh/*");
+        let g = read("read_many_files", json!({"paths": ["a", "b"]}));
+        assert_eq!(g["path"], json!(["a", "b"]));
+        let g = read("read_file", json!({"absolute_path": "/k"}));
+        assert_eq!(
+            (g["path"].clone(), g["reads"].clone()),
+            (json!("/k"), json!("file"))
+        );
+        assert_eq!(read("LS", json!({"path": "/q"}))["reads"], "names");
     }
 
     #[test]
     fn missing_fields_are_named() {
         let e = intents("Bash", &json!({}), Some(Path::new("/p"))).unwrap_err();
         assert!(e.contains("command"), "{e}");
-        assert!(
-            intents(
-                "apply_patch",
-                &json!({"input": "nothing"}),
-                Some(Path::new("/p"))
-            )
-            .is_err()
-        );
         assert!(mcp_capability("mcp__x").is_none());
     }
 

@@ -10,6 +10,7 @@ mod audit;
 mod common;
 mod explain;
 mod hook;
+mod hook_patch;
 mod hook_tools;
 mod replay;
 mod run;

@@ -31,6 +31,10 @@ struct Open {
     chosen: usize,
     /// PAM accepted a password for it.
     authenticated: bool,
+    /// Why the last try failed ("Authentication failed. 2 tries left."): the entry keeps
+    /// saying it with the next try's prompt, until the user sends that try, so that a typo is
+    /// told from a hang.
+    failed: Option<String>,
 }
 
 impl Open {
@@ -123,12 +127,14 @@ impl Front {
                     prompt.text,
                     prompt.echo
                 );
+                let open = self.number_of(&cookie).and_then(|n| self.open.get_mut(&n));
+                let failed = open.and_then(|o| o.failed.take());
                 let mut updates = vec![
                     EntryUpdate::Ask {
                         label: prompt.text,
                         echo: prompt.echo,
                     },
-                    EntryUpdate::Message(self.text.how_to_type.clone()),
+                    EntryUpdate::Message(failed.unwrap_or_else(|| self.text.how_to_type.clone())),
                 ];
                 let account = self
                     .number_of(&cookie)
@@ -195,6 +201,7 @@ impl Front {
                 identities: request.identities.clone(),
                 chosen: 0,
                 authenticated: false,
+                failed: None,
             },
         );
         let client = requester(request.subject_pid, request.caller_pid);
@@ -255,6 +262,9 @@ impl Front {
             ),
         };
         if again {
+            if let (EntryUpdate::Message(why), Some(open)) = (&update, self.open.get_mut(&number)) {
+                open.failed = Some(why.clone());
+            }
             self.authenticate(number);
         }
         let ticket = self.ticket(number);
@@ -393,6 +403,8 @@ impl Front {
         let open = self.open.get_mut(&ticket.number)?;
         let before = open.chosen;
         open.chosen = (open.chosen + 1) % open.identities.len();
+        // A failure of the other account's password says nothing of this one's.
+        open.failed = None;
         let identity = open.identity().clone();
         let message = match agent.switch_identity(&open.cookie, identity.uid) {
             Ok(()) => {

@@ -7,8 +7,10 @@
 //! (`fuzz/seeds/TARGET/`) and every crash input kept as a regression (`fuzz/regressions/TARGET/`)
 //! through them with the ordinary test suite.
 
+pub mod codex_patch;
 pub mod config;
 pub mod dialog;
+pub mod inline_code;
 pub mod json;
 pub mod multitouch;
 pub mod params;
@@ -33,4 +35,6 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("params", params::check),
     ("strict_json", json::check),
     ("shell_risk", shell_risk::check),
+    ("codex_patch", codex_patch::check),
+    ("inline_code", inline_code::check),
 ];

@@ -1,6 +1,6 @@
 //! What serde cannot check in the gate's sections: counts and timeouts that must not be zero, a
-//! profile that must not be empty, the policy-change prompt's wording templates and the shell
-//! classifier's reworded phrases. Each
+//! profile that must not be empty, the policy-change prompt's wording templates, the shell
+//! classifier's reworded phrases and its secret patterns. Each
 //! refusal names the file, the line and column of the key, and the key.
 
 use std::path::Path;
@@ -13,7 +13,19 @@ use crate::error::ConfigError;
 pub(super) fn check(path: &Path, text: &str, file: &ConfigFile) -> Result<(), ConfigError> {
     check_numbers(path, text, file)?;
     check_wording(path, text, &file.policy_change)?;
-    check_reasons(path, text, &file.shell_risk)
+    check_reasons(path, text, &file.shell_risk)?;
+    check_secrets(path, text, &file.shell_risk)
+}
+
+/// Each secret pattern compiles and each variable pattern names something.
+fn check_secrets(path: &Path, text: &str, shell_risk: &ShellRiskConfig) -> Result<(), ConfigError> {
+    shell_risk.compile_secrets().map(|_| ()).map_err(|e| {
+        let key = match &e {
+            pcp_shell_risk::SecretsError::Path { list, .. } => format!("shell_risk.{list}"),
+            pcp_shell_risk::SecretsError::Env { .. } => "shell_risk.secret_env".to_string(),
+        };
+        ConfigError::at_key(path, text, &key, format!("[shell_risk] {e}"))
+    })
 }
 
 /// Each reworded phrase names a phrase of the catalogue and only that phrase's placeholders.

@@ -10,6 +10,7 @@ pub mod document;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -46,18 +47,60 @@ impl Default for GateSectionConfig {
     }
 }
 
-/// `[shell_risk]`: the wording of the shell-command classifier as prompts, `pcpctl explain` and
-/// refusals show it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// `[shell_risk]`: what the classifiers count as a secret, and the wording of their reasons as
+/// prompts, `pcpctl explain` and refusals show them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ShellRiskConfig {
+    /// More secret paths (`~/…`, `/…` or a bare name; `*`, `?`, `[…]`, `**`), beside the
+    /// built-in ones (`pcp_shell_risk::secrets::DEFAULT_SECRET_PATHS`).
+    pub secrets: Vec<String>,
+    /// Paths that are not secret although a secret pattern names them (`~/.ssh/*.pub`). Each
+    /// entry lowers protection.
+    pub not_secrets: Vec<String>,
+    /// More names of environment variables that hold secrets (`*` and `?` allowed), beside the
+    /// built-in ones.
+    pub secret_env: Vec<String>,
+    /// Whether the built-in secret lists count; `false` leaves only this config's own.
+    pub builtin_secrets: bool,
     /// `[shell_risk.reasons]`: a phrase's key → its replacement template, with the phrase's own
     /// `{placeholders}` (`deletes_recursively = "löscht rekursiv"`). A phrase not named keeps its
     /// English; the keys are those of `pcp_shell_risk::phrases::ALL`.
     pub reasons: BTreeMap<String, String>,
 }
 
+impl Default for ShellRiskConfig {
+    fn default() -> Self {
+        ShellRiskConfig {
+            secrets: Vec::new(),
+            not_secrets: Vec::new(),
+            secret_env: Vec::new(),
+            builtin_secrets: true,
+            reasons: BTreeMap::new(),
+        }
+    }
+}
+
 impl ShellRiskConfig {
+    /// The secret lists this section makes. The config's check refused a bad entry before this
+    /// is asked; were one ever given unchecked, the built-in lists stand alone.
+    pub fn secrets(&self) -> Arc<pcp_shell_risk::Secrets> {
+        match self.compile_secrets() {
+            Ok(s) => Arc::new(s),
+            Err(_) => pcp_shell_risk::Secrets::builtin(),
+        }
+    }
+
+    /// The secret lists, or the first bad entry.
+    pub fn compile_secrets(&self) -> Result<pcp_shell_risk::Secrets, pcp_shell_risk::SecretsError> {
+        pcp_shell_risk::Secrets::new(
+            &self.secrets,
+            &self.not_secrets,
+            &self.secret_env,
+            self.builtin_secrets,
+        )
+    }
+
     /// The wording these replacements make. The config's check refused a bad key or template
     /// before this is asked, so none is skipped here but in a config never checked.
     pub fn wording(&self) -> pcp_shell_risk::Wording {
@@ -381,6 +424,12 @@ pub fn gate_rules() -> Vec<KeyRule> {
         KeyRule::new("session.parent_authorizer", TrueLowers),
         KeyRule::new("manifests.dirs", MembersLower),
         KeyRule::new("policy_change.*", AnyChangeLowers),
+        // A secret added raises protection and applies at once; one removed, an exemption added
+        // or the built-in lists left out lowers it, and is asked first.
+        KeyRule::new("shell_risk.secrets", MembersRaise),
+        KeyRule::new("shell_risk.secret_env", MembersRaise),
+        KeyRule::new("shell_risk.not_secrets", MembersLower),
+        KeyRule::new("shell_risk.builtin_secrets", TrueRaises),
         // The reasons' wording is what the user weighs a shell command by: a replacement could
         // call `rm -rf ~` harmless. So, like `risk_label` and the policy-change wording, any
         // change to it is proposed and confirmed as lowering protection, never applied quietly.
@@ -393,6 +442,8 @@ pub fn gate_rules() -> Vec<KeyRule> {
 pub struct GateConfig {
     pub file: ConfigFile,
     pub registry: Registry,
+    /// `[shell_risk]`'s secret lists, compiled once: every classifier rates with them.
+    pub secrets: Arc<pcp_shell_risk::Secrets>,
     /// The file it came from, when it came from one.
     pub path: Option<PathBuf>,
     /// The config and manifest texts it was built from.
@@ -478,6 +529,7 @@ impl GateConfig {
                 ..ConfigFile::default()
             },
             registry: Registry::default(),
+            secrets: pcp_shell_risk::Secrets::builtin(),
             path: Some(sources.config.path.clone()),
             sources,
         }
@@ -498,6 +550,7 @@ impl GateConfig {
             registry.add_folder(folder)?;
         }
         Ok(GateConfig {
+            secrets: file.shell_risk.secrets(),
             file,
             registry,
             path: Some(sources.config.path.clone()),

@@ -464,3 +464,33 @@ fn the_prompt_lists_lowerings_first_and_counts_what_does_not_fit() {
         ["…and 7 more changes (2 of them less protection), all in the audit log"]
     );
 }
+
+#[test]
+fn secrets_added_raise_and_secrets_dropped_or_exempted_lower() {
+    use Direction::*;
+    let with = |body: &str| format!("[shell_risk]\n{body}\n");
+    assert_eq!(
+        changes("", &with("secrets = [\"~/vault\"]")),
+        one("[shell_risk] secrets", Raises)
+    );
+    assert_eq!(
+        changes(&with("secrets = [\"~/vault\"]"), ""),
+        one("[shell_risk] secrets", Lowers)
+    );
+    assert_eq!(
+        changes("", &with("secret_env = [\"MY_*\"]")),
+        one("[shell_risk] secret_env", Raises)
+    );
+    assert_eq!(
+        changes("", &with("not_secrets = [\"*.pem\"]")),
+        one("[shell_risk] not_secrets", Lowers)
+    );
+    assert_eq!(
+        changes("", &with("builtin_secrets = false")),
+        one("[shell_risk] builtin_secrets", Lowers)
+    );
+    assert_eq!(
+        changes(&with("builtin_secrets = false"), ""),
+        one("[shell_risk] builtin_secrets", Raises)
+    );
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 use crate::error::StoreError;
-use crate::trust::TrustRules;
+use crate::trust::{Narrow, TrustRules};
 
 /// The schema this code writes. 1: friction history is keyed by the verified app identity too
 /// (history from before is dropped: it was shared by every app).
@@ -55,22 +55,28 @@ CREATE TABLE IF NOT EXISTS token_clock (
 );
 ";
 
-/// The state folder (0700, created if needed), the database (0600 when new; refused when
-/// someone else owns it or may read it) and SQLite's `-wal` and `-shm` files (made 0600).
+/// The state folder (created 0700 if needed; a shared or foreign one refused, see
+/// [`TrustRules::secret_folder`]), the database (0600 when new; refused when someone else owns
+/// it or may read it) and SQLite's `-wal` and `-shm` files (made 0600).
 pub(super) fn prepare_files(path: &Path, trust: &TrustRules) -> Result<(), StoreError> {
     let file_err = |path: &Path, message: String| StoreError::File {
         path: path.to_path_buf(),
         message,
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
+        let narrow = if !dir.exists() {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)
                 .map_err(|e| file_err(dir, format!("cannot create the state folder: {e}")))?;
-        }
-        trust.make_private(dir, 0o700)?;
+            Narrow::Allowed
+        } else if is_default_state_folder(dir) {
+            Narrow::Allowed
+        } else {
+            Narrow::Never
+        };
+        trust.secret_folder(dir, narrow)?;
     }
     match std::fs::OpenOptions::new()
         .write(true)
@@ -92,6 +98,22 @@ pub(super) fn prepare_files(path: &Path, trust: &TrustRules) -> Result<(), Store
         }
     }
     Ok(())
+}
+
+/// Whether `dir` is the default state folder, `$XDG_STATE_HOME/pcp` (or `~/.local/state/pcp`):
+/// pcp's own, so a mode wider than 0700 (an older pcp, a user's mkdir) may be narrowed.
+fn is_default_state_folder(dir: &Path) -> bool {
+    let default = crate::config::default_state_path();
+    let Some(default_dir) = default.parent() else {
+        return false;
+    };
+    match (
+        std::fs::canonicalize(dir),
+        std::fs::canonicalize(default_dir),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// Brings the schema to [`SCHEMA_VERSION`] in one transaction. A database from before version

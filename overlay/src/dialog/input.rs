@@ -2,9 +2,13 @@
 //! body, and keys while the host has given it the keyboard. Every rule that keeps input from
 //! approving by accident lives here:
 //!
-//! - nothing counts inside the guard delay (an early press, key or click, pushes it later);
+//! - nothing that could approve counts inside the guard delay (an early press, key or click,
+//!   pushes it later); a refusal never waits for it: Deny and Escape work as soon as the dialog
+//!   is shown, since a click or key meant for something else can at worst deny, which the
+//!   requester can ask again after;
 //! - a click needs its press and release on the same control; a key needs its press and its
-//!   release on the focused control, both after the guard; auto-repeat activates nothing;
+//!   release on the focused control, both after the guard (Deny's at any time); auto-repeat
+//!   activates nothing;
 //! - keys act only while the dialog has the keyboard; Tab moves the focus, and a focus move
 //!   inside the guard delay does nothing either;
 //! - Approve and "Allow until logout" take input only once the body has been on screen down to
@@ -286,7 +290,13 @@ impl ConfirmDialog {
             }
             KeyState::Pressed => {
                 let v = self.visible.as_mut()?;
-                // Any key inside the guard delay does nothing, focus moves included, and
+                if key == Key::Escape {
+                    // A refusal never waits for the guard.
+                    cancel(&self.config, v);
+                    v.answered = true;
+                    return Some(Choice::Deny);
+                }
+                // Any other key inside the guard delay does nothing, focus moves included, and
                 // pushes the delay on like an early click.
                 if !v.guard.press(now) {
                     tracing::debug!(?key, "key before the guard delay ignored");
@@ -297,11 +307,6 @@ impl ConfirmDialog {
                     Key::Tab { shift } => {
                         self.move_focus(shift);
                         None
-                    }
-                    Key::Escape => {
-                        cancel(&self.config, v);
-                        v.answered = true;
-                        Some(Choice::Deny)
                     }
                     Key::Enter | Key::Space => {
                         let focus = v.live.focus?;
@@ -378,11 +383,15 @@ impl ConfirmDialog {
         if v.answered || v.press.is_some() {
             return None;
         }
-        if !v.guard.press(now) {
-            tracing::debug!(?control, "input before the guard delay ignored");
-            return None;
+        // Deny needs no guard: only what approves waits for it (and an early press on Deny
+        // does not push it later).
+        if approving(control) {
+            if !v.guard.press(now) {
+                tracing::debug!(?control, "input before the guard delay ignored");
+                return None;
+            }
+            set_armed(v, true);
         }
-        set_armed(v, true);
         if approving(control) && !read {
             tracing::debug!(
                 ?control,
@@ -409,7 +418,10 @@ impl ConfirmDialog {
         let v = self.visible.as_mut()?;
         let p = v.press.filter(|p| p.source == source)?;
         cancel(config, v);
-        if v.answered || under != Some(p.control) || !v.guard.is_ready(now) {
+        if v.answered || under != Some(p.control) {
+            return None;
+        }
+        if approving(p.control) && !v.guard.is_ready(now) {
             return None;
         }
         if approving(p.control) {

@@ -92,7 +92,9 @@ fn main() -> ExitCode {
     // SAFETY: the first thing the process does; no other thread exists yet.
     unsafe { pcp_speech::prepare_process() };
     let args = Args::parse();
-    let report = pcp_cli::Report::new("pcp-harness", args.debug);
+    // The compositor's own log lines (the polkit agent's refusals, why it did not start…) go
+    // to stderr like every pcp binary's: warnings by default, `RUST_LOG` for more.
+    let report = pcp_cli::Report::start("pcp-harness", "warn", args.debug);
     match run(args) {
         Ok(None) => ExitCode::SUCCESS,
         Ok(Some(code)) => ExitCode::from(code),
@@ -321,7 +323,9 @@ impl Harness {
             Some(Box::new(haptics.clone())),
             args.state.as_deref(),
             move |text| {
-                let mut text = text;
+                // The session's fonts, as the compositor draws with them: the test fixtures'
+                // bundled font alone has no CJK, no Hangul.
+                let mut text = text.replacen("system_fonts = false", "system_fonts = true", 1);
                 for dir in &manifests {
                     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
                     text = text.replacen("dirs = [", &format!("dirs = [{dir:?}, "), 1);
@@ -533,8 +537,12 @@ impl Harness {
                 eprintln!("pcp-harness: {e}");
             }
         }
+        // What the user reads on it, as drawn (a password only as its dots).
+        self.fx.render();
+        let text = self.fx.dialog_texts();
         emit(&json!({
             "event": "prompt",
+            "text": text,
             "capability": capability,
             "client": client,
             "threshold": threshold,
@@ -604,6 +612,12 @@ impl Harness {
             }
             Action::Type => "type (no text)".into(),
             Action::NextAccount => self.next_account(id),
+            Action::Capture => {
+                self.captures += 1;
+                let name = format!("{:03}-capture", self.captures);
+                self.capture_named(&name);
+                "capture".into()
+            }
             Action::Nothing => "nothing".into(),
         }
     }
@@ -613,6 +627,11 @@ impl Harness {
     /// types each character on the virtual keyboard, presses Enter and waits for the verdict.
     /// Returns what happened, never the text.
     fn type_text(&mut self, id: IntentId, text: &str) -> String {
+        let asked_by = self
+            .fx
+            .gate()
+            .prompt(id)
+            .map(|p| (p.intent.client.id.clone(), p.intent.capability.clone()));
         let start = Instant::now();
         while !self
             .fx
@@ -647,15 +666,48 @@ impl Harness {
         self.fx.inject_key(KEY_ENTER, false);
         let start = Instant::now();
         loop {
+            if !self.showing(id) {
+                return self.verdict_at_the_end(asked_by);
+            }
             match self.fx.dialog_entry().map(|e| e.state) {
                 Some(EntryState::Checking) => {}
                 Some(EntryState::Accepted) => return "type (accepted)".into(),
                 Some(_) => return "type (not accepted)".into(),
-                None => return "type (the prompt ended)".into(),
+                None => return self.verdict_at_the_end(asked_by),
             }
-            if start.elapsed() > harness::WAIT || !self.wait_on(id, Duration::from_millis(5)) {
+            if start.elapsed() > harness::WAIT {
                 return "type (no verdict)".into();
             }
+            self.wait_on(id, Duration::from_millis(5));
+        }
+    }
+
+    /// The verdict on a text typed into a prompt that ended while it was being checked: the
+    /// front end's last refusal (polkit's last wrong password) ends the prompt
+    /// `authentication_failed`, and that is a text not accepted; anything else ended the prompt
+    /// first.
+    fn verdict_at_the_end(&mut self, asked_by: Option<(String, String)>) -> String {
+        if let Err(e) = self.fx.pcp_mut().flush() {
+            eprintln!("pcp-harness: the audit log could not be committed: {e}");
+        }
+        let records = self
+            .fx
+            .gate()
+            .store()
+            .audit_since(self.last_time_ms)
+            .unwrap_or_default();
+        let refused = asked_by.is_some_and(|(client, capability)| {
+            records.iter().rev().any(|r| {
+                r.seq > self.last_seq
+                    && r.client.id == client
+                    && r.capability == capability
+                    && r.resolution == pcp_gate::Resolution::AuthenticationFailed
+            })
+        });
+        if refused {
+            "type (not accepted)".into()
+        } else {
+            "type (the prompt ended)".into()
         }
     }
 
@@ -873,11 +925,30 @@ impl Harness {
         let Some(dir) = self.capture.clone() else {
             return;
         };
+        let dialog_on = self.fx.dialog_output();
         for index in 0..self.fx.output_count() {
             let path = dir.join(format!("{name}-output-{index}.png"));
             let capture = self.fx.capture(index);
+            // The dialog's words as this capture drew them (none on another output), and the
+            // characters it drew as empty boxes (no font has them).
+            let (text, boxes) = if dialog_on == Some(index) {
+                let boxes: Vec<String> = self
+                    .fx
+                    .dialog_missing_glyphs()
+                    .into_iter()
+                    .map(String::from)
+                    .collect();
+                (self.fx.dialog_texts(), boxes)
+            } else {
+                (Vec::new(), Vec::new())
+            };
             match capture.write_png(&path) {
-                Ok(()) => emit(&json!({"event": "capture", "path": path})),
+                Ok(()) => emit(&json!({
+                    "event": "capture",
+                    "path": path,
+                    "text": text,
+                    "missing_glyphs": boxes,
+                })),
                 Err(e) => eprintln!("pcp-harness: cannot write {}: {e}", path.display()),
             }
         }

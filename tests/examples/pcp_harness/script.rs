@@ -43,6 +43,9 @@ pub enum Action {
     /// Clicks the entry's account row (shown when polkitd offers several accounts): the next
     /// `type` answers as the next account. Waits until the row is drawn.
     NextAccount,
+    /// Writes a PNG of every output now (with `--capture`), each a `capture` line carrying the
+    /// dialog's text as drawn in it.
+    Capture,
     /// Does nothing: the prompt runs to its timeout.
     Nothing,
 }
@@ -58,6 +61,7 @@ impl Action {
             Action::DoubleTap => "double-tap",
             Action::Type => "type",
             Action::NextAccount => "next-account",
+            Action::Capture => "capture",
             Action::Nothing => "nothing",
         }
     }
@@ -72,6 +76,7 @@ impl Action {
             Action::DoubleTap,
             Action::Type,
             Action::NextAccount,
+            Action::Capture,
             Action::Nothing,
         ]
         .into_iter()
@@ -158,7 +163,7 @@ impl Script {
                         do_span.clone(),
                         &format!(
                             "unknown action '{name}': expected approve, deny, allow-session, \
-                             say, double-tap, type, next-account or nothing"
+                             say, double-tap, type, next-account, capture or nothing"
                         ),
                     )
                 })?;

@@ -38,3 +38,27 @@ pub fn use_session_bus(address: &str) {
     // in a test binary whose only test this is.
     unsafe { std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address) };
 }
+
+/// Turns accessibility on for the session at `address`, as a screen reader does at start: the
+/// accessibility bus launcher (Debian `at-spi2-core`) is activated on the session bus to answer.
+pub fn turn_accessibility_on(address: &str) {
+    let out = Command::new("dbus-send")
+        .env("DBUS_SESSION_BUS_ADDRESS", address)
+        .args([
+            "--session",
+            "--print-reply",
+            "--dest=org.a11y.Bus",
+            "/org/a11y/bus",
+            "org.freedesktop.DBus.Properties.Set",
+            "string:org.a11y.Status",
+            "string:IsEnabled",
+            "variant:boolean:true",
+        ])
+        .output()
+        .expect("dbus-send runs");
+    assert!(
+        out.status.success(),
+        "at-spi2-core's bus launcher answers (Debian package `at-spi2-core`): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -184,9 +184,16 @@ impl Fixture {
             .map_err(|e| io("cannot make the private folder 0700", e))?;
         let config = dir.path().join("config.toml");
         let state = state.map_or_else(|| dir.path().join("state.sqlite3"), Path::to_path_buf);
+        // With a speech engine the dialog names the (Korean) pack's words: a font with Hangul
+        // beside the bundled one, which has none (the dialog turns voice off otherwise).
+        let fonts = if speech.is_some() {
+            format!("extra_fonts = [{HANGUL_FONT:?}]\n")
+        } else {
+            String::new()
+        };
         let text = format!(
             "[manifests]\ndirs = [{:?}]\n[state]\npath = {:?}\n[overlay]\nsystem_fonts = false\n\
-             [speech]\nenabled = false\n[compositor]\nbackground = \"#202028\"\n",
+             {fonts}[speech]\nenabled = false\n[compositor]\nbackground = \"#202028\"\n",
             assets().join("capabilities.d"),
             state,
         );
@@ -322,6 +329,21 @@ impl Fixture {
 
     pub fn dialog_live(&mut self) -> Option<LiveState> {
         self.state().pcp().ui().dialog().live().cloned()
+    }
+
+    /// Whether a screen reader has turned accessibility on for the compositor.
+    pub fn screen_reader_running(&mut self) -> bool {
+        self.state().pcp().ui().screen_reader_running()
+    }
+
+    /// The characters the dialog on screen draws as empty boxes.
+    pub fn dialog_missing_glyphs(&mut self) -> Vec<char> {
+        self.pcp_mut().ui_mut().drawn_missing_glyphs()
+    }
+
+    /// Every text the dialog on screen draws now (empty when none is up or drawn yet).
+    pub fn dialog_texts(&mut self) -> Vec<String> {
+        self.state().pcp().ui().dialog().drawn_texts()
     }
 
     /// The challenge word the dialog shows, if any.
@@ -852,6 +874,10 @@ impl AsyncIntent {
         self.last_event_at.get()
     }
 }
+
+/// A font with Hangul (Debian `fonts-nanum`, which `cargo xtask setup` installs), for the Korean
+/// phrase pack's words.
+pub const HANGUL_FONT: &str = "/usr/share/fonts/truetype/nanum/NanumGothic.ttf";
 
 /// The environment that points ALSA's default PCM at files (assets/alsa/pcp-test.conf): capture
 /// reads `capture` (raw samples), playback appends to `playback`. Pass it to a process with

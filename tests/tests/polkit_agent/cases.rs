@@ -41,6 +41,9 @@ pub struct Case {
     second: bool,
     /// The session is locked (swaylock) before the request: no dialog until it is unlocked.
     locked: bool,
+    /// What the script's `capture` actions must show, in order: each a text the dialog drew in
+    /// that capture (the harness's `capture` line carries the dialog's text as drawn).
+    captures_show: &'static [&'static str],
 }
 
 fn case(name: &'static str, script: String) -> Case {
@@ -59,6 +62,7 @@ fn case(name: &'static str, script: String) -> Case {
         forge: false,
         second: false,
         locked: false,
+        captures_show: &[],
     }
 }
 
@@ -102,6 +106,8 @@ pub fn all() -> Vec<Case> {
                 "\"polkit_agent_error\":\"another polkit authentication agent is already registered"
                     .into(),
                 "\"resolution\":\"user_approved\"".into(),
+                // Said on the second harness's stderr too, as the compositor logs it.
+                "polkit agent not started: another polkit authentication agent".into(),
             ],
             ..case(
                 "a second compositor for the subject carries on without an agent; the first answers: 0",
@@ -110,15 +116,29 @@ pub fn all() -> Vec<Case> {
         },
         Case {
             expect: &[(SELF, 1)],
-            // The last failure ends the request: its dialog closes, audited as such.
+            // The last failure ends the request: its dialog closes, audited as such. Every try
+            // has its verdict, the last one too (its prompt ends with it).
             must_see: vec![
                 "\"resolution\":\"authentication_failed\"".into(),
                 "3 password attempts failed".into(),
+                "\"user\":[\"type (not accepted)\",\"capture\",\"type (not accepted)\",\
+                 \"capture\",\"type (not accepted)\"]"
+                    .into(),
+                // The compositor's own log lines reach the harness's stderr (RUST_LOG=info).
+                "harness-log: ".into(),
+                "PAM asks".into(),
+            ],
+            must_not_see: vec!["no verdict".into()],
+            // Each capture is taken `delay_ms` (300 ms) after the try's verdict, which comes
+            // with the next try's prompt: the wrong line is still there, with the tries left.
+            captures_show: &[
+                "Authentication failed. 2 tries left.",
+                "Authentication failed. 1 tries left.",
             ],
             ..case(
-                "three wrong passwords: 1",
+                "three wrong passwords, each reported with the tries left: 1",
                 script(
-                    r#"["type", "type", "type"]"#,
+                    r#"["type", "capture", "type", "capture", "type"]"#,
                     r#"["nope-1", "nope-2", "nope-3"]"#,
                 ),
             )
@@ -476,6 +496,7 @@ impl Case {
         if !self.agent && log.iter().any(|l| l.contains("\"capability\":\"polkit.")) {
             return Err(format!("a polkit prompt without the agent?{}", shown()));
         }
+        self.check_captures(log)?;
         if self.one_after_the_other {
             // The scripted user acts only on the dialog shown, one at a time: two decisions each
             // with its own whole performance (typed, accepted, approved) mean the second dialog
@@ -492,6 +513,46 @@ impl Case {
                 return Err(format!(
                     "{played} requests played in full, not 2{}",
                     shown()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The script's own captures (`NNN-capture-output-I.png`, not those taken as each prompt
+    /// appears), in order: each must have drawn its text of [`Case::captures_show`].
+    fn check_captures(&self, log: &[String]) -> Result<(), String> {
+        let captures: Vec<Vec<String>> = log
+            .iter()
+            .filter_map(|l| l.strip_prefix("harness: "))
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| {
+                v["event"] == "capture"
+                    && v["path"]
+                        .as_str()
+                        .is_some_and(|p| p.contains("-capture-output-"))
+            })
+            .map(|v| {
+                v["text"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.as_str().map(str::to_string))
+                    .collect()
+            })
+            .collect();
+        if captures.len() != self.captures_show.len() {
+            return Err(format!(
+                "{} captures taken by the script, expected {}",
+                captures.len(),
+                self.captures_show.len()
+            ));
+        }
+        for (i, (drawn, want)) in captures.iter().zip(self.captures_show).enumerate() {
+            if !drawn.iter().any(|t| t == want) {
+                return Err(format!(
+                    "capture {} does not show {want:?}: {drawn:?}",
+                    i + 1
                 ));
             }
         }

@@ -33,6 +33,7 @@ use serde_json::Value;
 
 const ROLE: &str = "PCP_POLKIT_ROLE";
 const HARNESS: &str = "PCP_HARNESS";
+const COMPOSITOR: &str = "PCP_COMPOSITOR";
 
 fn main() {
     let code = match std::env::var(ROLE).unwrap_or_default().as_str() {
@@ -79,7 +80,25 @@ fn outer() -> i32 {
         );
         return 1;
     }
-    let harness = match build_harness() {
+    let built = build(
+        &["-p", "pcp-tests", "--example", "pcp-harness"],
+        "pcp-harness",
+    )
+    .and_then(|harness| {
+        // As validators.rs builds it, so that both share the artifacts.
+        let session = [
+            "-p",
+            "pcpctl",
+            "-p",
+            "pcp-compositor",
+            "--bin",
+            "pcpctl",
+            "--bin",
+            "pcp-compositor",
+        ];
+        build(&session, "pcp-compositor").map(|compositor| (harness, compositor))
+    });
+    let (harness, compositor) = match built {
         Ok(p) => p,
         Err(e) => {
             eprintln!("polkit agent test FAILED: {e}");
@@ -95,6 +114,7 @@ fn outer() -> i32 {
         .arg(exe)
         .env(ROLE, "inside")
         .env(HARNESS, &harness)
+        .env(COMPOSITOR, &compositor)
         .status()
     {
         Ok(s) if s.success() => 0,
@@ -109,12 +129,15 @@ fn outer() -> i32 {
     }
 }
 
-/// `pcp-harness` as the sources are now, built by the cargo running this test, in its target
-/// folder and profile (as `scripted_user.rs` does).
-fn build_harness() -> Result<PathBuf, String> {
+/// `name` (`args` say which package and target) as the sources are now, built by the cargo
+/// running this test, in its target folder and profile (as `scripted_user.rs` does). The harness
+/// and the compositor are built apart: the harness's test features must not reach the
+/// compositor.
+fn build(args: &[&str], name: &str) -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "-p", "pcp-tests", "--example", "pcp-harness"])
+    cmd.arg("build")
+        .args(args)
         .arg("--message-format=json-render-diagnostics")
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -144,9 +167,9 @@ fn build_harness() -> Result<PathBuf, String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "pcp-harness")
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| format!("{cmd:?} reported no pcp-harness executable"))
+        .ok_or_else(|| format!("{cmd:?} reported no {name} executable"))
 }
 
 fn inside() -> i32 {

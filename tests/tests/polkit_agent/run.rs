@@ -11,43 +11,56 @@ use std::time::{Duration, Instant};
 
 use crate::world::{USER, World};
 
-/// Where the test user finds the harness, libvosk and libmoonshine (the build's copy is under root's home,
-/// which the test user cannot read).
+/// The harness the test user runs: the build's own, in place. It was built by root, and runs as
+/// the test user with no environment variable (no `LD_LIBRARY_PATH`): its rpath finds the
+/// recognizers' libraries beside it in the build folder, never in root's setup cache, which that user cannot enter.
 pub struct Tools {
     harness: PathBuf,
-    lib: PathBuf,
 }
 
 impl Tools {
-    pub fn install(world: &World) -> Result<Tools, String> {
-        let built = std::env::var_os(crate::HARNESS).ok_or("PCP_HARNESS is not set")?;
-        let harness = world.dir.join("pcp-harness");
-        std::fs::copy(&built, &harness).map_err(|e| format!("cannot copy pcp-harness: {e}"))?;
-        chmod(&harness, 0o755)?;
-        let lib = world.dir.join("lib");
-        std::fs::create_dir_all(&lib).map_err(|e| format!("{}: {e}", lib.display()))?;
-        chmod(&lib, 0o755)?;
-        if let Some(dir) = option_env!("PCP_VOSK_LIBDIR") {
-            let so = Path::new(dir).join("libvosk.so");
-            let to = lib.join("libvosk.so");
-            std::fs::copy(&so, &to).map_err(|e| format!("cannot copy {}: {e}", so.display()))?;
-            chmod(&to, 0o755)?;
-        }
-        // The English recognizer's library and its ONNX Runtime (found by its `$ORIGIN`
-        // rpath, so beside it).
-        if let Some(dir) = option_env!("PCP_MOONSHINE_LIBDIR") {
-            for entry in std::fs::read_dir(dir).map_err(|e| format!("{dir}: {e}"))? {
-                let so = entry.map_err(|e| format!("{dir}: {e}"))?.path();
-                let name = so.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-                if name.starts_with("lib") && name.contains(".so") {
-                    let to = lib.join(name);
-                    std::fs::copy(&so, &to)
-                        .map_err(|e| format!("cannot copy {}: {e}", so.display()))?;
-                    chmod(&to, 0o755)?;
-                }
+    pub fn install(_world: &World) -> Result<Tools, String> {
+        let harness =
+            PathBuf::from(std::env::var_os(crate::HARNESS).ok_or("PCP_HARNESS is not set")?);
+        // Every folder above it must let the test user in: the build folder is the project's,
+        // not a private one.
+        for folder in harness.ancestors().skip(1) {
+            let mode = std::fs::metadata(folder)
+                .map_err(|e| format!("{}: {e}", folder.display()))?
+                .permissions()
+                .mode();
+            if mode & 0o001 == 0 {
+                return Err(format!(
+                    "{} (mode {:04o}) does not let other users in, so the test user cannot run \
+                     {}: build in a folder others may enter (CARGO_TARGET_DIR)",
+                    folder.display(),
+                    mode & 0o7777,
+                    harness.display()
+                ));
             }
         }
-        Ok(Tools { harness, lib })
+        // The compositor links libvosk and libmoonshine the same way: both start as the test user.
+        let compositor =
+            PathBuf::from(std::env::var_os(crate::COMPOSITOR).ok_or("PCP_COMPOSITOR is not set")?);
+        for binary in [&harness, &compositor] {
+            let out = Command::new("setpriv")
+                .args([format!("--reuid={USER}"), format!("--regid={USER}")])
+                .arg("--init-groups")
+                .arg(binary)
+                .arg("--help")
+                .env_clear()
+                .output()
+                .map_err(|e| format!("cannot run setpriv: {e}"))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "{}, built by root, does not run as {USER} with no environment ({}): {}",
+                    binary.display(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+        Ok(Tools { harness })
     }
 }
 
@@ -211,6 +224,10 @@ impl Harness {
         chmod(dir, 0o755)?;
         let user = dir.join("user.toml");
         let extra = dir.join("extra.toml");
+        // The harness, as the test user, writes its captures here.
+        let captures = dir.join("captures");
+        std::fs::create_dir_all(&captures).map_err(|e| format!("{}: {e}", captures.display()))?;
+        chmod(&captures, 0o777)?;
         for (path, text) in [(&user, script), (&extra, config)] {
             std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             chmod(path, 0o644)?;
@@ -222,12 +239,10 @@ impl Harness {
                 &user.to_string_lossy(),
                 "--config",
                 &extra.to_string_lossy(),
+                "--capture",
+                &captures.to_string_lossy(),
             ],
-            &[
-                ("LD_LIBRARY_PATH", tools.lib.to_string_lossy().into_owned()),
-                ("RUST_LOG", "info".into()),
-                ("HOME", "/tmp".into()),
-            ],
+            &[("RUST_LOG", "info".into()), ("HOME", "/tmp".into())],
             "harness",
             &lines.tx,
         )?;

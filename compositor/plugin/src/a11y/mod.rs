@@ -86,8 +86,8 @@ pub struct DialogReading {
 pub struct ButtonReading {
     pub control: Control,
     pub label: String,
-    /// Whether it is enabled: before the click guard arms, or before the text was read to its
-    /// end, Approve is not.
+    /// Whether it is enabled: Deny always; Approve not before the click guard arms, nor before
+    /// the text was read to its end.
     pub enabled: bool,
     /// Where it is on the desktop (global logical pixels), once placed.
     pub bounds: Option<accesskit::Rect>,
@@ -95,17 +95,20 @@ pub struct ButtonReading {
 
 impl Reading {
     /// The reading of `dialog` (hidden: no dialog) placed at `at` on the desktop, with
-    /// `announcement` and the keyboard as `keyboard` says.
+    /// `announcement` and the keyboard as `keyboard` says. `word_read_aloud`: the spoken
+    /// question read the challenge word aloud, so the voice line says to say the word heard
+    /// (the word itself is never in the reading).
     pub fn of(
         dialog: &ConfirmDialog,
         at: Option<pcp_overlay::Rect>,
         announcement: &str,
         keyboard: bool,
+        word_read_aloud: bool,
     ) -> Reading {
         let config = dialog.config();
         let dialog_reading = match (dialog.content(), dialog.live()) {
             (Some(content), Some(live)) => {
-                let mut d = read_dialog(config, content, live, keyboard);
+                let mut d = read_dialog(config, content, live, keyboard, word_read_aloud);
                 if let Some(at) = at {
                     let (x, y) = (f64::from(at.x), f64::from(at.y));
                     d.bounds = Some(accesskit::Rect::new(
@@ -138,6 +141,7 @@ fn read_dialog(
     content: &DialogContent,
     live: &pcp_overlay::LiveState,
     keyboard: bool,
+    word_read_aloud: bool,
 ) -> DialogReading {
     let text = &config.text;
     let r = &content.requester;
@@ -174,16 +178,7 @@ fn read_dialog(
         .collect();
     let seconds_left = live.seconds_left.unwrap_or(content.seconds_left);
     let countdown = text.seconds_left.replace("{n}", &seconds_left.to_string());
-    let voice = if content.modalities.contains(&pcp_overlay::Modality::Voice) {
-        Some(match live.voice {
-            VoiceState::Listening => text.listening.clone(),
-            VoiceState::Heard => text.voice_heard.clone(),
-            VoiceState::Missed => text.voice_missed.clone(),
-            VoiceState::Unavailable => text.voice_unavailable.clone(),
-        })
-    } else {
-        content.voice_unavailable.clone()
-    };
+    let voice = voice_line(text, content, live, word_read_aloud);
     let hold = content.needs_hold(config).then(|| text.hold_hint.clone());
     let waiting = live.queued.unwrap_or(content.queued);
     let queued = (waiting > 0).then(|| text.queued.replace("{n}", &waiting.to_string()));
@@ -196,7 +191,8 @@ fn read_dialog(
         bounds: None,
     };
     let mut buttons = vec![
-        button(Control::Deny, &text.deny, live.armed),
+        // Deny takes input as soon as the dialog is shown: a refusal never waits for the guard.
+        button(Control::Deny, &text.deny, true),
         button(Control::Approve, &text.approve, approvable),
     ];
     if content.offer_session {
@@ -231,6 +227,29 @@ fn read_dialog(
         bounds: None,
         focus: live.focus.filter(|_| keyboard),
     }
+}
+
+/// The voice step's line: its state, or why voice is missing. With a challenge word read aloud
+/// it says what a spoken approval needs: the approval and the word heard ("네" alone decides
+/// nothing).
+fn voice_line(
+    text: &pcp_overlay::config::Strings,
+    content: &DialogContent,
+    live: &pcp_overlay::LiveState,
+    word_read_aloud: bool,
+) -> Option<String> {
+    if !content.modalities.contains(&pcp_overlay::Modality::Voice) {
+        return content.voice_unavailable.clone();
+    }
+    let with_word = word_read_aloud && content.challenge.is_some();
+    Some(match live.voice {
+        VoiceState::Listening if with_word => text.listening_word_heard.clone(),
+        VoiceState::Listening => text.listening.clone(),
+        VoiceState::Heard => text.voice_heard.clone(),
+        VoiceState::Missed if with_word => text.missed_word_heard.clone(),
+        VoiceState::Missed => text.voice_missed.clone(),
+        VoiceState::Unavailable => text.voice_unavailable.clone(),
+    })
 }
 
 impl DialogReading {
@@ -451,7 +470,7 @@ mod tests {
     #[test]
     fn the_reading_says_what_the_dialog_shows() {
         let mut d = shown("delete.json");
-        let r = Reading::of(&d, None, "", false);
+        let r = Reading::of(&d, None, "", false, false);
         let read = r.dialog.unwrap();
         assert_eq!(read.action, "Delete report.pdf");
         assert_eq!(
@@ -465,12 +484,33 @@ mod tests {
         assert_eq!(read.voice.as_deref(), Some("Listening… say “yes” or “no”"));
         assert!(read.description.starts_with(&read.requester));
         assert!(read.description.contains("/home/u/report.pdf"));
+        // Its challenge word read aloud (a screen reader runs): the voice line says to say the
+        // word heard, and no node of the tree holds the word.
+        let aloud = Reading::of(&d, None, "", false, true);
+        assert_eq!(
+            aloud.dialog.as_ref().unwrap().voice.as_deref(),
+            Some("Listening… to approve, say “yes” and the word you heard; to deny, say “no”")
+        );
+        let tree = format!("{:?}", tree_of(&aloud));
+        assert!(!tree.contains("harbor"), "{tree}");
+        assert!(!format!("{aloud:?}").contains("harbor"));
+        d.set_voice(VoiceState::Missed, 0.0);
+        let missed = Reading::of(&d, None, "", false, true).dialog.unwrap().voice;
+        assert_eq!(
+            missed.as_deref(),
+            Some(
+                "Didn't catch that: to approve, say “yes” and the word you heard; to deny, say “no”"
+            )
+        );
         d.set_voice(VoiceState::Heard, 0.5);
-        let heard = Reading::of(&d, None, "", false).dialog.unwrap().voice;
+        let heard = Reading::of(&d, None, "", false, false)
+            .dialog
+            .unwrap()
+            .voice;
         assert_eq!(heard.as_deref(), Some("Heard “yes”: now choose Approve"));
 
         let d = shown("multistep.json");
-        let read = Reading::of(&d, None, "", false).dialog.unwrap();
+        let read = Reading::of(&d, None, "", false, false).dialog.unwrap();
         assert_eq!(read.steps.len(), 3);
         assert!(
             read.description

@@ -130,6 +130,12 @@ impl Publisher {
         p
     }
 
+    /// Whether a screen reader (or other assistive software) has turned accessibility on and
+    /// reads the tree now.
+    pub fn screen_reader(&self) -> bool {
+        self.shared.active.load(Ordering::SeqCst)
+    }
+
     /// How many actions assistive software asked for and was refused.
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)

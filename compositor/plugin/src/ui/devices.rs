@@ -98,6 +98,9 @@ pub(crate) struct Devices {
     input: bool,
     output: bool,
     voice: pcp_speech::Availability,
+    /// Set while the dialog's fonts cannot draw the phrase pack's words: voice is off whatever
+    /// the probe says.
+    undrawable: Option<pcp_speech::Availability>,
     prober: Option<Prober>,
     interval: Duration,
     wake: Ping,
@@ -109,6 +112,7 @@ impl Devices {
             input: true,
             output: true,
             voice: Err(Unavailable::Disabled),
+            undrawable: None,
             prober: None,
             interval,
             wake,
@@ -159,9 +163,15 @@ impl Devices {
         reports
     }
 
-    /// The last known state of the microphone and model.
+    /// The last known state of the microphone and model (voice is off while the dialog cannot
+    /// draw the phrase pack's words).
     pub fn voice(&self) -> &pcp_speech::Availability {
-        &self.voice
+        self.undrawable.as_ref().unwrap_or(&self.voice)
+    }
+
+    /// Why the dialog cannot draw the phrase pack's words (`None`: it can).
+    pub fn set_undrawable(&mut self, why: Option<Unavailable>) {
+        self.undrawable = why.map(Err);
     }
 
     pub fn set_input(&mut self, available: bool) {

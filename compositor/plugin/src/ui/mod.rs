@@ -13,6 +13,7 @@ mod devices;
 mod dialog;
 mod entry;
 mod focus;
+mod glyphs;
 mod haptic;
 pub mod input;
 mod keys;
@@ -85,14 +86,9 @@ pub struct ConfirmUi {
     next_haptic_check: Option<Instant>,
     /// Wakes the event loop when the probe thread has news; inserted by `use_event_loop`.
     probe_wakeups: Option<PingSource>,
-    /// The accessibility tree's publisher, once enabled.
+    /// The accessibility tree's publisher and what it announced, once enabled.
     #[cfg(feature = "a11y")]
-    accessibility: Option<crate::a11y::Publisher>,
-    /// The last polite announcement, and the prompt (with what it asks) last announced.
-    #[cfg(feature = "a11y")]
-    announcement: String,
-    #[cfg(feature = "a11y")]
-    announced: Option<(IntentId, String)>,
+    accessibility: Option<accessible::Accessibility>,
 }
 
 impl ConfirmUi {
@@ -110,7 +106,7 @@ impl ConfirmUi {
         })?;
         let interval = Duration::from_millis(u64::from(options.timing.device_probe_ms));
         let devices = Devices::new(engine.as_ref(), interval, ping);
-        Ok(ConfirmUi {
+        let mut ui = ConfirmUi {
             dialog,
             sharing,
             voice: VoiceStep::new(engine),
@@ -130,11 +126,9 @@ impl ConfirmUi {
             probe_wakeups: Some(probe_wakeups),
             #[cfg(feature = "a11y")]
             accessibility: None,
-            #[cfg(feature = "a11y")]
-            announcement: String::new(),
-            #[cfg(feature = "a11y")]
-            announced: None,
-        })
+        };
+        ui.check_pack_glyphs();
+        Ok(ui)
     }
 
     /// Wakes `handle`'s loop when the device probe has news ([`crate::on_wakeup`] reads it).
@@ -249,8 +243,9 @@ impl ConfirmUi {
         let engine: Option<Arc<dyn Voice>> = engine.map(Arc::from);
         self.devices.set_engine(engine.as_ref());
         self.voice = VoiceStep::new(engine);
-        // The dialog names the new pack's answer words.
+        // The dialog names the new pack's answer words (and checks it can draw them).
         self.set_overlay_config(self.overlay.clone());
+        self.check_pack_glyphs();
     }
 
     /// Replaces the haptic backend.
@@ -293,6 +288,7 @@ impl ConfirmUi {
                 self.dialog = d;
                 self.sharing = sharing;
                 self.overlay = config;
+                self.check_pack_glyphs();
             }
             Err(e) => tracing::warn!("the overlay settings were not applied: {e}"),
         }
@@ -384,7 +380,10 @@ impl ConfirmUi {
         let prompt = gate.active;
         self.waiting_voice = prompt.filter(|p| wants_voice(p)).map(|p| p.id);
         // The devices first: a step that cannot run falls back before the dialog shows it.
-        let mut events = self.voice.sync(prompt, self.dialog.dialog().config());
+        let screen_reader = self.screen_reader_running();
+        let mut events = self
+            .voice
+            .sync(prompt, self.dialog.dialog().config(), screen_reader);
         events.extend(self.haptic.sync(prompt, self.dialog.dialog_mut(), now));
         self.next_voice_poll = self.voice.is_listening().then(|| {
             self.next_voice_poll

@@ -20,8 +20,9 @@ pub(crate) struct VoiceStep {
     /// The last prompt a question was asked for: a prompt is asked once, so a listener that
     /// ended is not started again (the gate's own deadline decides).
     asked: Option<IntentId>,
-    /// The challenge word of the prompt asked last, if its risk class has one.
-    challenge: Option<(IntentId, String)>,
+    /// The challenge word of the prompt asked last, if its risk class has one, and whether its
+    /// question read the word aloud (a screen reader was running).
+    challenge: Option<(IntentId, String, bool)>,
     /// The last prompt whose listening was logged: once per prompt, whatever the dialog showed
     /// before (its voice state starts as "Listening").
     announced: Option<IntentId>,
@@ -59,6 +60,11 @@ pub(crate) fn unavailable_line(
             .voice_no_model
             .replace("{language}", language.unwrap_or("?")),
         Err(pcp_speech::Unavailable::NoInputDevice(_)) => text.voice_no_microphone.clone(),
+        // The words themselves cannot be drawn: the line names the language instead.
+        Err(pcp_speech::Unavailable::Undrawable { package, .. }) => text
+            .voice_no_font
+            .replace("{language}", language.unwrap_or("?"))
+            .replace("{package}", package),
         _ => text.voice_unavailable.clone(),
     }
 }
@@ -84,8 +90,16 @@ impl VoiceStep {
     pub fn challenge_of(&self, prompt: IntentId) -> Option<&str> {
         self.challenge
             .as_ref()
-            .filter(|(id, _)| *id == prompt)
-            .map(|(_, word)| word.as_str())
+            .filter(|(id, _, _)| *id == prompt)
+            .map(|(_, word, _)| word.as_str())
+    }
+
+    /// Whether the question of `prompt` read its challenge word aloud.
+    #[cfg(feature = "a11y")]
+    pub fn challenge_read_aloud(&self, prompt: IntentId) -> bool {
+        self.challenge
+            .as_ref()
+            .is_some_and(|(id, _, aloud)| *id == prompt && *aloud)
     }
 
     pub fn engine(&self) -> Option<&Arc<dyn Voice>> {
@@ -109,11 +123,15 @@ impl VoiceStep {
     /// stops a listener whose prompt ended or no longer asks for voice. A voice step with no
     /// engine is lost (the prompt falls back to press-and-hold). The question says the action
     /// as the dialog shows it (`overlay`'s visible, capped text): nothing hidden, nothing
-    /// unbounded handed to the synthesizer.
+    /// unbounded handed to the synthesizer. While `screen_reader` says a screen reader runs
+    /// (and `[speech] speak_challenge_for_screen_readers` allows), a challenge word is read
+    /// aloud in the question: the user hears the dialog instead of seeing it, and the word is
+    /// never put on the accessibility bus.
     pub fn sync(
         &mut self,
         prompt: Option<&Prompt>,
         overlay: &pcp_overlay::Config,
+        screen_reader: bool,
     ) -> Vec<PromptEvent> {
         let want = prompt.filter(|p| wants_voice(p));
         let current = self.listening.as_ref().map(|(id, _)| *id);
@@ -140,9 +158,17 @@ impl VoiceStep {
                         return vec![lost(p.id)];
                     }
                 };
-                self.listening =
-                    Some((p.id, engine.ask_with_challenge(&question, word.as_deref())));
-                self.challenge = word.map(|w| (p.id, w));
+                let aloud = screen_reader && engine.config().speak_challenge_for_screen_readers;
+                let listener = match word.as_deref() {
+                    Some(w) if aloud => {
+                        tracing::info!("a screen reader runs: the challenge word is read aloud");
+                        engine.ask_reading_challenge(&question, w)
+                    }
+                    w => engine.ask_with_challenge(&question, w),
+                };
+                self.listening = Some((p.id, listener));
+                let aloud = aloud || engine.config().speak_challenge;
+                self.challenge = word.map(|w| (p.id, w, aloud));
             }
             (None, Some(_)) => self.stop(),
             (None, None) => {}
