@@ -1,12 +1,18 @@
-//! Gives this package's binaries, tests and examples the rpath to the recognizer libraries, as any
-//! host of pcp-plugin with its `voice` feature does (`docs/embedding.md`, "Dependencies"): the
-//! plugin's build script hands it on as `DEP_PCP_PLUGIN_VOSK_RPATH` (relative to `$ORIGIN`, the
-//! `pcp-lib` folder beside the build's binaries), so they run without `LD_LIBRARY_PATH`, whoever
-//! runs them.
+//! Gives this package's binaries, tests and examples the rpath to the recognizer libraries
+//! (libvosk; libmoonshine and its ONNX Runtime), as any host of pcp-plugin with its `voice`
+//! feature does (`docs/embedding.md`, "Dependencies"): the plugin's build script hands it on as
+//! `DEP_PCP_PLUGIN_VOSK_RPATH` (relative to `$ORIGIN`, the `pcp-lib` folder beside the build's
+//! binaries), so they run without `LD_LIBRARY_PATH`, whoever runs them.
 
 fn main() {
     println!("cargo:rerun-if-env-changed=DEP_PCP_PLUGIN_VOSK_RPATH");
     if let Ok(rpath) = std::env::var("DEP_PCP_PLUGIN_VOSK_RPATH") {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{rpath}");
+    }
+    // The linker reads what the libraries there need (libmoonshine's ONNX Runtime) from the
+    // staged folder itself.
+    println!("cargo:rerun-if-env-changed=DEP_PCP_PLUGIN_VOSK_LIBDIR");
+    if let Ok(dir) = std::env::var("DEP_PCP_PLUGIN_VOSK_LIBDIR") {
+        println!("cargo:rustc-link-arg=-Wl,-rpath-link,{dir}");
     }
 }

@@ -100,6 +100,10 @@ impl Section for pcp_speech::Config {
         // on the evaluation set it made answers right and non-answers approve (voice-tuning.md).
         ("denoise", AnyChangeLowers),
         ("decoder_options", AnyChangeLowers),
+        ("moonshine_options", AnyChangeLowers),
+        ("transcribe_after_quiet_ms", AnyChangeLowers),
+        // Fewer views of an utterance agreeing is a less sure approval.
+        ("moonshine_views", LargerRaises),
         ("alternatives", AnyChangeLowers),
         ("refuse_margin", AnyChangeLowers),
         ("challenge_pause_ms", AnyChangeLowers),

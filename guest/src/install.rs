@@ -1,7 +1,8 @@
 //! The installed system the session runs on, made the way a machine gets it: the package
 //! installed with `dpkg -i` into the guest's root (a writable layer over the host's), an ordinary
 //! user in the groups a desktop login gives, seatd handing that user the seat, a session D-Bus as
-//! `dbus-user-session` would start it, the voice model where the package looks for system models,
+//! `dbus-user-session` would start it, the package's own English voice model (or a Korean one
+//! where the compositor looks for system Vosk models),
 //! and the session's command read from the `.desktop` file a display manager reads.
 
 use std::ffi::CString;
@@ -22,7 +23,8 @@ const GROUPS: &str = "audio,input,video";
 /// The session entry the package installs, where display managers find it.
 pub const SESSION_ENTRY: &str = "/usr/share/wayland-sessions/pcp-compositor.desktop";
 
-/// Where the package looks for voice models it does not ship (`speech::model::SYSTEM_MODELS`).
+/// Where the compositor looks for Vosk models the package does not ship
+/// (`speech::model::SYSTEM_MODELS`).
 const SYSTEM_MODELS: &str = "/usr/share/vosk";
 
 /// The session's user, by number.
@@ -94,12 +96,13 @@ impl System {
         ));
         host.log(&check_installed_help()?);
         let user = make_user()?;
-        let model = install_model(&args.model)?;
+        let model = match &args.model {
+            Some(model) => install_model(model)?.display().to_string(),
+            None => "the package's".into(),
+        };
         host.log(&format!(
-            "user {USER} (uid {}, groups {:?}); voice model at {}",
-            user.uid,
-            user.groups,
-            model.display()
+            "user {USER} (uid {}, groups {:?}); voice model {model}",
+            user.uid, user.groups,
         ));
         let seatd = start_seatd("video", &args.out.join("seatd.log"))?;
         Ok(System { user, seatd })
@@ -214,8 +217,9 @@ pub fn make_user() -> Result<User> {
     })
 }
 
-/// Makes the model in the project cache appear as a system model, the way an administrator
-/// installs one: the package ships none (docs/getting-started.md says how to add one).
+/// Makes a Vosk model in the project cache appear as a system model, the way an administrator
+/// installs one (the package ships only the English model; docs/getting-started.md says how to
+/// add one).
 pub fn install_model(model: &Path) -> Result<PathBuf> {
     let name = model.file_name().context("the model path has no name")?;
     let to = Path::new(SYSTEM_MODELS).join(name);

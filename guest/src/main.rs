@@ -30,10 +30,12 @@ pub struct Args {
     pub config: PathBuf,
     /// The Debian package the session runs from, installed with `dpkg -i`.
     pub deb: PathBuf,
-    /// The spoken answer ("네"), a 16-bit WAV.
+    /// The spoken answer ("yes", or "네" in a Korean run), a 16-bit WAV.
     pub answer: PathBuf,
-    /// The voice model, installed where the package looks for system models.
-    pub model: PathBuf,
+    /// A voice model the package does not ship (Korean), installed where the compositor looks
+    /// for system Vosk models; without it the session listens with the package's own English
+    /// model.
+    pub model: Option<PathBuf>,
 }
 
 fn parse() -> Result<Args> {
@@ -43,13 +45,15 @@ fn parse() -> Result<Args> {
         let value = it.next().with_context(|| format!("{key} needs a value"))?;
         values.insert(key, PathBuf::from(value));
     }
-    let mut take = |key: &str| values.remove(key).with_context(|| format!("missing {key}"));
+    let take = |values: &mut std::collections::HashMap<String, PathBuf>, key: &str| {
+        values.remove(key).with_context(|| format!("missing {key}"))
+    };
     let args = Args {
-        out: take("--out")?,
-        config: take("--config")?,
-        deb: take("--deb")?,
-        answer: take("--answer")?,
-        model: take("--model")?,
+        out: take(&mut values, "--out")?,
+        config: take(&mut values, "--config")?,
+        deb: take(&mut values, "--deb")?,
+        answer: take(&mut values, "--answer")?,
+        model: values.remove("--model"),
     };
     if let Some(key) = values.keys().next() {
         bail!("unknown argument {key}");

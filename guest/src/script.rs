@@ -95,13 +95,13 @@ pub fn play(args: &Args, host: &mut Host) -> Result<Vec<String>> {
     );
     run(
         &mut s,
-        "destructive: spoken 네 + tap",
+        "destructive: spoken approval + tap",
         "user_approved",
         &mut voice,
     );
     run(
         &mut s,
-        "admin: pkexec through polkit, 네 + password typed + tap",
+        "admin: pkexec through polkit, spoken approval + password typed + tap",
         "user_approved",
         &mut admin,
     );
@@ -205,11 +205,11 @@ fn lit(s: &mut Session<'_>) -> Result<Done> {
     // that is not also loading it (and the voice step finds it loaded; no deadline is relaxed).
     let (_, loaded) = s
         .log
-        .wait(0, "vosk model loaded", Duration::from_secs(600))?;
+        .wait(0, "speech model ready", Duration::from_secs(600))?;
     notes.push(format!(
-        "speech model{}",
+        "speech model ready{}",
         loaded
-            .split_once("vosk model loaded")
+            .split_once("speech model ready")
             .map_or("", |(_, r)| r)
     ));
     // Drawn at least once on each head (vblank seen) before the picture.
@@ -368,7 +368,7 @@ fn pkexec_ended(s: &mut Session<'_>) -> Result<Option<String>> {
 const PKEXEC: &str = "polkit.org.freedesktop.policykit.exec";
 
 /// An admin action through the session's polkit agent: the user's shell runs `pkexec
-/// --disable-internal-agent id -u`. Its dialog (system: voice + visual) hears the recorded 네;
+/// --disable-internal-agent id -u`. Its dialog (system: voice + visual) hears the recorded "yes";
 /// a tap on the dialog gives its password entry the keyboard (never the dialog's appearing);
 /// the password is typed on the guest's virtio keyboard and Enter sends it to PAM; once PAM
 /// accepted it, a tap on Approve lets `pkexec` run as root, and it prints 0.

@@ -1,9 +1,12 @@
 //! What voice costs when nobody is answering, and what loading on demand costs the first prompt:
 //! - resident memory (RSS, from /proc/self/status) of this process with no engine, with an idle
 //!   voice-enabled engine (model not loaded), with the model loaded, and after the engine has
-//!   released it (`unload_after_s`) — printed, since criterion measures time;
-//! - `model_load`: loading the Korean model (with the default decoder options) from the page
-//!   cache, the worst case of a first prompt that speaks no question;
+//!   released it (`unload_after_s`), in English (Moonshine) and then Korean (Vosk) — printed,
+//!   since criterion measures time. The recognizers' libraries are linked, so "no engine"
+//!   already has them mapped, with the pages their start-up code touched;
+//! - `model_load/en`, `model_load/ko`: loading the English and the Korean model (with the
+//!   default options) from the page cache, the worst case of a first prompt that speaks no
+//!   question;
 //! - `first_prompt_extra_delay`: how much later the first prompt can listen because the model
 //!   loads while the question is spoken (the question played at real speed, as a device does),
 //!   against a model that was already loaded.
@@ -14,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use pcp_speech::keeper::ModelKeeper;
-use pcp_speech::model::find_model;
+use pcp_speech::models::{find, load};
 use pcp_speech::prompt::synthesize;
-use pcp_speech::{Config, KeeperState, PhrasePack, SpeechEngine, SpeechModel};
+use pcp_speech::{Config, KeeperState, PhrasePack, SpeechEngine};
 
 /// The resident set size of this process, in MB.
 fn rss_mb() -> f64 {
@@ -52,11 +55,11 @@ fn settled_rss_mb() -> f64 {
     last
 }
 
-fn memory() {
+fn memory(lang: &str) {
     let before = rss_mb();
     let config = Config {
         unload_after_s: 1,
-        ..Config::for_language("ko")
+        ..Config::for_language(lang)
     };
     let engine = SpeechEngine::start(config);
     std::thread::sleep(Duration::from_millis(200));
@@ -70,9 +73,10 @@ fn memory() {
     // read the memory once it has stopped falling for a second.
     let released = settled_rss_mb();
     println!(
-        "resident memory: {before:.1} MB without voice, {idle:.1} MB with an idle voice-enabled \
+        "resident memory, `{lang}` ({}): {before:.1} MB without voice, {idle:.1} MB with an idle voice-enabled \
          engine (+{:.1}), {loaded:.1} MB with the model loaded (+{:.1}), {released:.1} MB after \
          it was released (+{:.1} over no voice)",
+        find(None, lang).map_or("no model".into(), |f| format!("{f:?}")),
         idle - before,
         loaded - before,
         released - before
@@ -80,9 +84,10 @@ fn memory() {
 }
 
 fn bench(c: &mut Criterion) {
-    memory();
+    memory("en");
+    memory("ko");
     let config = Config::for_language("ko");
-    let dir = find_model(None, &config.language).expect("the Korean model (cargo xtask setup)");
+    let found = find(None, &config.language).expect("the Korean model (cargo xtask setup)");
     let pack = PhrasePack::load(None, &config.language).unwrap();
 
     let mut group = c.benchmark_group("model");
@@ -91,9 +96,13 @@ fn bench(c: &mut Criterion) {
         .sample_size(10)
         .sampling_mode(SamplingMode::Flat)
         .measurement_time(Duration::from_secs(40));
-    group.bench_function("model_load", |b| {
-        b.iter(|| black_box(SpeechModel::load_with(&dir, &config.decoder_options).unwrap()))
-    });
+    for lang in ["en", "ko"] {
+        let config = Config::for_language(lang);
+        let found = find(None, lang).expect("the models (cargo xtask setup)");
+        group.bench_function(format!("model_load/{lang}"), |b| {
+            b.iter(|| black_box(load(&found, &config).unwrap()))
+        });
+    }
 
     // The default question for a typical action, as the worker speaks it.
     let question = config.question("report.txt 파일을 삭제합니다");
@@ -101,12 +110,7 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut extra = Duration::ZERO;
             for _ in 0..iters {
-                let keeper = ModelKeeper::new(
-                    dir.clone(),
-                    config.decoder_options.clone(),
-                    pack.clone(),
-                    None,
-                );
+                let keeper = ModelKeeper::new(found.clone(), &config, pack.clone(), None);
                 let stop = AtomicBool::new(false);
                 let asked = Instant::now();
                 keeper.prepare();

@@ -1,6 +1,6 @@
 //! The runner of `cargo xtask eval-voice`: every clip of a manifest (JSON lines with `id`,
 //! `path` and `challenge`) through the same listening path as live capture (WAV → resampler →
-//! the decoder phases and decision rules), with the Korean model loaded once. Writes one JSON
+//! the recognizer and decision rules), with the model loaded once. Writes one JSON
 //! line per clip: the answer, the transcript, where in the audio it was decided and how long
 //! recognizing that last block took.
 //!
@@ -8,8 +8,10 @@
 //! the same listening window, heard only if the first decided nothing.
 //!
 //! `cargo run -p pcp-speech --example eval_voice -- MANIFEST RESULTS [SPEECH_CONFIG]
-//! [--denoise=on|off]`, where SPEECH_CONFIG is a TOML file with a `[speech]` section (the
-//! defaults otherwise) and `--denoise` sets its `denoise` key.
+//! [--denoise=on|off] [--language=CODE]`, where SPEECH_CONFIG is a TOML file with a `[speech]`
+//! section (the defaults otherwise), `--denoise` sets its `denoise` key and `--language` its
+//! language where it leaves it to the locale (Korean without the flag). The model is the one
+//! the compositor would listen with for that language (Vosk for Korean, Moonshine for English).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,21 +19,24 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use pcp_speech::listen::{Ending, round_from_wavs};
-use pcp_speech::{Config, PhrasePack, SpeechModel};
+use pcp_speech::models::load_configured;
+use pcp_speech::{Config, PhrasePack};
 use serde_json::{Value, json};
 
 fn main() {
+    // SAFETY: the first thing the process does; no other thread exists yet.
+    unsafe { pcp_speech::prepare_process() };
     if let Err(e) = run() {
         eprintln!("eval_voice: {e}");
         std::process::exit(1);
     }
 }
 
-fn config(path: Option<&Path>) -> Result<Config, String> {
+fn config(path: Option<&Path>, language: &str) -> Result<Config, String> {
     let Some(path) = path else {
         return Ok(Config {
             parallel_phases: false,
-            ..Config::for_language("ko")
+            ..Config::for_language(language)
         });
     };
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -51,11 +56,11 @@ fn config(path: Option<&Path>) -> Result<Config, String> {
         parallel_phases: false,
         ..config
     };
-    // The evaluation set is Korean speech: a config that leaves the language to the locale is
-    // evaluated with the Korean pack and model, whatever this machine's locale is.
+    // A config that leaves the language to the locale is evaluated in the set's language,
+    // whatever this machine's locale is.
     Ok(if config.language.is_empty() {
         Config {
-            language: "ko".into(),
+            language: language.into(),
             ..config
         }
     } else {
@@ -77,17 +82,26 @@ fn run() -> Result<(), String> {
     let (flags, args): (Vec<String>, Vec<String>) =
         std::env::args().skip(1).partition(|a| a.starts_with("--"));
     let (Some(manifest), Some(results)) = (args.first(), args.get(1)) else {
-        return Err("usage: eval_voice MANIFEST RESULTS [SPEECH_CONFIG] [--denoise=on|off]".into());
+        return Err(
+            "usage: eval_voice MANIFEST RESULTS [SPEECH_CONFIG] [--denoise=on|off] \
+             [--language=CODE]"
+                .into(),
+        );
     };
-    let mut config = config(args.get(2).map(Path::new))?;
+    let language = flags
+        .iter()
+        .find_map(|f| f.strip_prefix("--language="))
+        .unwrap_or("ko");
+    let mut config = config(args.get(2).map(Path::new), language)?;
     for flag in &flags {
-        config.denoise = match flag.as_str() {
-            "--denoise=on" => true,
-            "--denoise=off" => false,
+        match flag.as_str() {
+            "--denoise=on" => config.denoise = true,
+            "--denoise=off" => config.denoise = false,
+            f if f.starts_with("--language=") => {}
             other => return Err(format!("unknown flag `{other}`")),
-        };
+        }
     }
-    let model = SpeechModel::load_configured(&config).map_err(|e| e.to_string())?;
+    let model = load_configured(&config).map_err(|e| e.to_string())?;
     let phrases =
         (!config.phrases_dir.as_os_str().is_empty()).then_some(config.phrases_dir.as_path());
     let pack = Arc::new(PhrasePack::load(phrases, &config.language).map_err(|e| e.to_string())?);
@@ -114,7 +128,7 @@ fn run() -> Result<(), String> {
         let then = clip["then"].as_str().map(PathBuf::from);
         let gap_ms = clip["gap_ms"].as_u64().unwrap_or(0) as u32;
         let round = round_from_wavs(
-            &model,
+            model.as_ref(),
             pack.clone(),
             &config,
             challenge,
@@ -132,6 +146,7 @@ fn run() -> Result<(), String> {
             "transcript": round.transcript,
             "decided_ms": round.decided_at_ms,
             "compute_ms": round.decision_compute.as_secs_f64() * 1000.0,
+            "ready_ms": round.ready_at_ms,
             "audio_ms": round.audio_ms,
             "judged": round.judged,
         });

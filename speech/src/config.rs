@@ -11,28 +11,15 @@ use crate::error::SpeechError;
 use crate::phrases::PhrasePack;
 use crate::sentences::{
     CHALLENGE_HINT_PLACEHOLDERS, CHALLENGE_SPOKEN_PLACEHOLDERS, QUESTION_PLACEHOLDERS,
-    check_sentences,
 };
+
+mod check;
 
 /// The default quiet level: −40 dBFS, below speech and above a quiet room.
 pub const DEFAULT_QUIET_DBFS: f32 = -40.0;
 
 /// The default number of decoder phases (see `recognize`'s module docs).
 pub const DEFAULT_DECODER_PHASES: u32 = 2;
-
-/// Whether `option` looks like one Kaldi command-line option, `--key=value`, with nothing that
-/// could start another line or option in `model.conf`.
-fn is_decoder_option(option: &str) -> bool {
-    let Some((key, value)) = option.strip_prefix("--").and_then(|o| o.split_once('=')) else {
-        return false;
-    };
-    !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_')
-        && !value.is_empty()
-        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
-}
 
 /// The decoder options used unless `[speech] decoder_options` says otherwise: a lattice beam wide
 /// enough for the n-best margin rules to see rivals up to 6 log-likelihood units behind (the
@@ -43,6 +30,12 @@ pub const DEFAULT_DECODER_OPTIONS: &[&str] = &[
     "--endpoint.rule2.min-trailing-silence=0.25",
     "--endpoint.rule3.min-trailing-silence=0.5",
 ];
+
+/// The Moonshine options used unless `[speech] moonshine_options` says otherwise: the library's
+/// own transcription every `transcription_interval` seconds is put off past any prompt's window
+/// (the recognizer asks for a transcription when the speaker falls quiet; the library's voice
+/// activity detector still runs on every block).
+pub const DEFAULT_MOONSHINE_OPTIONS: &[&str] = &["transcription_interval=60"];
 
 /// Whether `code` looks like a language code: 2 or 3 lowercase ASCII letters (ISO 639).
 fn is_language_code(code: &str) -> bool {
@@ -125,6 +118,20 @@ pub struct Config {
     /// Extra `--key=value` options for the model's `conf/model.conf` (Kaldi decoder and
     /// endpoint settings), applied on a private copy of that file when the model loads.
     pub decoder_options: Vec<String>,
+    /// Options for the English recognizer (Moonshine), `name=value` each, handed to its library
+    /// when the model loads (`vad_threshold`, `vad_window_duration`, `transcription_interval`,
+    /// `max_tokens_per_second`, ...; the library refuses a name it does not know).
+    pub moonshine_options: Vec<String>,
+    /// Moonshine: once the speaker has been quiet this many milliseconds of audio, what was said
+    /// is transcribed ahead of `quiet_final_ms`, so the decision can come as soon as the quiet
+    /// has lasted that long (it stands only if nothing louder than `quiet_dbfs` came after). 0
+    /// transcribes at `quiet_final_ms`; otherwise less than `quiet_final_ms`.
+    pub transcribe_after_quiet_ms: u64,
+    /// Moonshine: how many views of an utterance an approval needs, all writing the same words
+    /// (1..=3). The first is the stream; the others transcribe the utterance again from 0.25 s
+    /// and 0.5 s before it began. A word the model only half hears reads differently from
+    /// another start; a clear answer reads the same. A refusal needs the first view only.
+    pub moonshine_views: u32,
     /// Audio block size read from a WAV file (`listen --wav`, tests), in milliseconds; the
     /// microphone's blocks follow `capture_buffer_ms`.
     pub block_ms: u32,
@@ -222,6 +229,12 @@ impl Default for Config {
                 .iter()
                 .map(|o| (*o).to_string())
                 .collect(),
+            moonshine_options: DEFAULT_MOONSHINE_OPTIONS
+                .iter()
+                .map(|o| (*o).to_string())
+                .collect(),
+            transcribe_after_quiet_ms: 100,
+            moonshine_views: 3,
             block_ms: 20,
             queue_blocks: 256,
             capture_buffer_ms: 400,
@@ -267,127 +280,6 @@ impl Config {
             source,
         })?;
         Self::from_toml(&text, &path.display().to_string())
-    }
-
-    /// Checks values serde cannot: ranges and non-empty strings.
-    pub fn validate(&self) -> Result<(), SpeechError> {
-        let bad = |m: String| Err(SpeechError::Config(m));
-        self.validate_language_and_cue()?;
-        check_sentences(self.templates()).map_err(SpeechError::Config)?;
-        if self.timeout_ms == 0 {
-            return bad("`timeout_ms` must be more than 0".into());
-        }
-        if !(1..=1000).contains(&self.block_ms) {
-            return bad(format!(
-                "`block_ms` = {} is outside 1..=1000",
-                self.block_ms
-            ));
-        }
-        if self.queue_blocks == 0 {
-            return bad("`queue_blocks` must be more than 0".into());
-        }
-        if !(20..=4000).contains(&self.capture_buffer_ms) {
-            return bad(format!(
-                "`capture_buffer_ms` = {} is outside 20..=4000",
-                self.capture_buffer_ms
-            ));
-        }
-        if !(80..=450).contains(&self.speech_rate_wpm) {
-            return bad(format!(
-                "`speech_rate_wpm` = {} is outside 80..=450",
-                self.speech_rate_wpm
-            ));
-        }
-        if self.pitch > 100 {
-            return bad(format!("`pitch` = {} is outside 0..=100", self.pitch));
-        }
-        if self.level_interval_ms == 0 {
-            return bad("`level_interval_ms` must be more than 0".into());
-        }
-        if !(-96.0..=0.0).contains(&self.quiet_dbfs) {
-            return bad(format!(
-                "`quiet_dbfs` = {} is outside -96.0..=0.0",
-                self.quiet_dbfs
-            ));
-        }
-        if !(100..=10_000).contains(&self.quiet_final_ms) {
-            return bad(format!(
-                "`quiet_final_ms` = {} is outside 100..=10000",
-                self.quiet_final_ms
-            ));
-        }
-        if self.lead_in_ms != 0 && !(100..=5000).contains(&self.lead_in_ms) {
-            return bad(format!(
-                "`lead_in_ms` = {} is neither 0 nor in 100..=5000",
-                self.lead_in_ms
-            ));
-        }
-        if !(1..=4).contains(&self.decoder_phases) {
-            return bad(format!(
-                "`decoder_phases` = {} is outside 1..=4",
-                self.decoder_phases
-            ));
-        }
-        for class in &self.challenge {
-            if !RISK_CLASSES.contains(&class.as_str()) {
-                return bad(format!(
-                    "`challenge` entry `{class}` is not a risk class ({})",
-                    RISK_CLASSES.join(", ")
-                ));
-            }
-        }
-        if !(1..=20).contains(&self.alternatives) {
-            return bad(format!(
-                "`alternatives` = {} is outside 1..=20",
-                self.alternatives
-            ));
-        }
-        for (key, value) in [
-            ("approve_margin", self.approve_margin),
-            ("refuse_margin", self.refuse_margin),
-        ] {
-            if !(0.0..=100.0).contains(&value) {
-                return bad(format!("`{key}` = {value} is outside 0.0..=100.0"));
-            }
-        }
-        if self.challenge_pause_ms > 5000 {
-            return bad(format!(
-                "`challenge_pause_ms` = {} is outside 0..=5000",
-                self.challenge_pause_ms
-            ));
-        }
-        for option in &self.decoder_options {
-            if !is_decoder_option(option) {
-                return bad(format!(
-                    "`decoder_options` entry `{option}` is not a `--key=value` option"
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// The language code and the missed-answer cue's tones.
-    fn validate_language_and_cue(&self) -> Result<(), SpeechError> {
-        let bad = |m: String| Err(SpeechError::Config(m));
-        if !self.language.is_empty() && !is_language_code(&self.language) {
-            return bad(format!(
-                "`language` = {:?} is not a language code such as `ko` or `en` (empty: the locale's)",
-                self.language
-            ));
-        }
-        if !(200..=4000).contains(&self.earcon_hz) {
-            return bad(format!(
-                "`earcon_hz` = {} is outside 200..=4000",
-                self.earcon_hz
-            ));
-        }
-        if !(20..=1000).contains(&self.earcon_ms) {
-            return bad(format!(
-                "`earcon_ms` = {} is outside 20..=1000",
-                self.earcon_ms
-            ));
-        }
-        Ok(())
     }
 
     /// The answer timeout as a duration.
@@ -524,6 +416,10 @@ mod tests {
             "challenge_pause_ms = 60000",
             "earcon_hz = 20",
             "earcon_ms = 5000",
+            "moonshine_options = [\"vad threshold=1\"]",
+            "moonshine_options = [\"vad_threshold\"]",
+            "transcribe_after_quiet_ms = 200",
+            "moonshine_views = 0",
         ] {
             let key = text.split(' ').next().unwrap();
             let err = Config::from_toml(text, "t").unwrap_err().to_string();

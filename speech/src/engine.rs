@@ -3,6 +3,7 @@
 //! [`Listener`] whose worker thread speaks the question, listens, and reports [`SpeechEvent`]s
 //! through a channel the compositor polls without blocking.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
@@ -14,9 +15,9 @@ use tracing::{debug, warn};
 use crate::capture::probe_input;
 use crate::config::Config;
 use crate::error::SpeechError;
-use crate::keeper::{KeeperState, LeaseError, ModelKeeper};
+use crate::keeper::{KeeperState, LeaseError, ModelKeeper, page_out_libraries};
 use crate::listen::{Ending, Microphone, RoundEvent, listen_round};
-use crate::model::{SpeechModel, find_model};
+use crate::models::{RecognizerModel, find};
 use crate::phrases::PhrasePack;
 use crate::prompt::{play_earcon, speak};
 use crate::voice::{Availability, Listening, SpeechEvent, Unavailable, Voice};
@@ -76,19 +77,19 @@ impl SpeechEngine {
         };
         let unload_after =
             (config.unload_after_s > 0).then(|| Duration::from_secs(config.unload_after_s));
-        let found = find_model(config.model_dir(), &config.language());
+        let found = find(config.model_dir(), &config.language());
         let keeper = match (&pack, &found) {
             (Err(e), _) | (_, Err(e)) => {
                 warn!("voice confirmation unavailable: {e}");
                 ModelKeeper::broken(e.to_string())
             }
-            (Ok(pack), Ok(dir)) => ModelKeeper::new(
-                dir.clone(),
-                config.decoder_options.clone(),
-                pack.clone(),
-                unload_after,
-            ),
+            (Ok(pack), Ok(found)) => {
+                ModelKeeper::new(found.clone(), &config, pack.clone(), unload_after)
+            }
         };
+        // The recognizers' libraries ran their start-up code when the process started; an
+        // engine that has not listened yet keeps none of their pages resident.
+        page_out_libraries();
         if config.enabled && config.load_at_start {
             keeper.prepare();
         }
@@ -105,7 +106,7 @@ impl SpeechEngine {
     /// it is never released.
     pub fn with_model(
         config: Config,
-        model: Arc<SpeechModel>,
+        model: Arc<dyn RecognizerModel>,
     ) -> Result<SpeechEngine, SpeechError> {
         let pack = load_pack(&config)?;
         model.check_pack(&pack)?;
@@ -277,7 +278,15 @@ impl SpeechEngine {
                     challenge: challenge.as_deref(),
                     asked,
                 };
-                let event = match worker(job, &worker_stop, &worker_tx) {
+                // A panic on the way (ours, or a library's surfacing in Rust) is voice lost for
+                // this prompt, reported like any other failure: the dialog takes over.
+                let ran = catch_unwind(AssertUnwindSafe(|| worker(job, &worker_stop, &worker_tx)))
+                    .unwrap_or_else(|_| {
+                        Err(SpeechError::Recognizer {
+                            reason: "the voice worker panicked".into(),
+                        })
+                    });
+                let event = match ran {
                     Ok(Some(event)) => event,
                     Ok(None) => return,
                     Err(e) => {

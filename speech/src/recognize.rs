@@ -48,7 +48,8 @@ use crate::phrases::{PhrasePack, Reading, SpokenAnswer};
 // Defaults of `[speech]`, kept with the config (which builds without the recognizer).
 pub use crate::config::{DEFAULT_DECODER_PHASES, DEFAULT_QUIET_DBFS};
 
-fn dbfs_to_level(dbfs: f32) -> i16 {
+/// The sample level (RMS of a 10 ms frame) that `dbfs` is.
+pub(crate) fn dbfs_to_level(dbfs: f32) -> i16 {
     (f32::from(i16::MAX) * 10f32.powf(dbfs.clamp(-96.0, 0.0) / 20.0)) as i16
 }
 
@@ -168,14 +169,14 @@ pub struct AnswerRecognizer {
 /// The audio before the first sound of a round, held back from the recognizer
 /// (`[speech] lead_in_ms`): only its last `keep` samples are handed on, with that sound. With
 /// `keep` 0 everything passes at once.
-struct LeadIn {
+pub(crate) struct LeadIn {
     keep: usize,
     held: VecDeque<i16>,
     open: bool,
 }
 
 impl LeadIn {
-    fn new(keep: usize) -> LeadIn {
+    pub(crate) fn new(keep: usize) -> LeadIn {
         LeadIn {
             keep,
             held: VecDeque::new(),
@@ -186,7 +187,7 @@ impl LeadIn {
     /// What the recognizer gets of `audio` (`loud`: it holds a sound): nothing while it is
     /// silence before the first sound, then the last `keep` samples held and `audio`, then
     /// `audio` as it comes.
-    fn pass<'a>(&mut self, audio: &'a [i16], loud: bool) -> Cow<'a, [i16]> {
+    pub(crate) fn pass<'a>(&mut self, audio: &'a [i16], loud: bool) -> Cow<'a, [i16]> {
         if self.open {
             return Cow::Borrowed(audio);
         }

@@ -16,6 +16,7 @@ const PRODUCT: &[&str] = &[
     "config/src",
     "overlay/src",
     "speech/src",
+    "speech/moonshine/src",
     "haptics/src",
     "compositor/protocol/src",
     "compositor/plugin/src",

@@ -360,9 +360,10 @@ fn an_answer_not_caught_is_said_and_a_repeat_in_the_window_is_heard() {
     );
 }
 
-/// The language left to the locale: an English locale with no English model makes voice
-/// unavailable with that reason on the dialog, and a destructive prompt falls back to visual
-/// with press-and-hold (the spec's fallback); the same set-up in a Korean locale listens.
+/// The language left to the locale: an English locale with no English model (none where the
+/// compositor looks: an empty cache and home) makes voice unavailable with that reason on the
+/// dialog, and a destructive prompt falls back to visual with press-and-hold (the spec's
+/// fallback); the same set-up with the English model there, and in a Korean locale, listens.
 #[test]
 fn the_language_follows_the_locale_and_a_missing_model_is_said() {
     let dir = tempfile::tempdir().unwrap();
@@ -372,10 +373,26 @@ fn the_language_follows_the_locale_and_a_missing_model_is_said() {
         language: String::new(),
         ..config()
     };
+    let nowhere = dir.path().join("empty");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let (cache, home) = (std::env::var_os("PCP_CACHE_DIR"), std::env::var_os("HOME"));
     // SAFETY: `_g` is the harness's ALSA guard, which every test of this binary holds while it
     // reads or writes the environment.
-    unsafe { std::env::set_var("LC_ALL", "en_US.UTF-8") };
+    unsafe {
+        std::env::set_var("LC_ALL", "en_US.UTF-8");
+        std::env::set_var("PCP_CACHE_DIR", &nowhere);
+        std::env::set_var("HOME", &nowhere);
+    }
     let english = SpeechEngine::start(by_locale.clone());
+    // SAFETY: as above.
+    unsafe {
+        for (name, value) in [("PCP_CACHE_DIR", &cache), ("HOME", &home)] {
+            match value {
+                Some(v) => std::env::set_var(name, v),
+                None => std::env::remove_var(name),
+            }
+        }
+    }
     assert_eq!(english.config().language, "en");
     let mut fx = Fixture::with_devices(ONE, "", Some(english), None);
     assert!(
@@ -403,6 +420,18 @@ fn the_language_follows_the_locale_and_a_missing_model_is_said() {
     fx.advance_clock(1000);
     fx.hold(Control::Approve, 1000);
     assert!(fx.decision(&c).approved);
+    drop(fx);
+
+    // With the English model where the compositor looks (the setup cache), it listens.
+    let english = SpeechEngine::start(by_locale.clone());
+    let mut fx = Fixture::with_devices(ONE, "", Some(english), None);
+    let c = fx.submit(delete());
+    let (_, modalities) = fx.pending(&c);
+    assert_eq!(modalities, ["voice", "visual"]);
+    assert_eq!(
+        voice_line(&mut fx).as_deref(),
+        Some("Listening… say “yes” or “no”")
+    );
     drop(fx);
 
     // SAFETY: as above.

@@ -22,8 +22,8 @@ use anyhow::{Context, Result, bail};
 
 const USAGE: &str =
     "usage: cargo xtask <setup|test|demo|run|bench|fuzz|session-test|eval-voice|check-docs|package|walk|wlcs>
-  setup   install the Debian packages, libvosk and the Vosk model this project needs, and the
-          fuzzing tools (nightly, cargo-fuzz)
+  setup   install the Debian packages, libvosk and the Korean Vosk model, libmoonshine and the
+          English Moonshine model this project needs, and the fuzzing tools (nightly, cargo-fuzz)
   test    setup, then cargo fmt --check, clippy -D warnings, the whole test suite, the Python
           agent example against pcp-harness, every fuzz target for 15 s, the demo and the
           session test in a virtual machine
@@ -43,12 +43,14 @@ const USAGE: &str =
           virtio-gpu and a QXL card and play the scripted session there (touch, voice through
           snd-aloop, force feedback, a GPU unplugged and another plugged in, VT switching, a
           mode change); PNGs of every head and the logs go to target/session-test/ (--nice N
-          runs QEMU at a lower priority; --decoder-phases N sets the recognizer's phases in the
-          guest, 1 by default)
+          runs QEMU at a lower priority; --language ko|en the voice steps' language, Korean by
+          default, English with the installed package's model; --decoder-phases N sets the
+          Korean recognizer's phases in the guest, 1 by default)
   eval-voice
-          [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE] generate the
-          voice evaluation set (espeak-ng) and measure recognition on it (--ci: a subset):
-          the confusion table, false approvals and latency go to target/eval-voice/
+          [--language ko|en] [--part tuning|held-out|all] [--ci] [--jobs N] [--speech-config FILE]
+          generate a language's voice evaluation set (Korean by default: espeak-ng; English:
+          espeak-ng, flite and Piper) and measure recognition on it (--ci: a subset): the
+          confusion table, false approvals and latency go to target/eval-voice/
   check-docs
           build the programs, then check that every relative link in README.md and docs/
           resolves (files and #anchors) and that every quoted command's subcommands and
@@ -192,6 +194,7 @@ fn test() -> Result<()> {
         &cache,
     )?;
     cargo(&["test", "--workspace"], &cache)?;
+    check_pcpctl_needs_no_recognizer()?;
     // The Wayland Conformance Test Suite's chosen groups, plain and with a prompt waiting.
     wlcs::run(
         &root(),
@@ -254,9 +257,11 @@ fn test() -> Result<()> {
     setup::fuzz_tools()?;
     let targets: Vec<String> = fuzz::TARGETS.iter().map(|(t, _)| t.to_string()).collect();
     fuzz::fuzz(&root(), &cache, TEST_FUZZ_SECONDS, &targets, false)?;
-    // Voice recognition on the fixed CI subset of the held-out evaluation set (about 70 clips, a
-    // couple of minutes on 2 cores): fails on any false approval or too few answers right.
-    eval_voice::run(&["--ci".to_string()])?;
+    // Voice recognition on the fixed CI subsets of the held-out evaluation sets, Korean (Vosk)
+    // and English (Moonshine): each fails on any false approval or too few answers right.
+    for language in ["ko", "en"] {
+        eval_voice::run(&["--ci".to_string(), "--language".into(), language.into()])?;
+    }
     // The README's first command must keep working: the whole scripted session, end to end.
     play_demo(&cache)?;
     // The desktop session on a real kernel: the udev backend, real GPUs, input, force feedback
@@ -265,13 +270,15 @@ fn test() -> Result<()> {
 }
 
 /// The crates a client or an agent links (the protocol's client side and `pcpctl`) must not pull
-/// in Smithay, libvosk or audio: `cargo tree` over their normal dependencies names none of them.
-/// (`pcpctl validate` reads `[speech]` through pcp-speech without its `vosk` feature: the config
-/// and phrase packs, no recognizer, capture or synthesis, so that crate itself is allowed.)
+/// in Smithay, libvosk, libmoonshine (and its ONNX Runtime) or audio: `cargo tree` over their
+/// normal dependencies names none of them. (`pcpctl validate` reads `[speech]` through
+/// pcp-speech without its `vosk` and `moonshine` features: the config and phrase packs, no
+/// recognizer, capture or synthesis, so that crate itself is allowed.)
 fn check_client_crates_link_no_compositor() -> Result<()> {
-    const FORBIDDEN: [&str; 7] = [
+    const FORBIDDEN: [&str; 8] = [
         "smithay",
         "vosk",
+        "pcp-moonshine",
         "cpal",
         "alsa",
         "espeakng-sys",
@@ -308,8 +315,44 @@ fn check_client_crates_link_no_compositor() -> Result<()> {
         if !found.is_empty() {
             bail!("{package} must link no compositor or audio crate, but depends on {found:?}");
         }
-        eprintln!("xtask: {package} links no Smithay, libvosk or audio");
+        eprintln!("xtask: {package} links no Smithay, libvosk, libmoonshine or audio");
     }
+    Ok(())
+}
+
+/// The built `pcpctl` names no recognizer, ONNX Runtime or audio library among the shared
+/// libraries it needs (its ELF `NEEDED` entries, read with `readelf`): the crate check above,
+/// on the binary itself.
+fn check_pcpctl_needs_no_recognizer() -> Result<()> {
+    const FORBIDDEN: [&str; 4] = ["libvosk", "libmoonshine", "libonnxruntime", "libasound"];
+    let binary = target_dir().join("debug/pcpctl");
+    let out = Command::new("readelf")
+        .arg("-d")
+        .arg(&binary)
+        .output()
+        .with_context(|| format!("cannot run readelf -d {}", binary.display()))?;
+    if !out.status.success() {
+        bail!(
+            "readelf -d {} failed: {}",
+            binary.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let needed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("(NEEDED)"))
+        .filter_map(|l| l.split('[').nth(1))
+        .map(|l| l.trim_end_matches(']'))
+        .collect();
+    let found: Vec<&&str> = needed
+        .iter()
+        .filter(|lib| FORBIDDEN.iter().any(|f| lib.starts_with(f)))
+        .collect();
+    if !found.is_empty() {
+        bail!("pcpctl must need no recognizer or audio library, but needs {found:?}");
+    }
+    eprintln!("xtask: pcpctl needs {needed:?}: no recognizer or audio library");
     Ok(())
 }
 

