@@ -97,7 +97,10 @@ fn stage_all(dir: &Path, folder: &Path) -> Result<PathBuf, String> {
     let mut runtime = false;
     for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
         let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         if name.starts_with("libonnxruntime") && name.contains(".so") {
             println!("cargo:rerun-if-changed={}", path.display());
             stage::stage(&path, folder, 0o755)?;
@@ -117,13 +120,18 @@ fn stage_all(dir: &Path, folder: &Path) -> Result<PathBuf, String> {
     println!("cargo:rerun-if-changed={}", model.display());
     let to = folder.join("models").join(MODEL_DIR);
     for entry in std::fs::read_dir(&model).map_err(|e| format!("{}: {e}", model.display()))? {
-        let path = entry.map_err(|e| format!("{}: {e}", model.display()))?.path();
+        let path = entry
+            .map_err(|e| format!("{}: {e}", model.display()))?
+            .path();
         if path.is_file() {
             println!("cargo:rerun-if-changed={}", path.display());
             stage::stage(&path, &to, 0o644)?;
         }
     }
-    std::fs::set_permissions(folder.join("models"), std::fs::Permissions::from_mode(0o755))
+    std::fs::set_permissions(
+        folder.join("models"),
+        std::fs::Permissions::from_mode(0o755),
+    )
     .map_err(|e| format!("cannot open {}/models to every user: {e}", folder.display()))?;
     Ok(folder.to_path_buf())
 }

@@ -15,7 +15,15 @@ fn english_pack_maps_the_spec_phrases() {
         assert_eq!(p.classify(s), Some(SpokenAnswer::Cancel), "{s}");
     }
     // What Moonshine misreads, and the answers the pack does not take, decide nothing.
-    for s in ["approve", "confirm", "do it", "deny", "you", "yes i'm handed", "yes man"] {
+    for s in [
+        "approve",
+        "confirm",
+        "do it",
+        "deny",
+        "you",
+        "yes i'm handed",
+        "yes man",
+    ] {
         assert_eq!(p.classify(s), None, "{s}");
     }
 }
@@ -27,7 +35,9 @@ fn heard_as_spellings_and_ignored_words_are_checked() {
     let e = PhrasePack::parse(&twice, "x.toml").unwrap_err().to_string();
     assert!(e.contains("more than once"), "{e}");
     let phrase = format!("ignored_words=['y']\n{base}");
-    let e = PhrasePack::parse(&phrase, "x.toml").unwrap_err().to_string();
+    let e = PhrasePack::parse(&phrase, "x.toml")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("also a phrase"), "{e}");
     let two = format!("ignored_words=['a b']\n{base}");
     let e = PhrasePack::parse(&two, "x.toml").unwrap_err().to_string();
