@@ -249,21 +249,14 @@ impl State {
     }
 
     /// Touch point `slot` moved to `p`: it stays with whoever it went down on. A window's point
-    /// over the dialog (or its margin) is not shown to the window there: no window learns
-    /// where a finger is on the dialog, as with a held pointer button.
+    /// over the dialog (or its margin) is withheld by the plugin: no window learns where a
+    /// finger is on the dialog, as with a held pointer button.
     pub(crate) fn touch_motion(&mut self, slot: TouchSlot, p: Point<f64, Logical>, time: u32) {
         self.input_activity();
         self.touch.moved(slot, p);
         let Some(touch) = self.seat.get_touch() else {
             return;
         };
-        let on_dialog = self
-            .pcp
-            .ui()
-            .takes_pointer_at(pcp_overlay::Point { x: p.x, y: p.y });
-        if on_dialog && matches!(self.touch.owner(slot), Some(TouchOwner::Client(_))) {
-            return;
-        }
         let under = self.surface_under(p);
         let event = touch::MotionEvent {
             slot,

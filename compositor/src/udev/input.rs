@@ -94,48 +94,8 @@ const ALT: [u32; 2] = [56, 100];
 /// libinput events go through the same routing as the other backends' input.
 pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBackend>) {
     match input {
-        InputEvent::DeviceAdded { device } => {
-            if device.has_capability(DeviceCapability::TabletTool) {
-                state.tablet_added(&TabletDescriptor::from(&device));
-            }
-            let caps: Vec<&str> = [
-                (DeviceCapability::Keyboard, "keyboard"),
-                (DeviceCapability::Pointer, "pointer"),
-                (DeviceCapability::Touch, "touch"),
-                (DeviceCapability::TabletTool, "tablet"),
-            ]
-            .iter()
-            .filter(|(c, _)| device.has_capability(*c))
-            .map(|(_, n)| *n)
-            .collect();
-            tracing::info!("input device {} ({})", device.name(), caps.join(", "));
-            if !caps.is_empty()
-                && let Some(dev) = udev_device(state)
-            {
-                dev.answering_inputs += 1;
-                let n = dev.answering_inputs;
-                state.input_devices_changed(n);
-            }
-        }
-        InputEvent::DeviceRemoved { device } => {
-            tracing::info!("input device {} removed", device.name());
-            if device.has_capability(DeviceCapability::TabletTool) {
-                state.tablet_removed(&TabletDescriptor::from(&device));
-            }
-            let answers = [
-                DeviceCapability::Keyboard,
-                DeviceCapability::Pointer,
-                DeviceCapability::Touch,
-                DeviceCapability::TabletTool,
-            ]
-            .iter()
-            .any(|c| device.has_capability(*c));
-            if answers && let Some(dev) = udev_device(state) {
-                dev.answering_inputs = dev.answering_inputs.saturating_sub(1);
-                let n = dev.answering_inputs;
-                state.input_devices_changed(n);
-            }
-        }
+        InputEvent::DeviceAdded { device } => device_added(state, &device),
+        InputEvent::DeviceRemoved { device } => device_removed(state, &device),
         InputEvent::Keyboard { event } => {
             // The VT chords are read as evdev codes (xkb keycodes are evdev codes + 8).
             let Some(code) = event.key_code().raw().checked_sub(8) else {
@@ -193,6 +153,53 @@ pub(super) fn handle_input(state: &mut State, input: InputEvent<LibinputInputBac
         }
         InputEvent::TouchCancel { .. } => state.touch_cancel(),
         other => gestures_and_tablets(state, other),
+    }
+}
+
+/// An input device came: a tablet is announced to clients, and one that can answer a prompt
+/// is counted (the dialog offers what the devices can answer with).
+fn device_added(state: &mut State, device: &smithay::reexports::input::Device) {
+    if device.has_capability(DeviceCapability::TabletTool) {
+        state.tablet_added(&TabletDescriptor::from(device));
+    }
+    let caps: Vec<&str> = [
+        (DeviceCapability::Keyboard, "keyboard"),
+        (DeviceCapability::Pointer, "pointer"),
+        (DeviceCapability::Touch, "touch"),
+        (DeviceCapability::TabletTool, "tablet"),
+    ]
+    .iter()
+    .filter(|(c, _)| device.has_capability(*c))
+    .map(|(_, n)| *n)
+    .collect();
+    tracing::info!("input device {} ({})", device.name(), caps.join(", "));
+    if !caps.is_empty()
+        && let Some(dev) = udev_device(state)
+    {
+        dev.answering_inputs += 1;
+        let n = dev.answering_inputs;
+        state.input_devices_changed(n);
+    }
+}
+
+/// An input device went away: the counterpart of [`device_added`].
+fn device_removed(state: &mut State, device: &smithay::reexports::input::Device) {
+    tracing::info!("input device {} removed", device.name());
+    if device.has_capability(DeviceCapability::TabletTool) {
+        state.tablet_removed(&TabletDescriptor::from(device));
+    }
+    let answers = [
+        DeviceCapability::Keyboard,
+        DeviceCapability::Pointer,
+        DeviceCapability::Touch,
+        DeviceCapability::TabletTool,
+    ]
+    .iter()
+    .any(|c| device.has_capability(*c));
+    if answers && let Some(dev) = udev_device(state) {
+        dev.answering_inputs = dev.answering_inputs.saturating_sub(1);
+        let n = dev.answering_inputs;
+        state.input_devices_changed(n);
     }
 }
 
@@ -278,7 +285,7 @@ fn tablets(state: &mut State, input: InputEvent<LibinputInputBackend>) {
         _ => return,
     };
     let event = ToolEvent {
-        tablet: TabletDescriptor::from(&device),
+        tablet: TabletDescriptor::from(device),
         tool,
         time: event_time(state, time),
         what,

@@ -189,8 +189,16 @@ pub(super) fn verdict(kit: &mut Kit, model: &Model, event: &Event, released: Rel
             Seen::Axis => model.takes(kit, model.pointer),
             Seen::GestureBegin | Seen::GestureOther => model.gesture_on_dialog,
             Seen::Button(code, _) => button_on_dialog(model, event, released, *code),
-            Seen::TouchDown(slot, ..) | Seen::TouchMotion(slot) | Seen::TouchUp(slot) => {
+            Seen::TouchDown(slot, ..) | Seen::TouchUp(slot) => {
                 finger_on_dialog(model, event, released, *slot)
+            }
+            // A window's finger over the dialog is withheld: no window learns where it is.
+            Seen::TouchMotion(slot) => {
+                finger_on_dialog(model, event, released, *slot)
+                    || model
+                        .contacts
+                        .get(&Key::Finger((*slot).clamp(0, 3) as u8))
+                        .is_some_and(|c| model.takes(kit, c.at))
             }
             Seen::Leave | Seen::TouchCancel | Seen::Other => false,
         };

@@ -367,6 +367,13 @@ impl ConfirmUi {
         };
         down.at = p;
         if down.owner == Owner::Clients {
+            // A window's finger stays the window's, but over the dialog (or its margin) its
+            // motion is withheld, as a held pointer button's is: no window learns where a
+            // finger is on the dialog. Its lift still goes to the window. (A pen's stroke goes
+            // on whole: Smithay's tablet tool has no motion that is neither sent nor a leave.)
+            if matches!(contact, Contact::Touch(_)) && self.takes_pointer_at(p) {
+                return Routed::Taken(Vec::new());
+            }
             return Routed::Clients;
         }
         let mut events = Vec::new();
