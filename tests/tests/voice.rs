@@ -360,10 +360,12 @@ fn an_answer_not_caught_is_said_and_a_repeat_in_the_window_is_heard() {
     );
 }
 
-/// The language left to the locale: an English locale with no English model (none where the
-/// compositor looks: an empty cache and home) makes voice unavailable with that reason on the
-/// dialog, and a destructive prompt falls back to visual with press-and-hold (the spec's
-/// fallback); the same set-up with the English model there, and in a Korean locale, listens.
+/// The language left to the locale: a locale whose language has a phrase pack but no model
+/// anywhere the compositor looks (a French pack in a configured folder, an empty cache and home;
+/// the English model the build copies beside the program is found from any home) makes voice
+/// unavailable with that reason on the dialog, and a destructive prompt falls back to visual
+/// with press-and-hold (the spec's fallback); an English locale, with the bundled fonts alone,
+/// and a Korean one listen.
 #[test]
 fn the_language_follows_the_locale_and_a_missing_model_is_said() {
     let dir = tempfile::tempdir().unwrap();
@@ -375,15 +377,31 @@ fn the_language_follows_the_locale_and_a_missing_model_is_said() {
     };
     let nowhere = dir.path().join("empty");
     std::fs::create_dir_all(&nowhere).unwrap();
+    let packs = dir.path().join("phrases");
+    std::fs::create_dir_all(&packs).unwrap();
+    let english_pack = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/phrases/en.toml"
+    ))
+    .unwrap();
+    std::fs::write(
+        packs.join("fr.toml"),
+        english_pack.replacen("language = \"en\"", "language = \"fr\"", 1),
+    )
+    .unwrap();
+    let french = Config {
+        phrases_dir: packs,
+        ..by_locale.clone()
+    };
     let (cache, home) = (std::env::var_os("PCP_CACHE_DIR"), std::env::var_os("HOME"));
     // SAFETY: `_g` is the harness's ALSA guard, which every test of this binary holds while it
     // reads or writes the environment.
     unsafe {
-        std::env::set_var("LC_ALL", "en_US.UTF-8");
+        std::env::set_var("LC_ALL", "fr_FR.UTF-8");
         std::env::set_var("PCP_CACHE_DIR", &nowhere);
         std::env::set_var("HOME", &nowhere);
     }
-    let english = SpeechEngine::start(by_locale.clone());
+    let unheard = SpeechEngine::start(french);
     // SAFETY: as above.
     unsafe {
         for (name, value) in [("PCP_CACHE_DIR", &cache), ("HOME", &home)] {
@@ -393,8 +411,8 @@ fn the_language_follows_the_locale_and_a_missing_model_is_said() {
             }
         }
     }
-    assert_eq!(english.config().language, "en");
-    let mut fx = Fixture::with_devices(ONE, "", Some(english), None);
+    assert_eq!(unheard.config().language, "fr");
+    let mut fx = Fixture::with_devices(ONE, "", Some(unheard), None);
     assert!(
         matches!(
             fx.voice_availability(),
@@ -413,18 +431,34 @@ fn the_language_follows_the_locale_and_a_missing_model_is_said() {
     let reading = fx.accessible_reading().unwrap().dialog.unwrap();
     assert_eq!(
         reading.voice.as_deref(),
-        Some("Voice unavailable: no speech model for “en”")
+        Some("Voice unavailable: no speech model for “fr”")
     );
     assert!(reading.hold.is_some(), "{reading:?}");
-    fx.save_png(0, "voice-no-model-en");
+    fx.save_png(0, "voice-no-model-fr");
     fx.advance_clock(1000);
     fx.hold(Control::Approve, 1000);
     assert!(fx.decision(&c).approved);
     drop(fx);
 
-    // With the English model where the compositor looks (the setup cache), it listens.
+    // An English locale: the English model is found (the setup cache, or the build's copy
+    // beside the program), and the bundled fonts alone (no Hangul font) draw every English
+    // answer and challenge word, so it listens.
+    // SAFETY: as above.
+    unsafe { std::env::set_var("LC_ALL", "en_US.UTF-8") };
     let english = SpeechEngine::start(by_locale.clone());
-    let mut fx = Fixture::with_devices(ONE, "", Some(english), None);
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("LC_ALL") };
+    assert_eq!(english.config().language, "en");
+    let hangul = format!("extra_fonts = [{:?}]\n", harness::HANGUL_FONT);
+    let mut fx = Fixture::start(ONE, Some(english), None, None, |text| {
+        assert!(text.contains(&hangul), "{text}");
+        text.replacen(&hangul, "", 1)
+    });
+    assert!(
+        fx.voice_availability().is_ok(),
+        "{:?}",
+        fx.voice_availability()
+    );
     let c = fx.submit(delete());
     let (_, modalities) = fx.pending(&c);
     assert_eq!(modalities, ["voice", "visual"]);
