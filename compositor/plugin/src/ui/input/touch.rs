@@ -1,7 +1,8 @@
 //! Touch with any number of fingers, each standing in for Smithay's own `TouchHandle` call.
 //! Each touch point (by slot) belongs to whoever got it when it went down: one that went down
 //! on the dialog is the dialog's until it lifts, wherever it moves; one that went down on a
-//! window is the window's until it lifts, even over the dialog, and presses nothing there. The
+//! window is the window's until it lifts, even over the dialog, and presses nothing there (its
+//! motion there is withheld: no window learns where a finger is on the dialog). The
 //! first touch on the dialog presses its controls; others meanwhile press nothing. While a
 //! prompt waits for a haptic double tap, every touch is the double tap's (the first one down is
 //! the tap it watches).
