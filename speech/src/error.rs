@@ -36,8 +36,9 @@ pub enum SpeechError {
         model: PathBuf,
     },
 
-    /// Vosk refused to build a grammar recognizer.
-    #[error("Vosk could not create a grammar recognizer ({reason})")]
+    /// The recognizer (Vosk or Moonshine) could not be made or failed on the audio; the reason
+    /// names which and why.
+    #[error("the speech recognizer failed: {reason}")]
     Recognizer { reason: String },
 
     /// No audio device with that name, or no default one.

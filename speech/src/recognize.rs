@@ -246,7 +246,7 @@ impl AnswerRecognizer {
                 .with_model(|m| vosk::Recognizer::new_with_grammar(m, rate as f32, grammar))?
                 .ok_or_else(|| SpeechError::Recognizer {
                     reason: format!(
-                        "grammar of pack `{}` on {}",
+                        "Vosk refused the grammar of pack `{}` on {}",
                         pack.language(),
                         model.path().display()
                     ),
