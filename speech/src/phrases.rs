@@ -178,108 +178,20 @@ impl PhrasePack {
             reason,
         };
         let mut file: PackFile = toml::from_str(text).map_err(|e| err(e.to_string()))?;
-        if file.approve.is_empty() || file.deny.is_empty() || file.cancel.is_empty() {
-            return Err(err(
-                "`approve`, `deny` and `cancel` each need at least one phrase".into(),
-            ));
-        }
-        if !(1..=MAX_ANSWER_WEIGHT).contains(&file.answer_weight) {
-            return Err(err(format!(
-                "`answer_weight` = {} is outside 1..={MAX_ANSWER_WEIGHT}",
-                file.answer_weight
-            )));
-        }
-        check_pack_sentences(&file.question, &file.challenge_hint, &file.challenge_spoken)
-            .map_err(err)?;
-        let mut phrases = HashMap::new();
-        let classes = [
-            (Role::Answer(SpokenAnswer::Approve), &file.approve),
-            (Role::Answer(SpokenAnswer::Deny), &file.deny),
-            (Role::Answer(SpokenAnswer::Cancel), &file.cancel),
-            (Role::Challenge, &file.challenge_words),
-            (Role::ApproveWithWord, &file.approve_with_word),
-            (Role::Decoy, &file.decoys),
-        ];
-        let mut challenge_words = Vec::new();
-        let mut challenge_grammar = Vec::new();
-        let mut grammar = Vec::new();
-        for (meaning, list) in classes {
-            for raw in list {
-                let phrase = normalize(raw);
-                if phrase.is_empty() {
-                    return Err(err("an empty phrase".into()));
-                }
-                // Quotes, brackets and backslashes would break Vosk's JSON grammar.
-                if let Some(c) = phrase.chars().find(|c| "\"\\[]{}".contains(*c)) {
-                    return Err(err(format!("phrase `{raw}` has the character `{c}`")));
-                }
-                if meaning == Role::Challenge {
-                    if phrase.contains(' ') {
-                        return Err(err(format!("challenge word `{raw}` is more than one word")));
-                    }
-                    challenge_words.push(phrase.clone());
-                }
-                if phrases.insert(phrase.clone(), meaning).is_some() {
-                    return Err(err(format!("phrase `{raw}` appears more than once")));
-                }
-                // Without a challenge word, an approval that needs one is listed like a decoy.
-                if meaning != Role::Challenge {
-                    grammar.push(phrase.clone());
-                }
-                let times = match meaning {
-                    Role::Answer(_) | Role::ApproveWithWord => file.answer_weight,
-                    _ => 1,
-                };
-                for _ in 0..times {
-                    challenge_grammar.push(phrase.clone());
-                }
-                if let Role::Answer(_) = meaning {
-                    for _ in 1..times {
-                        grammar.push(phrase.clone());
-                    }
-                }
-            }
-        }
-        // A challenge prompt's grammar also lists every approval with every challenge word, so
-        // "네 기차" is one likely sentence rather than two words joined only by back-off.
-        for approve in file.approve.iter().chain(&file.approve_with_word) {
-            for word in &challenge_words {
-                for _ in 0..file.answer_weight {
-                    challenge_grammar.push(format!("{} {word}", normalize(approve)));
-                }
-            }
-        }
-        for (answer, list) in [
-            (SpokenAnswer::Approve, &file.heard_as.approve),
-            (SpokenAnswer::Deny, &file.heard_as.deny),
-            (SpokenAnswer::Cancel, &file.heard_as.cancel),
-        ] {
-            for raw in list {
-                let phrase = normalize(raw);
-                if phrase.is_empty() {
-                    return Err(err("an empty spelling in `heard_as`".into()));
-                }
-                if phrases.insert(phrase, Role::Answer(answer)).is_some() {
-                    return Err(err(format!("phrase `{raw}` appears more than once")));
-                }
-            }
-        }
+        check_pack(&file).map_err(err)?;
+        let Grammars {
+            mut phrases,
+            challenge_words,
+            grammar,
+            challenge_grammar,
+        } = grammars(&file).map_err(err)?;
+        add_heard_as(&file, &mut phrases).map_err(err)?;
         let max_words = phrases
             .keys()
             .map(|p| p.split(' ').count())
             .max()
             .unwrap_or(1);
-        let mut ignored = Vec::new();
-        for raw in &file.ignored_words {
-            let word = normalize(raw);
-            if word.is_empty() || word.contains(' ') {
-                return Err(err(format!("ignored word `{raw}` is not one word")));
-            }
-            if phrases.contains_key(&word) {
-                return Err(err(format!("ignored word `{raw}` is also a phrase")));
-            }
-            ignored.push(word);
-        }
+        let ignored = ignored_words(&file, &phrases).map_err(err)?;
         let (words, sentences) = spoken_parts(&mut file);
         Ok(PhrasePack {
             language: file.language,
@@ -449,7 +361,134 @@ fn os_random_u64() -> Option<u64> {
     (got == bytes.len() as isize).then(|| u64::from_le_bytes(bytes))
 }
 
-/// Lowercase with single spaces, the form Vosk prints.
+/// What a pack's phrases make: what each phrase is, the challenge words in the pack's order, the
+/// grammar of a prompt without a challenge word and that of one with.
+struct Grammars {
+    phrases: HashMap<String, Role>,
+    challenge_words: Vec<String>,
+    grammar: Vec<String>,
+    challenge_grammar: Vec<String>,
+}
+
+/// The checks of a pack's lists and sentences that serde cannot make; the reason when one fails.
+fn check_pack(file: &PackFile) -> Result<(), String> {
+    if file.approve.is_empty() || file.deny.is_empty() || file.cancel.is_empty() {
+        return Err("`approve`, `deny` and `cancel` each need at least one phrase".into());
+    }
+    if !(1..=MAX_ANSWER_WEIGHT).contains(&file.answer_weight) {
+        return Err(format!(
+            "`answer_weight` = {} is outside 1..={MAX_ANSWER_WEIGHT}",
+            file.answer_weight
+        ));
+    }
+    check_pack_sentences(&file.question, &file.challenge_hint, &file.challenge_spoken)
+}
+
+/// Every phrase of the answer, challenge-word and decoy lists, checked and weighed into the two
+/// grammars.
+fn grammars(file: &PackFile) -> Result<Grammars, String> {
+    let mut phrases = HashMap::new();
+    let classes = [
+        (Role::Answer(SpokenAnswer::Approve), &file.approve),
+        (Role::Answer(SpokenAnswer::Deny), &file.deny),
+        (Role::Answer(SpokenAnswer::Cancel), &file.cancel),
+        (Role::Challenge, &file.challenge_words),
+        (Role::ApproveWithWord, &file.approve_with_word),
+        (Role::Decoy, &file.decoys),
+    ];
+    let mut challenge_words = Vec::new();
+    let mut challenge_grammar = Vec::new();
+    let mut grammar = Vec::new();
+    for (meaning, list) in classes {
+        for raw in list {
+            let phrase = normalize(raw);
+            if phrase.is_empty() {
+                return Err("an empty phrase".into());
+            }
+            // Quotes, brackets and backslashes would break Vosk's JSON grammar.
+            if let Some(c) = phrase.chars().find(|c| "\"\\[]{}".contains(*c)) {
+                return Err(format!("phrase `{raw}` has the character `{c}`"));
+            }
+            if meaning == Role::Challenge {
+                if phrase.contains(' ') {
+                    return Err(format!("challenge word `{raw}` is more than one word"));
+                }
+                challenge_words.push(phrase.clone());
+            }
+            if phrases.insert(phrase.clone(), meaning).is_some() {
+                return Err(format!("phrase `{raw}` appears more than once"));
+            }
+            // Without a challenge word, an approval that needs one is listed like a decoy.
+            if meaning != Role::Challenge {
+                grammar.push(phrase.clone());
+            }
+            let times = match meaning {
+                Role::Answer(_) | Role::ApproveWithWord => file.answer_weight,
+                _ => 1,
+            };
+            for _ in 0..times {
+                challenge_grammar.push(phrase.clone());
+            }
+            if let Role::Answer(_) = meaning {
+                for _ in 1..times {
+                    grammar.push(phrase.clone());
+                }
+            }
+        }
+    }
+    // A challenge prompt's grammar also lists every approval with every challenge word, so
+    // "네 기차" is one likely sentence rather than two words joined only by back-off.
+    for approve in file.approve.iter().chain(&file.approve_with_word) {
+        for word in &challenge_words {
+            for _ in 0..file.answer_weight {
+                challenge_grammar.push(format!("{} {word}", normalize(approve)));
+            }
+        }
+    }
+    Ok(Grammars {
+        phrases,
+        challenge_words,
+        grammar,
+        challenge_grammar,
+    })
+}
+
+/// The `[heard_as]` spellings, read as their answers (never put into a grammar).
+fn add_heard_as(file: &PackFile, phrases: &mut HashMap<String, Role>) -> Result<(), String> {
+    for (answer, list) in [
+        (SpokenAnswer::Approve, &file.heard_as.approve),
+        (SpokenAnswer::Deny, &file.heard_as.deny),
+        (SpokenAnswer::Cancel, &file.heard_as.cancel),
+    ] {
+        for raw in list {
+            let phrase = normalize(raw);
+            if phrase.is_empty() {
+                return Err("an empty spelling in `heard_as`".into());
+            }
+            if phrases.insert(phrase, Role::Answer(answer)).is_some() {
+                return Err(format!("phrase `{raw}` appears more than once"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The words a transcript is read without: single words, none of them a phrase.
+fn ignored_words(file: &PackFile, phrases: &HashMap<String, Role>) -> Result<Vec<String>, String> {
+    let mut ignored = Vec::new();
+    for raw in &file.ignored_words {
+        let word = normalize(raw);
+        if word.is_empty() || word.contains(' ') {
+            return Err(format!("ignored word `{raw}` is not one word"));
+        }
+        if phrases.contains_key(&word) {
+            return Err(format!("ignored word `{raw}` is also a phrase"));
+        }
+        ignored.push(word);
+    }
+    Ok(ignored)
+}
+
 /// What a pack names and says: the first phrase of each answer list, and its sentences with
 /// them filled in (taken out of `file`).
 fn spoken_parts(file: &mut PackFile) -> (AnswerWords, PackSentences) {
@@ -470,6 +509,7 @@ fn spoken_parts(file: &mut PackFile) -> (AnswerWords, PackSentences) {
     (words, sentences)
 }
 
+/// Lowercase with single spaces, the form Vosk prints.
 fn normalize(s: &str) -> String {
     s.split_whitespace()
         .map(str::to_lowercase)

@@ -1,12 +1,11 @@
-//! The decision engine and the loop that drives it. `Engine` is the only code that holds the
-//! gate mutably. `Engine::run` takes one command and returns what it caused: it
-//! hands submissions to the gate (`Gate::submit`), modality events to `Gate::respond` and the
-//! passing of time to `Gate::tick`, brings the [`ConfirmUi`] in line with the gate
-//! (`ConfirmUi::sync`) and applies what that sync returns, until nothing is left. The engine
-//! calls no host code and no front end: it has no access to either, so nothing can re-enter it
-//! while it runs. [`run`] is the loop: it hands each command to the engine and, once the engine
-//! has returned, drains the effects — `Execute` to the host, `Pending`/`Decided` to the front
-//! end that asked, the rest to the host — queueing any command a callback starts meanwhile.
+//! The decision engine. `Engine` is the only code that holds the gate mutably. `Engine::run`
+//! takes one command and returns what it caused: it hands submissions to the gate
+//! (`Gate::submit`), modality events to `Gate::respond` and the passing of time to `Gate::tick`,
+//! brings the [`ConfirmUi`] in line with the gate (`ConfirmUi::sync`) and applies what that sync
+//! returns, until nothing is left. The engine calls no host code and no front end: it has no
+//! access to either, so nothing can re-enter it while it runs. The loop that drives it is the
+//! crate's ([`crate::run`]): it hands each command to the engine and, once the engine has
+//! returned, drains the effects to the host and the front ends.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -15,12 +14,10 @@ use std::time::Duration;
 use pcp_config::{PluginSections, Proposed};
 use pcp_gate::{Decision, FailedExecution, Gate, GateConfig, IntentId, Outcome, ProtectionFact};
 
-use crate::effects::{
-    self, Command, Decided, Delivery, Effect, FrontEndId, Out, Refusal, Request, Ticket,
-};
+use crate::effects::{self, Command, Decided, Delivery, Effect, Out, Refusal, Request, Ticket};
 use crate::policy::Proposal;
 use crate::ui::GateView;
-use crate::{ConfirmUi, Pcp, PcpHandler, PromptEvent};
+use crate::{ConfirmUi, PcpHandler, PromptEvent};
 
 /// A backstop: each round applies what the last sync returned, and a sync returns events only
 /// for a step that cannot run or a prompt that cannot be shown — each ends a modality or a
@@ -53,7 +50,7 @@ pub(crate) struct World {
 
 impl World {
     /// The world as the host reports it now, the focal point filled in from the seat's input.
-    fn now<D: PcpHandler>(state: &mut D) -> World {
+    pub(crate) fn now<D: PcpHandler>(state: &mut D) -> World {
         let now_ms = state.now_ms();
         let around = state.surroundings();
         let pcp = state.pcp();
@@ -76,78 +73,6 @@ impl World {
         };
         pcp.last_seen = Some(around);
         world
-    }
-}
-
-/// Runs a front end's `request` through the engine and drains what it caused: see the
-/// [crate documentation](crate). Called while effects are drained, it queues the request,
-/// which runs once the drain is done.
-pub fn run<D: PcpHandler>(state: &mut D, request: Request) {
-    run_command(state, Command::Request(Box::new(request)));
-}
-
-/// Runs `command` through the engine and drains what it caused (queued while a drain is under
-/// way).
-pub(crate) fn run_command<D: PcpHandler>(state: &mut D, command: Command) {
-    let pcp = state.pcp();
-    pcp.inbox.push_back(command);
-    if pcp.draining {
-        return;
-    }
-    pcp.draining = true;
-    while let Some(command) = state.pcp().inbox.pop_front() {
-        let world = World::now(state);
-        tracing::trace!(command = command.kind(), "engine run");
-        let effects = state.pcp().engine.run(command, &world);
-        for out in effects {
-            tracing::trace!(effect = out.kind(), "drained");
-            drain(state, out, world.now_ms);
-        }
-    }
-    let now = state.now_ms();
-    let pcp = state.pcp();
-    pcp.draining = false;
-    let wait = pcp.engine.next_wakeup(now);
-    pcp.wakeup.set(wait);
-}
-
-fn drain<D: PcpHandler>(state: &mut D, out: Out, now: i64) {
-    let next = match out {
-        Out::Execute(decided) => {
-            let result = match &decided.outcome.run {
-                Some(run) => state.execute(run),
-                // Fail closed: an approval that names nothing to run is not performed.
-                None => Err("the approval names nothing to run".to_string()),
-            };
-            Some(Command::Executed { decided, result })
-        }
-        Out::Front(delivery) => {
-            deliver(state.pcp(), delivery, now).map(|r| Command::Request(Box::new(r)))
-        }
-        Out::Host(effect) => {
-            state.effect(effect);
-            None
-        }
-    };
-    if let Some(command) = next {
-        state.pcp().inbox.push_back(command);
-    }
-}
-
-/// Hands a front end's delivery to that front end.
-fn deliver(pcp: &mut Pcp, delivery: Delivery, now: i64) -> Option<Request> {
-    let front = delivery.ticket().front;
-    if front == FrontEndId::WAYLAND {
-        let queue = &pcp.engine.gate().config().file.queue;
-        return pcp.wayland.deliver(delivery, queue, now);
-    }
-    let index = (front.0 as usize).checked_sub(1)?;
-    match pcp.fronts.get_mut(index) {
-        Some(f) => f.deliver(delivery),
-        None => {
-            tracing::error!("an answer for an unknown front end {front:?} was dropped");
-            None
-        }
     }
 }
 

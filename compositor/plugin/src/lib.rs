@@ -15,10 +15,11 @@
 //!    engine hands each to `Gate::respond` (and deadlines to `Gate::tick`), the only calls that
 //!    decide a prompt. Nothing a host or a front end calls carries an answer: an answer comes
 //!    only from input the dialog took.
-//! 4. The engine returns what it caused. [`run`], the loop in `engine`, drains it once the
-//!    engine has returned: an approval the host performs to [`PcpHandler::execute`] (answered
-//!    `Ok` or `Err`), [`Delivery`]s to the front end that asked ([`wayland`] puts them on the
-//!    wire), [`Effect`]s to the host ([`PcpHandler::effect`]).
+//! 4. The engine returns what it caused. [`run`], the loop (here, beside the inbox it queues
+//!    commands in), drains it once the engine has returned: an approval the host performs to
+//!    [`PcpHandler::execute`] (answered `Ok` or `Err`), [`Delivery`]s to the front end that
+//!    asked ([`wayland`] puts them on the wire), [`Effect`]s to the host
+//!    ([`PcpHandler::effect`]).
 //!
 //! What the host compositor does: keep a [`Pcp`] in its state, implement [`PcpHandler`], call
 //! [`delegate_pcp!`](crate::delegate_pcp), hand seat input to [`input`] in place of Smithay's
@@ -52,13 +53,13 @@ use std::time::Duration;
 use pcp_gate::{Gate, IntentId, ModalityEvent};
 use wayland_server::{Client, DisplayHandle};
 
-use effects::Command;
+use effects::{Command, Out};
 pub use effects::{
     Decided, Delivery, Effect, EntryUpdate, FrontEnd, FrontEndId, Refusal, Request, SecretText,
     Ticket,
 };
-pub use engine::{BUILTIN_CAPABILITIES, run};
-use engine::{Engine, run_command};
+pub use engine::BUILTIN_CAPABILITIES;
+use engine::{Engine, World};
 pub use open::{OpenError, Opened};
 pub use pcp_gate::Run;
 pub use render::PlacedOverlay;
@@ -335,6 +336,80 @@ pub trait PcpHandler: Sized + 'static {
 
     /// One of the engine's effects for the host: see [`Effect`].
     fn effect(&mut self, _effect: Effect) {}
+}
+
+/// Runs a front end's `request` through the engine and drains what it caused: see the
+/// [crate documentation](crate). Called while effects are drained, it queues the request,
+/// which runs once the drain is done.
+pub fn run<D: PcpHandler>(state: &mut D, request: Request) {
+    run_command(state, Command::Request(Box::new(request)));
+}
+
+/// Runs `command` through the engine and drains what it caused (queued while a drain is under
+/// way).
+pub(crate) fn run_command<D: PcpHandler>(state: &mut D, command: Command) {
+    let pcp = state.pcp();
+    pcp.inbox.push_back(command);
+    if pcp.draining {
+        return;
+    }
+    pcp.draining = true;
+    while let Some(command) = state.pcp().inbox.pop_front() {
+        let world = World::now(state);
+        tracing::trace!(command = command.kind(), "engine run");
+        let effects = state.pcp().engine.run(command, &world);
+        for out in effects {
+            tracing::trace!(effect = out.kind(), "drained");
+            drain(state, out, world.now_ms);
+        }
+    }
+    let now = state.now_ms();
+    let pcp = state.pcp();
+    pcp.draining = false;
+    let wait = pcp.engine.next_wakeup(now);
+    pcp.wakeup.set(wait);
+}
+
+/// Hands one of the engine's effects on: `Execute` to the host (its result back to the engine),
+/// `Pending`/`Decided` to the front end that asked, the rest to the host.
+fn drain<D: PcpHandler>(state: &mut D, out: Out, now: i64) {
+    let next = match out {
+        Out::Execute(decided) => {
+            let result = match &decided.outcome.run {
+                Some(run) => state.execute(run),
+                // Fail closed: an approval that names nothing to run is not performed.
+                None => Err("the approval names nothing to run".to_string()),
+            };
+            Some(Command::Executed { decided, result })
+        }
+        Out::Front(delivery) => {
+            deliver(state.pcp(), delivery, now).map(|r| Command::Request(Box::new(r)))
+        }
+        Out::Host(effect) => {
+            state.effect(effect);
+            None
+        }
+    };
+    if let Some(command) = next {
+        state.pcp().inbox.push_back(command);
+    }
+}
+
+/// Hands a front end's delivery to that front end.
+fn deliver(pcp: &mut Pcp, delivery: Delivery, now: i64) -> Option<Request> {
+    let front = delivery.ticket().front;
+    if front == FrontEndId::WAYLAND {
+        let queue = &pcp.engine.gate().config().file.queue;
+        return pcp.wayland.deliver(delivery, queue, now);
+    }
+    let index = (front.0 as usize).checked_sub(1)?;
+    match pcp.fronts.get_mut(index) {
+        Some(f) => f.deliver(delivery),
+        None => {
+            tracing::error!("an answer for an unknown front end {front:?} was dropped");
+            None
+        }
+    }
 }
 
 /// The voice `[speech]` asks for: the Vosk engine (its model loading in the background) when

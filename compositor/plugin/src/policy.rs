@@ -41,7 +41,7 @@ pub fn start<D: PcpHandler>(state: &mut D, found: Option<Proposed>) -> Option<Pr
 pub fn propose<D: PcpHandler>(state: &mut D, proposed: Proposed) -> Option<Proposal> {
     let nested = state.pcp().draining;
     let proposed = Box::new(proposed);
-    crate::engine::run_command(state, Command::ProposePolicy { proposed });
+    crate::run_command(state, Command::ProposePolicy { proposed });
     if nested {
         return None;
     }

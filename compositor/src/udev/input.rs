@@ -285,7 +285,7 @@ fn tablets(state: &mut State, input: InputEvent<LibinputInputBackend>) {
         _ => return,
     };
     let event = ToolEvent {
-        tablet: TabletDescriptor::from(device),
+        tablet: TabletDescriptor::from(&device),
         tool,
         time: event_time(state, time),
         what,

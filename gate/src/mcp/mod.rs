@@ -8,7 +8,7 @@
 //!   never lowers anything).
 //! - Arguments that are shell commands are rated like `shell.exec`'s `command`, paths like a
 //!   file write's `path` (a tool declared read-only has its paths read, not written); see
-//!   [`arguments`] for how they are found.
+//!   `arguments` for how they are found.
 //! - The tool's definition hash (`definition`) is compared with the one the user last allowed
 //!   (kept in the state store, per profile and capability); a different one, or the gateway's
 //!   word that it changed, appeared mid-session or was never listed (`listing`), asks at least

@@ -34,11 +34,23 @@ fn is_moonshine_option(option: &str) -> bool {
 }
 
 impl Config {
-    /// Checks values serde cannot: ranges and non-empty strings.
+    /// Checks values serde cannot: ranges and non-empty strings. It stops at the first wrong key,
+    /// in the order of the steps below, and names it.
     pub fn validate(&self) -> Result<(), SpeechError> {
-        let bad = |m: String| Err(SpeechError::Config(m));
         self.validate_language_and_cue()?;
         check_sentences(self.templates()).map_err(SpeechError::Config)?;
+        self.validate_capture()?;
+        self.validate_spoken_question()?;
+        self.validate_quiet()?;
+        self.validate_answers()?;
+        self.validate_moonshine()?;
+        self.validate_decoder_options()
+    }
+
+    /// The answer's deadline and the microphone's capture: blocks, their queue, the device's
+    /// buffer.
+    fn validate_capture(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
         if self.timeout_ms == 0 {
             return bad("`timeout_ms` must be more than 0".into());
         }
@@ -57,6 +69,12 @@ impl Config {
                 self.capture_buffer_ms
             ));
         }
+        Ok(())
+    }
+
+    /// How the question is spoken: espeak-ng's rate and pitch.
+    fn validate_spoken_question(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
         if !(80..=450).contains(&self.speech_rate_wpm) {
             return bad(format!(
                 "`speech_rate_wpm` = {} is outside 80..=450",
@@ -66,6 +84,13 @@ impl Config {
         if self.pitch > 100 {
             return bad(format!("`pitch` = {} is outside 0..=100", self.pitch));
         }
+        Ok(())
+    }
+
+    /// The level events, what counts as quiet and when it ends an utterance, the lead-in kept
+    /// before speech.
+    fn validate_quiet(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
         if self.level_interval_ms == 0 {
             return bad("`level_interval_ms` must be more than 0".into());
         }
@@ -87,6 +112,13 @@ impl Config {
                 self.lead_in_ms
             ));
         }
+        Ok(())
+    }
+
+    /// How an answer is read from what was heard: the decoder phases, the prompts that ask for
+    /// a challenge word, the n-best alternatives and their margins, the pause before the word.
+    fn validate_answers(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
         if !(1..=4).contains(&self.decoder_phases) {
             return bad(format!(
                 "`decoder_phases` = {} is outside 1..=4",
@@ -121,6 +153,12 @@ impl Config {
                 self.challenge_pause_ms
             ));
         }
+        Ok(())
+    }
+
+    /// Moonshine's options, when it transcribes during a pause, how many views must agree.
+    fn validate_moonshine(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
         for option in &self.moonshine_options {
             if !is_moonshine_option(option) {
                 return bad(format!(
@@ -142,6 +180,12 @@ impl Config {
                 self.moonshine_views
             ));
         }
+        Ok(())
+    }
+
+    /// Vosk's `model.conf` options.
+    fn validate_decoder_options(&self) -> Result<(), SpeechError> {
+        let bad = |m: String| Err(SpeechError::Config(m));
         for option in &self.decoder_options {
             if !is_decoder_option(option) {
                 return bad(format!(

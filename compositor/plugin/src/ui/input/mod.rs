@@ -175,7 +175,7 @@ fn seat_at<D: PcpHandler>(state: &mut D, p: pcp_overlay::Point) {
 fn settle_moved<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
     let taken = settle(state, routed);
     if !taken && state.pcp().ui().is_open() {
-        crate::engine::run_command(state, Command::Refresh);
+        crate::run_command(state, Command::Refresh);
     }
     taken
 }
@@ -190,7 +190,7 @@ fn settle<D: PcpHandler>(state: &mut D, routed: Routed) -> bool {
         Routed::Clients => {
             // A press on a window gave the keyboard back: the host hears it now.
             if state.pcp().ui().keyboard_changed() {
-                crate::engine::run_command(state, Command::Refresh);
+                crate::run_command(state, Command::Refresh);
             }
             false
         }
