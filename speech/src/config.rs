@@ -69,8 +69,8 @@ pub struct Config {
     /// Language of the phrase pack and model (`ko`, `en`, ...); empty means the user's locale
     /// (see [`Config::language`]).
     pub language: String,
-    /// Vosk model directory; empty means discover (`~/.cache/vosk/*`, the project cache, then
-    /// `/usr/share/vosk/`).
+    /// Model directory, Vosk or Moonshine (see [`crate::models::find`]); empty means discover
+    /// (a Vosk model for the language, else its Moonshine model).
     pub model: PathBuf,
     /// Directory of phrase packs (`<language>.toml`); empty means the packs built into the crate.
     pub phrases_dir: PathBuf,
