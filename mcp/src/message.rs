@@ -40,7 +40,13 @@ pub fn kind(v: &Value) -> Kind<'_> {
         return Kind::Invalid("the message does not say \"jsonrpc\": \"2.0\"".into());
     }
     let id = map.get("id");
+    let answered = map.contains_key("result") || map.contains_key("error");
     if let Some(method) = map.get("method") {
+        // One message is a request or a response, never both: a peer that sends both could
+        // have the other side read it either way (a "request" carrying a result for an id).
+        if answered {
+            return Kind::Invalid("a message holds both a method and a result or error".into());
+        }
         let Some(method) = method.as_str() else {
             return Kind::Invalid("the method is not a string".into());
         };
@@ -50,7 +56,6 @@ pub fn kind(v: &Value) -> Kind<'_> {
             Some(_) => Kind::Invalid("a request's id must be a string or a number".into()),
         };
     }
-    let answered = map.contains_key("result") || map.contains_key("error");
     match id {
         Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) if answered => {
             Kind::Response { id }
@@ -100,6 +105,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_request_carrying_a_result_is_neither() {
+        for v in [
+            json!({"jsonrpc": "2.0", "id": 3, "method": "x", "result": {"content": []}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "x", "error": {"code": 1}}),
+            json!({"jsonrpc": "2.0", "method": "x", "result": {}}),
+        ] {
+            assert!(matches!(kind(&v), Kind::Invalid(_)), "{v}");
+        }
+    }
 
     #[test]
     fn kinds() {
